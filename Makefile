@@ -1,0 +1,35 @@
+# Everything a new machine needs: `make run` and `make test` create .venv themselves.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+DEMO_DIR ?= .airwave-demo
+PORT   ?= 4533
+
+.PHONY: run test docs bench clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+		{ echo "Airwave needs Python 3.11 or newer (found $$($(PYTHON) --version))"; exit 1; }
+	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \
+		echo "python3-venv is missing; installing it with apt-get"; \
+		if [ "$$(id -u)" = 0 ]; then apt-get install -y python3-venv; else sudo apt-get install -y python3-venv; fi && \
+		rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $@
+
+run: $(STAMP)
+	$(BIN)/airwave serve --demo --data-dir $(DEMO_DIR) --port $(PORT)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+docs: $(STAMP)
+	$(BIN)/airwave docs --out docs/api.md
+
+bench: $(STAMP)
+	$(BIN)/python bench/api_overhead.py
+
+clean:
+	rm -rf $(VENV) $(DEMO_DIR) .pytest_cache

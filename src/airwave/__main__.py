@@ -1,0 +1,3 @@
+from airwave.cli import app
+
+app(prog_name="airwave")

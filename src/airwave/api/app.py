@@ -1,0 +1,159 @@
+"""ASGI app assembly: the API dispatcher, site root, health, OpenAPI, access log, proxies."""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+import time
+from typing import Any
+
+import anyio.to_thread
+import orjson
+from starlette.requests import cookie_parser
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+from airwave.api.endpoints import registry
+from airwave.api.openapi import openapi_document
+from airwave.api.protocol import CSRF_COOKIE, ApiDispatcher, cookie_header, send_error, send_json
+from airwave.core.services import Services
+from airwave.errors import ApiError, ErrorCode
+
+access_log = logging.getLogger("airwave.access")
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+_ROOT_PAGE = b"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Airwave</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 4rem auto">
+<h1>Airwave</h1>
+<p>This Airwave server speaks the station REST API under <code>/api/</code>.
+Point a compatible client at this address, or read the
+<a href="/openapi.json">OpenAPI document</a>.</p>
+</body></html>
+"""
+
+
+class AirwaveApp:
+    """Top-level router: /api/... to the dispatcher, a few plain routes, 404 envelopes elsewhere."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.api = ApiDispatcher(services, registry)
+        self._openapi: bytes | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        path = scope["path"]
+        if path.startswith("/api/") or path == "/api":
+            await self.api(scope, receive, send)
+        elif path == "/":
+            await self._root(scope, send)
+        elif path == "/healthz":
+            await self._health(scope, send)
+        elif path == "/openapi.json" and scope["method"] in ("GET", "HEAD"):
+            if self._openapi is None:
+                self._openapi = orjson.dumps(openapi_document(registry))
+            await send_json(send, 200, self._openapi)
+        else:
+            await send_error(send, ApiError(ErrorCode.NOT_FOUND, f"nothing at {path[:200]}"))
+
+    async def _root(self, scope: Scope, send: Send) -> None:
+        if scope["method"] not in ("GET", "HEAD"):
+            await send_error(send, ApiError(ErrorCode.METHOD_NOT_ALLOWED, "the site root answers GET and HEAD"))
+            return
+        headers = [(b"content-type", b"text/html; charset=utf-8"), (b"content-length", str(len(_ROOT_PAGE)).encode())]
+        cookies = cookie_parser(_header(scope, b"cookie") or "")
+        if not cookies.get(CSRF_COOKIE):
+            value = cookie_header(
+                CSRF_COOKIE, secrets.token_hex(8), secure=scope.get("scheme") == "https", http_only=False
+            )
+            headers.append((b"set-cookie", value.encode()))
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else _ROOT_PAGE})
+
+    async def _health(self, scope: Scope, send: Send) -> None:
+        try:
+            await anyio.to_thread.run_sync(self.services.database.ping)
+        except Exception:
+            access_log.exception("health check failed")
+            await send_json(send, 503, b'{"status":"error","database":"unreachable"}')
+            return
+        await send_json(send, 200, b'{"status":"ok","database":"ok"}')
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    values = [v.decode("latin-1") for k, v in scope["headers"] if k.lower() == name]
+    return "; ".join(values) if values else None
+
+
+class AccessLog:
+    """Gives every request an id (X-Request-Id in and out) and logs one structured line for it."""
+
+    def __init__(self, app: ASGIApp, enabled: bool) -> None:
+        self.app = app
+        self.enabled = enabled
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        incoming = _header(scope, b"x-request-id")
+        request_id = incoming if incoming and _REQUEST_ID.match(incoming) else secrets.token_hex(8)
+        state: dict[str, Any] = scope.setdefault("state", {})
+        state["request_id"] = request_id
+        started = time.perf_counter()
+        status = 0
+        sent = 0
+
+        async def send_logged(message: Message) -> None:
+            nonlocal status, sent
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message["headers"] = [*message.get("headers", []), (b"x-request-id", request_id.encode())]
+            elif message["type"] == "http.response.body":
+                sent += len(message.get("body", b""))
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_logged)
+        finally:
+            if self.enabled:
+                client = scope.get("client")
+                access_log.info(
+                    "request",
+                    extra={
+                        "request_id": request_id,
+                        "method": scope["method"],
+                        "path": scope["path"][:300],
+                        "status": status,
+                        "bytes": sent,
+                        "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+                        "client": client[0] if client else None,
+                        "listener_id": state.get("listener_id"),
+                    },
+                )
+
+
+def create_app(services: Services) -> ASGIApp:
+    """The whole server as one ASGI callable."""
+    app: ASGIApp = AccessLog(AirwaveApp(services), services.settings.access_log)
+    proxies = services.settings.trusted_proxies
+    if proxies:
+        app = ProxyHeadersMiddleware(app, trusted_hosts=proxies)
+    return app

@@ -1,0 +1,248 @@
+"""The API edge of spec §1-4: POST+JSON transport, CSRF, auth token, errors as one envelope."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio.to_thread
+import orjson
+from pydantic import BaseModel, ValidationError
+from starlette.requests import cookie_parser
+from starlette.types import Receive, Scope, Send
+
+from airwave.api.registry import Endpoint, Registry
+from airwave.core import sessions
+from airwave.core.services import Services
+from airwave.errors import ApiError, ErrorCode
+from airwave.store.models import AuthSession, Listener
+
+log = logging.getLogger("airwave.api")
+
+MAX_BODY = 1024 * 1024
+SESSION_COOKIE = "airwave_session"
+CSRF_COOKIE = "csrftoken"
+_API_PATH = re.compile(r"^/api/v(\d{1,4})/([A-Za-z]+/[A-Za-z]+)$")
+_JSON_HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
+
+
+@dataclass
+class Call:
+    """What a handler knows about the call it serves; no HTTP objects."""
+
+    services: Services
+    listener: Listener | None
+    session: AuthSession | None
+    client: str | None
+    secure: bool
+    user_agent: str | None
+    request_id: str
+    set_cookies: list[str] = field(default_factory=list)
+
+    @property
+    def settings(self):  # noqa: ANN201 - Settings, kept loose to avoid an import cycle in docs
+        return self.services.settings
+
+    def now(self):  # noqa: ANN201
+        return self.services.clock.now()
+
+    def require_listener(self) -> Listener:
+        assert self.listener is not None, "endpoint declared without auth"
+        return self.listener
+
+    def start_session_cookie(self, value: str, max_age: int | None) -> None:
+        self.set_cookies.append(
+            cookie_header(SESSION_COOKIE, value, secure=self.secure, http_only=True, max_age=max_age)
+        )
+
+    def clear_session_cookie(self) -> None:
+        self.set_cookies.append(cookie_header(SESSION_COOKIE, "", secure=self.secure, http_only=True, max_age=0))
+
+
+def cookie_header(name: str, value: str, *, secure: bool, http_only: bool, max_age: int | None = None) -> str:
+    parts = [f"{name}={value}", "Path=/", "SameSite=Lax"]
+    if max_age is not None:
+        parts.append(f"Max-Age={max_age}")
+    if http_only:
+        parts.append("HttpOnly")
+    if secure:
+        parts.append("Secure")
+    return "; ".join(parts)
+
+
+async def send_json(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*_JSON_HEADERS, (b"content-length", str(len(body)).encode()), *headers],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def send_error(send: Send, error: ApiError) -> None:
+    headers = [(k.lower().encode(), v.encode()) for k, v in error.headers.items()]
+    await send_json(send, error.http_status, orjson.dumps(error.envelope()), headers)
+
+
+def request_id_of(scope: Scope) -> str:
+    return scope.get("state", {}).get("request_id", "-")
+
+
+class ApiDispatcher:
+    """ASGI app for /api/...: every failure leaves here as the §4 envelope."""
+
+    def __init__(self, services: Services, registry: Registry) -> None:
+        self.services = services
+        self.registry = registry
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self._dispatch(scope, receive, send)
+        except ApiError as error:
+            await send_error(send, error)
+        except Exception:
+            log.exception("unhandled error", extra={"request_id": request_id_of(scope)})
+            await send_error(
+                send,
+                ApiError(ErrorCode.SERVER_ERROR, f"internal error; request id {request_id_of(scope)}"),
+            )
+
+    async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST":
+            raise ApiError(
+                ErrorCode.METHOD_NOT_ALLOWED,
+                f"{scope['method']} is not allowed; API calls are POST with a JSON body",
+                headers={"Allow": "POST"},
+            )
+        endpoint = self._route(scope["path"])
+        headers = _headers(scope)
+        cookies = cookie_parser(headers.get("cookie", ""))
+        _check_csrf(headers.get("x-csrftoken"), cookies.get(CSRF_COOKIE))
+        if endpoint.enabled is not None and not endpoint.enabled(self.services.settings):
+            raise ApiError(ErrorCode.CALL_NOT_ALLOWED, f"{endpoint.path} is disabled on this server")
+        if endpoint.writes and self.services.settings.readonly_mode:
+            raise ApiError(ErrorCode.READONLY_MODE, "the server is in read-only maintenance mode")
+        body = await _read_body(receive, headers.get("content-length"))
+        _check_content_type(headers.get("content-type"), body)
+        client = scope.get("client")
+        call = Call(
+            services=self.services,
+            listener=None,
+            session=None,
+            client=client[0] if client else None,
+            secure=scope.get("scheme") == "https",
+            user_agent=headers.get("user-agent"),
+            request_id=request_id_of(scope),
+        )
+        result = await anyio.to_thread.run_sync(
+            self._execute, endpoint, call, body, headers.get("x-authtoken"), cookies.get(SESSION_COOKIE)
+        )
+        if call.listener is not None and "state" in scope:
+            scope["state"]["listener_id"] = call.listener.id
+        extra = [(b"set-cookie", c.encode("latin-1")) for c in call.set_cookies]
+        await send_json(send, 200, result, extra)
+
+    def _route(self, path: str) -> Endpoint:
+        match = _API_PATH.match(path)
+        endpoint = self.registry.resolve(int(match.group(1)), match.group(2)) if match else None
+        if endpoint is None:
+            raise ApiError(ErrorCode.NOT_FOUND, f"no API endpoint at {path[:200]}")
+        return endpoint
+
+    def _execute(
+        self, endpoint: Endpoint, call: Call, body: bytes, token: str | None, session_cookie: str | None
+    ) -> bytes:
+        """Runs in a worker thread: authenticate, validate, call the handler, encode."""
+        if endpoint.auth:
+            now = call.now()
+            with self.services.database.read() as db:
+                auth = sessions.authenticate(db, now, token, session_cookie)
+            if auth.needs_touch:
+                with self.services.database.write() as db:
+                    sessions.touch(db, auth.session.id, now)
+            call.listener, call.session = auth.listener, auth.session
+        request = parse_request(endpoint.request, body)
+        response = endpoint.handler(call, request)
+        if isinstance(response, BaseModel):
+            return response.__pydantic_serializer__.to_json(response, by_alias=True)
+        return orjson.dumps(response)
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for raw_name, raw_value in scope["headers"]:
+        name = raw_name.decode("latin-1").lower()
+        value = raw_value.decode("latin-1")
+        out[name] = f"{out[name]}; {value}" if name == "cookie" and name in out else value
+    return out
+
+
+def _check_csrf(header: str | None, cookie: str | None) -> None:
+    if not header or not cookie:
+        raise ApiError(
+            ErrorCode.INVALID_CSRF_TOKEN,
+            "send the csrftoken cookie and an X-CsrfToken header with the same value (HEAD / sets the cookie)",
+        )
+    if not hmac.compare_digest(header.encode("latin-1"), cookie.encode("latin-1")):
+        raise ApiError(ErrorCode.INVALID_CSRF_TOKEN, "X-CsrfToken header does not match the csrftoken cookie")
+
+
+def _check_content_type(content_type: str | None, body: bytes) -> None:
+    if content_type is None:
+        if not body.strip():
+            return  # an empty body counts as {}
+        raise ApiError(ErrorCode.INVALID_REQUEST, "Content-Type must be application/json")
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media != "application/json":
+        raise ApiError(ErrorCode.INVALID_REQUEST, f"Content-Type must be application/json, not {media[:80]!r}")
+
+
+async def _read_body(receive: Receive, content_length: str | None) -> bytes:
+    if content_length is not None:
+        if not content_length.isdigit():
+            raise ApiError(ErrorCode.INVALID_REQUEST, "Content-Length is not a number")
+        if int(content_length) > MAX_BODY:
+            raise ApiError(ErrorCode.INVALID_REQUEST, "request body is larger than 1 MiB", http_status=413)
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ApiError(ErrorCode.INVALID_REQUEST, "client disconnected before sending the body")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise ApiError(ErrorCode.INVALID_REQUEST, "request body is larger than 1 MiB", http_status=413)
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def parse_request(model: type[BaseModel], body: bytes) -> Any:
+    """Validate a body against the endpoint's request model; 400 names the first bad field."""
+    if not body.strip():
+        body = b"{}"
+    if b"\\u0000" in body:
+        raise ApiError(ErrorCode.INVALID_REQUEST, "strings must not contain NUL characters")
+    try:
+        return model.model_validate_json(body)
+    except ValidationError as exc:
+        raise ApiError(ErrorCode.INVALID_REQUEST, describe_validation_error(exc)) from None
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    first = exc.errors(include_url=False, include_input=False)[0]
+    kind, loc = first["type"], [str(p) for p in first["loc"]]
+    if kind == "json_invalid":
+        return "request body is not valid UTF-8 JSON"
+    if kind in ("model_type", "model_attributes_type", "dict_type") and not loc:
+        return "request body must be a JSON object"
+    where = ".".join(loc) or "body"
+    if kind == "missing":
+        return f"{where}: field required"
+    return f"{where}: {first['msg']}"

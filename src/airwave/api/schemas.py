@@ -1,0 +1,40 @@
+"""Base classes for wire models: camelCase on the wire, strict types, extra fields ignored."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, PlainSerializer
+from pydantic.alias_generators import to_camel
+
+from airwave.core.clock import iso_timestamp
+
+
+class RequestModel(BaseModel):
+    """A request body (spec §1): unknown fields are ignored, wrong types are refused."""
+
+    model_config = ConfigDict(alias_generator=to_camel, strict=True, extra="ignore", frozen=True)
+
+
+class ResponseModel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, serialize_by_alias=True, validate_by_name=True)
+
+
+class Empty(RequestModel):
+    """No fields."""
+
+
+class EmptyResponse(ResponseModel):
+    """`{}`."""
+
+
+Timestamp = Annotated[datetime, PlainSerializer(iso_timestamp, return_type=str, when_used="json")]
+
+
+class ErrorEnvelope(ResponseModel):
+    """The body of every non-200 API response (spec §4)."""
+
+    error_code: int
+    error_string: str
+    message: str

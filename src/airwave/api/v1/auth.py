@@ -1,0 +1,164 @@
+"""v1 auth/*: login (with session resume) and logout."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from airwave.api.protocol import Call
+from airwave.api.registry import registry
+from airwave.api.schemas import Empty, EmptyResponse, RequestModel, ResponseModel
+from airwave.config import Settings
+from airwave.core import accounts, sessions
+from airwave.errors import ApiError, ErrorCode
+from airwave.store.models import Listener
+
+
+class Flags(ResponseModel):
+    no_ads: bool
+    ad_free_skip: bool
+    ad_free_replay: bool
+    replays_enabled: bool
+    high_quality_streaming_available: bool
+    on_demand: bool
+
+
+class ListenerConfig(ResponseModel):
+    branding: str
+    daily_skip_limit: int = Field(description="0 = unlimited")
+    station_skip_limit: int = Field(description="per station per hour; 0 = unlimited")
+    inactivity_timeout: int = Field(description="seconds of inactivity before the token expires")
+    monthly_listening_cap_hours: int = Field(description="0 = no cap")
+    max_stations: int
+    flags: Flags
+    experiments: list[str]
+
+
+class ListenerObject(ResponseModel):
+    """The listener object of login/register (spec §7)."""
+
+    auth_token: str
+    listener_id: str
+    username: str
+    webname: str
+    station_count: int
+    is_new: bool
+    birth_year: int | None
+    gender: str | None
+    zip_code: str | None
+    explicit_content_filter_enabled: bool
+    high_quality_streaming_enabled: bool
+    profile_private: bool
+    email_opt_out: bool
+    minor: bool
+    tier: str
+    is_admin: bool
+    config: ListenerConfig
+
+
+def listener_config(settings: Settings, listener: Listener, inactivity_timeout: int) -> ListenerConfig:
+    policy = settings.tier(listener.tier)
+    return ListenerConfig(
+        branding="Airwave",
+        daily_skip_limit=policy.daily_skip_limit,
+        station_skip_limit=policy.station_skip_limit,
+        inactivity_timeout=inactivity_timeout,
+        monthly_listening_cap_hours=policy.monthly_listening_cap_hours,
+        max_stations=policy.max_stations,
+        flags=Flags(
+            no_ads=not policy.ads,
+            ad_free_skip=not policy.ads,
+            ad_free_replay=policy.replays and not policy.ads,
+            replays_enabled=policy.replays,
+            high_quality_streaming_available=policy.high_quality,
+            on_demand=policy.on_demand,
+        ),
+        experiments=[],
+    )
+
+
+def issue_listener_object(call: Call, issued: sessions.Issued, station_count: int) -> ListenerObject:
+    """Shape a fresh session as the listener object and set the session cookie."""
+    listener, session = issued.listener, issued.session
+    call.start_session_cookie(issued.cookie, session.timeout_seconds if session.keep_logged_in else None)
+    return ListenerObject(
+        auth_token=issued.token,
+        listener_id=str(listener.id),
+        username=listener.username,
+        webname=listener.webname,
+        station_count=station_count,
+        is_new=issued.is_new,
+        birth_year=listener.birth_year,
+        gender=listener.gender,
+        zip_code=listener.zip_code,
+        explicit_content_filter_enabled=listener.explicit_filter,
+        high_quality_streaming_enabled=listener.high_quality_streaming,
+        profile_private=listener.profile_private,
+        email_opt_out=listener.email_opt_out,
+        minor=accounts.is_minor(listener, call.now()),
+        tier=listener.tier,
+        is_admin=listener.is_admin,
+        config=listener_config(call.settings, listener, session.timeout_seconds),
+    )
+
+
+class LoginRequest(RequestModel):
+    username: str | None = Field(None, max_length=256)
+    password: str | None = Field(None, max_length=1024)
+    keep_logged_in: bool = False
+    existing_auth_token: str | None = Field(None, max_length=256)
+
+
+@registry.endpoint(
+    "auth/login",
+    request=LoginRequest,
+    response=ListenerObject,
+    auth=False,
+    errors=[
+        ErrorCode.AUTH_INVALID_USERNAME_PASSWORD,
+        ErrorCode.AUTH_INVALID_TOKEN,
+        ErrorCode.LISTENER_SUSPENDED,
+        ErrorCode.RATE_LIMITED,
+    ],
+    notes="""
+    With `existingAuthToken` and no `password`, resumes that session (same token, new session
+    cookie); a `username` given alongside must be the token's. Otherwise `username` and
+    `password` are required. Failed logins are counted per username and per client address;
+    past the limit the answer is `RATE_LIMITED` with `Retry-After` (seconds), even for the
+    right password. `isNew` is true on the account's first login.
+    """,
+)
+def login(call: Call, req: LoginRequest) -> ListenerObject:
+    """Log in with username and password, or resume a session; sets the session cookie."""
+    services, now = call.services, call.now()
+    if req.existing_auth_token and not req.password:
+        with services.database.write() as db:
+            issued = sessions.resume_session(db, now, req.existing_auth_token, req.username)
+            count = accounts.station_count(db, issued.listener.id)
+            return issue_listener_object(call, issued, count)
+    if not req.username:
+        raise ApiError(ErrorCode.INVALID_REQUEST, "username: field required")
+    if not req.password:
+        raise ApiError(ErrorCode.INVALID_REQUEST, "password: field required")
+    issued = sessions.login(
+        services.database,
+        services.settings,
+        now,
+        username=req.username,
+        password=req.password,
+        keep_logged_in=req.keep_logged_in,
+        address=call.client,
+        user_agent=call.user_agent,
+    )
+    with services.database.read() as db:
+        count = accounts.station_count(db, issued.listener.id)
+    return issue_listener_object(call, issued, count)
+
+
+@registry.endpoint("auth/logout", request=Empty, response=EmptyResponse)
+def logout(call: Call, req: Empty) -> EmptyResponse:
+    """End this session: the token stops working at once and the session cookie is cleared."""
+    assert call.session is not None
+    with call.services.database.write() as db:
+        sessions.end_session(db, call.session.id)
+    call.clear_session_cookie()
+    return EmptyResponse()

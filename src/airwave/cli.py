@@ -1,0 +1,245 @@
+"""The `airwave` command: serve, user, docs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from airwave import __version__
+from airwave.config import TIERS, Settings, load_settings
+from airwave.core import accounts
+from airwave.core.services import Services
+from airwave.errors import ApiError
+
+app = typer.Typer(help="Airwave: self-hosted music streaming.", no_args_is_help=True, add_completion=False)
+user_app = typer.Typer(help="Manage listener accounts.", no_args_is_help=True)
+app.add_typer(user_app, name="user")
+
+out = Console()
+err = Console(stderr=True)
+
+DataDir = Annotated[
+    Optional[Path],
+    typer.Option("--data-dir", help="Instance data directory [default: $AIRWAVE_DATA_DIR or a per-user directory]"),
+]
+ConfigFile = Annotated[Optional[Path], typer.Option("--config", help="TOML settings file")]
+DEMO_USER, DEMO_PASSWORD = "demo", "demo"
+
+
+def _settings(**overrides: object) -> Settings:
+    try:
+        return load_settings(**overrides)
+    except (ValidationError, ValueError) as exc:
+        err.print(f"[red]Invalid settings:[/red] {exc}")
+        raise typer.Exit(2) from None
+
+
+def _open(data_dir: Path | None, config: Path | None = None) -> Services:
+    return Services.open(_settings(data_dir=data_dir, config_file=config))
+
+
+def _fail(exc: ApiError) -> typer.Exit:
+    err.print(f"[red]error:[/red] {exc.message}")
+    return typer.Exit(1)
+
+
+def _read_password(from_stdin: bool, confirm: bool = True) -> str:
+    if from_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = typer.prompt("Password", hide_input=True, confirmation_prompt=confirm)
+    if not password:
+        err.print("[red]error:[/red] the password is empty")
+        raise typer.Exit(1)
+    return password
+
+
+@app.command()
+def version() -> None:
+    """Print the version."""
+    out.print(__version__)
+
+
+@app.command()
+def serve(
+    host: Annotated[Optional[str], typer.Option(help="Address to listen on [default: 127.0.0.1]")] = None,
+    port: Annotated[Optional[int], typer.Option(help="Port (0 picks a free one) [default: 4533]")] = None,
+    data_dir: DataDir = None,
+    config: ConfigFile = None,
+    demo: Annotated[bool, typer.Option("--demo", help="Create the demo account demo/demo")] = False,
+    tls_cert: Annotated[Optional[Path], typer.Option(help="PEM certificate: serve HTTPS")] = None,
+    tls_key: Annotated[Optional[Path], typer.Option(help="PEM private key for --tls-cert")] = None,
+    open_registration: Annotated[
+        Optional[bool], typer.Option("--open-registration/--closed-registration", help="Allow listener/register")
+    ] = None,
+    readonly: Annotated[Optional[bool], typer.Option("--readonly/--writable", help="Maintenance mode")] = None,
+    log_format: Annotated[Optional[str], typer.Option(help="json or text")] = None,
+) -> None:
+    """Run the server until SIGTERM or Ctrl-C."""
+    from airwave import logs, server
+
+    settings = _settings(
+        host=host, port=port, data_dir=data_dir, config_file=config, tls_cert=tls_cert, tls_key=tls_key,
+        open_registration=open_registration, readonly_mode=readonly, log_format=log_format,
+    )
+    logs.configure(settings.log_level, settings.log_format)
+    services = Services.open(settings)
+    if demo:
+        _ensure_demo_account(services)
+
+    def announce(url: str) -> None:
+        print(f"Airwave {__version__} listening on {url}", flush=True)
+        print(f"Data directory: {settings.data_dir}", flush=True)
+        if demo:
+            print(f"Log in as username '{DEMO_USER}', password '{DEMO_PASSWORD}'", flush=True)
+        print("Press Ctrl-C to stop.", flush=True)
+
+    try:
+        server.run(services, announce)
+    except (OSError, ValueError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from None
+
+
+def _ensure_demo_account(services: Services) -> None:
+    """The demo account exists, is enabled and has the demo password (premium, to show everything)."""
+    now = services.clock.now()
+    with services.database.write() as db:
+        listener = accounts.find_listener(db, DEMO_USER)
+        if listener is None:
+            accounts.create_listener(
+                db, services.settings, now,
+                accounts.NewListener(DEMO_USER, DEMO_PASSWORD, tier="premium"), enforce_strength=False,
+            )
+        else:
+            listener.disabled = False
+            from airwave.core.passwords import verify_password
+
+            if not verify_password(listener.password_hash, DEMO_PASSWORD):
+                accounts.set_password(db, listener, DEMO_PASSWORD)
+
+
+@user_app.command("add")
+def user_add(
+    name: str,
+    tier: Annotated[Optional[str], typer.Option(help=f"One of {', '.join(TIERS)} [default: the configured default]")] = None,
+    admin: Annotated[bool, typer.Option("--admin", help="Make an administrator")] = False,
+    password_stdin: Annotated[bool, typer.Option("--password-stdin", help="Read the password from stdin")] = False,
+    data_dir: DataDir = None,
+) -> None:
+    """Create a listener account."""
+    password = _read_password(password_stdin)
+    services = _open(data_dir)
+    try:
+        with services.database.write() as db:
+            listener = accounts.create_listener(
+                db, services.settings, services.clock.now(),
+                accounts.NewListener(name, password, tier=tier, is_admin=admin), enforce_strength=False,
+            )
+            out.print(f"created listener {listener.username} (id {listener.id}, tier {listener.tier}"
+                      f"{', admin' if admin else ''})")
+    except ApiError as exc:
+        raise _fail(exc) from None
+    finally:
+        services.close()
+
+
+@user_app.command("list")
+def user_list(data_dir: DataDir = None) -> None:
+    """List listener accounts."""
+    services = _open(data_dir)
+    try:
+        with services.database.read() as db:
+            rows = accounts.list_listeners(db)
+            table = Table("id", "username", "tier", "admin", "status", "created", "last login")
+            for r in rows:
+                table.add_row(
+                    str(r.id), r.username, r.tier, "yes" if r.is_admin else "",
+                    "disabled" if r.disabled else "active", r.created_at.strftime("%Y-%m-%d %H:%M"),
+                    r.last_login_at.strftime("%Y-%m-%d %H:%M") if r.last_login_at else "never",
+                )
+        out.print(table)
+    finally:
+        services.close()
+
+
+def _change(data_dir: Path | None, name: str, action: str, change) -> None:  # noqa: ANN001
+    services = _open(data_dir)
+    try:
+        with services.database.write() as db:
+            listener = accounts.require_listener(db, name)
+            change(db, listener)
+        out.print(f"{action} {name}")
+    except ApiError as exc:
+        raise _fail(exc) from None
+    finally:
+        services.close()
+
+
+@user_app.command("passwd")
+def user_passwd(
+    name: str,
+    password_stdin: Annotated[bool, typer.Option("--password-stdin", help="Read the password from stdin")] = False,
+    data_dir: DataDir = None,
+) -> None:
+    """Set a listener's password; their sessions end."""
+    password = _read_password(password_stdin)
+    _change(data_dir, name, "changed the password of", lambda db, l: accounts.set_password(db, l, password))
+
+
+@user_app.command("disable")
+def user_disable(name: str, data_dir: DataDir = None) -> None:
+    """Suspend an account: its calls answer LISTENER_SUSPENDED."""
+    _change(data_dir, name, "disabled", lambda db, l: accounts.set_disabled(db, l, True))
+
+
+@user_app.command("enable")
+def user_enable(name: str, data_dir: DataDir = None) -> None:
+    """Lift a suspension."""
+    _change(data_dir, name, "enabled", lambda db, l: accounts.set_disabled(db, l, False))
+
+
+@user_app.command("tier")
+def user_tier(name: str, tier: str, data_dir: DataDir = None) -> None:
+    """Set a listener's tier (free, plus or premium)."""
+    _change(data_dir, name, f"set tier {tier} for", lambda db, l: accounts.set_tier(l, tier))
+
+
+@user_app.command("delete")
+def user_delete(
+    name: str,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation")] = False,
+    data_dir: DataDir = None,
+) -> None:
+    """Delete an account and everything of theirs."""
+    if not yes and not typer.confirm(f"Delete listener {name} and all their data?"):
+        raise typer.Exit(1)
+    _change(data_dir, name, "deleted", accounts.delete_listener)
+
+
+@app.command()
+def docs(
+    out_file: Annotated[Path, typer.Option("--out", help="Where to write the reference")] = Path("docs/api.md"),
+    check: Annotated[bool, typer.Option("--check", help="Only verify the file is current")] = False,
+) -> None:
+    """Write the API reference generated from the endpoint declarations."""
+    from airwave.api.docs import render_markdown
+    from airwave.api.endpoints import registry
+
+    text = render_markdown(registry)
+    if check:
+        current = out_file.read_text() if out_file.exists() else ""
+        if current != text:
+            err.print(f"[red]{out_file} is out of date:[/red] run `airwave docs --out {out_file}`")
+            raise typer.Exit(1)
+        out.print(f"{out_file} is current")
+        return
+    out_file.parent.mkdir(parents=True, exist_ok=True)
+    out_file.write_text(text)
+    out.print(f"wrote {out_file}")

@@ -1,0 +1,132 @@
+"""One Settings object: defaults < TOML file < AIRWAVE_* environment < CLI flags."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+from pydantic import BaseModel, Field, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    InitSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+Tier = Literal["free", "plus", "premium"]
+TIERS: tuple[str, ...] = ("free", "plus", "premium")
+
+
+class TierPolicy(BaseModel):
+    """What one tier allows (spec §6.6); published to clients in the login `config`."""
+
+    max_stations: int = Field(ge=1)
+    station_skip_limit: int = Field(ge=0, description="skips per station per hour; 0 = unlimited")
+    daily_skip_limit: int = Field(ge=0, description="skips per day; 0 = unlimited")
+    monthly_listening_cap_hours: int = Field(0, ge=0, description="0 = no cap")
+    ads: bool
+    replays: bool
+    high_quality: bool
+    on_demand: bool
+
+
+def _default_tiers() -> dict[str, TierPolicy]:
+    return {
+        "free": TierPolicy(max_stations=100, station_skip_limit=6, daily_skip_limit=24,
+                           ads=True, replays=False, high_quality=False, on_demand=False),
+        "plus": TierPolicy(max_stations=250, station_skip_limit=0, daily_skip_limit=0,
+                           ads=False, replays=True, high_quality=True, on_demand=False),
+        "premium": TierPolicy(max_stations=250, station_skip_limit=0, daily_skip_limit=0,
+                              ads=False, replays=True, high_quality=True, on_demand=True),
+    }
+
+
+def default_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir("airwave", appauthor=False))
+
+
+class Settings(BaseSettings):
+    """Everything an operator can set. Env names are AIRWAVE_<FIELD>, nested with `__`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="AIRWAVE_", env_nested_delimiter="__", extra="ignore", validate_default=True
+    )
+
+    config_file: Path | None = Field(None, description="TOML file with any of these settings")
+    data_dir: Path = Field(default_factory=default_data_dir)
+    database_url: str | None = Field(None, description="default: SQLite file airwave.db in data_dir")
+    host: str = "127.0.0.1"
+    port: int = Field(4533, ge=0, le=65535)
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    trusted_proxies: list[str] = Field(
+        default_factory=list, description="addresses/networks whose X-Forwarded-* headers count"
+    )
+    public_url: str | None = Field(None, description="base URL clients use, for links and mail")
+
+    session_timeout: int = Field(8 * 3600, ge=1, description="seconds of inactivity before a token expires")
+    keep_logged_in_timeout: int = Field(30 * 86400, ge=1, description="same, with keepLoggedIn")
+    open_registration: bool = False
+    readonly_mode: bool = False
+    default_tier: Tier = "free"
+    tiers: dict[str, TierPolicy] = Field(default_factory=_default_tiers)
+    password_min_length: int = Field(8, ge=1)
+    minimum_age: int = Field(13, ge=0)
+
+    login_window: int = Field(900, ge=1, description="seconds over which failed logins are counted")
+    login_max_failures_per_user: int = Field(5, ge=1)
+    login_max_failures_per_address: int = Field(50, ge=1)
+
+    log_level: str = "info"
+    log_format: Literal["json", "text"] = "json"
+    access_log: bool = True
+
+    @field_validator("tiers", mode="after")
+    @classmethod
+    def _all_tiers(cls, value: dict[str, TierPolicy]) -> dict[str, TierPolicy]:
+        merged = _default_tiers()
+        merged.update({k: v for k, v in value.items() if k in TIERS})
+        return merged
+
+    @field_validator("trusted_proxies", mode="after")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        for item in value:
+            ipaddress.ip_network(item, strict=False)
+        return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        path: Any = None
+        if isinstance(init_settings, InitSettingsSource):
+            path = init_settings.init_kwargs.get("config_file")
+        path = path or os.environ.get("AIRWAVE_CONFIG_FILE")
+        if path:
+            if not Path(path).is_file():
+                raise ValueError(f"config file {path} does not exist")
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=Path(path)))
+        return tuple(sources)
+
+    @property
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite:///{self.data_dir / 'airwave.db'}"
+
+    def tier(self, name: str) -> TierPolicy:
+        return self.tiers.get(name) or self.tiers["free"]
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Settings with CLI overrides on top; None means 'not given on the command line'."""
+    return Settings(**{k: v for k, v in overrides.items() if v is not None})

@@ -1,0 +1,51 @@
+"""Argon2id password hashing and the strength rules for new passwords."""
+
+from __future__ import annotations
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+
+from airwave.errors import ApiError, ErrorCode
+
+_hasher = PasswordHasher()  # Argon2id with the library's current recommended parameters
+_DUMMY_HASH = _hasher.hash("airwave-timing-equaliser")
+
+# A few of the most common passwords; enough to refuse the obvious ones.
+_COMMON = frozenset(
+    {
+        "password", "password1", "password123", "12345678", "123456789", "1234567890",
+        "qwertyui", "qwerty123", "iloveyou", "11111111", "00000000", "abcdefgh", "abc12345",
+        "letmein1", "welcome1", "sunshine", "princess", "football", "baseball", "starwars",
+        "trustno1", "passw0rd", "whatever", "superman", "1q2w3e4r", "qwertyuiop", "airwave1",
+    }
+)
+
+
+def hash_password(password: str) -> str:
+    return _hasher.hash(password)
+
+
+def verify_password(stored_hash: str | None, password: str) -> bool:
+    """Constant work whether or not the account exists (the dummy hash stands in)."""
+    try:
+        return _hasher.verify(stored_hash or _DUMMY_HASH, password) and stored_hash is not None
+    except (VerifyMismatchError, VerificationError, InvalidHashError):
+        return False
+
+
+def needs_rehash(stored_hash: str) -> bool:
+    return _hasher.check_needs_rehash(stored_hash)
+
+
+def check_strength(password: str, username: str, min_length: int) -> None:
+    """Refuse passwords a listener should not be allowed to choose (INVALID_PASSWORD)."""
+    if len(password) < min_length:
+        raise ApiError(ErrorCode.INVALID_PASSWORD, f"password must be at least {min_length} characters")
+    if len(password) > 1024:
+        raise ApiError(ErrorCode.INVALID_PASSWORD, "password must be at most 1024 characters")
+    if password.strip() == "":
+        raise ApiError(ErrorCode.INVALID_PASSWORD, "password must not be blank")
+    if password.casefold() == username.casefold():
+        raise ApiError(ErrorCode.INVALID_PASSWORD, "password must differ from the username")
+    if password.casefold() in _COMMON or len(set(password)) < 3:
+        raise ApiError(ErrorCode.INVALID_PASSWORD, "password is too easy to guess")

@@ -1,0 +1,28 @@
+"""Stations of a listener: listing in the order the API promises."""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from airwave.store.models import Station
+
+
+def list_stations(db: Session, listener_id: int, start: int, size: int) -> tuple[int, list[Station]]:
+    """Most recently played first, then never-played ones by creation time, newest first."""
+    total = db.scalar(select(func.count(Station.id)).where(Station.listener_id == listener_id)) or 0
+    if total == 0 or start >= total:
+        return total, []
+    rows = db.scalars(
+        select(Station)
+        .where(Station.listener_id == listener_id)
+        .order_by(
+            Station.last_played_at.is_(None),
+            Station.last_played_at.desc(),
+            Station.created_at.desc(),
+            Station.id.desc(),
+        )
+        .offset(start)
+        .limit(size)
+    )
+    return total, list(rows)

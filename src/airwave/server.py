@@ -1,0 +1,67 @@
+"""Run the HTTP(S) server: bind, announce, serve until SIGTERM/SIGINT, then drain."""
+
+from __future__ import annotations
+
+import logging
+import socket
+from typing import Callable
+
+import uvicorn
+
+from airwave.api.app import create_app
+from airwave.config import Settings
+from airwave.core.services import Services
+
+log = logging.getLogger("airwave.server")
+
+
+def bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if family == socket.AF_INET6:
+        sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def base_url(settings: Settings, port: int) -> str:
+    if settings.public_url:
+        return settings.public_url.rstrip("/") + "/"
+    scheme = "https" if settings.tls_cert else "http"
+    host = settings.host
+    if host in ("0.0.0.0", "::", ""):
+        host = "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{scheme}://{host}:{port}/"
+
+
+def run(services: Services, announce: Callable[[str], None]) -> None:
+    """Serve until a signal arrives; in-flight requests get up to 10 s to finish."""
+    settings = services.settings
+    if bool(settings.tls_cert) != bool(settings.tls_key):
+        raise ValueError("TLS needs both a certificate (--tls-cert) and a key (--tls-key)")
+    sock = bind(settings.host, settings.port)
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(
+        create_app(services),
+        ssl_certfile=str(settings.tls_cert) if settings.tls_cert else None,
+        ssl_keyfile=str(settings.tls_key) if settings.tls_key else None,
+        log_config=None,
+        access_log=False,
+        proxy_headers=False,  # trusted proxies are handled by the app itself
+        server_header=False,
+        timeout_graceful_shutdown=10,
+        lifespan="on",
+    )
+    server = uvicorn.Server(config)
+    announce(base_url(settings, port))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+        services.close()
+        log.info("server stopped")
