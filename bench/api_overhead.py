@@ -1,0 +1,348 @@
+"""What Airwave's protocol layer costs: station/getStations against a bare Starlette route.
+
+Both endpoints are served by one uvicorn process started the way `airwave serve` starts it
+(`airwave.server.run`, production logging, access log on unless --no-access-log); the only
+difference is that POST /bare goes to a plain Starlette `Route` and everything else to
+`create_app(services)`. The load generator (wrk, or a Python asyncio client when wrk is
+absent) runs in this process, the server in a child process, so they share no GIL.
+
+    .venv/bin/python bench/api_overhead.py [--duration 8] [--warmup 2] [--connections 1,64]
+
+Prints one line per figure and the ratio measured in the same run; never asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import secrets
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+HOST = "127.0.0.1"  # the only target this bench ever loads
+BARE_PATH = "/bare"
+API_PATH = "/api/v1/station/getStations"
+USERNAME = "bench"
+CSRF = "lol"
+TARGET_COST_PCT = 25.0
+_LISTENING = re.compile(r"listening on (http://\S+)")
+
+
+# --------------------------------------------------------------------------- server (child)
+
+
+def serve(data_dir: Path, access_log: bool) -> None:
+    """Child process: Airwave plus /bare on one uvicorn server, as `airwave serve` runs it."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+    from airwave import logs, server
+    from airwave.api import app as api_app
+    from airwave.config import Settings
+    from airwave.core.services import Services
+
+    async def bare_endpoint(request: Request) -> JSONResponse:
+        await request.body()
+        return JSONResponse({"ok": True})
+
+    bare = Starlette(routes=[Route(BARE_PATH, bare_endpoint, methods=["POST"])])
+
+    def with_bare(airwave: ASGIApp) -> ASGIApp:
+        async def app(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] == "http" and scope["path"] == BARE_PATH:
+                await bare(scope, receive, send)
+            else:
+                await airwave(scope, receive, send)
+
+        return app
+
+    # server.run builds its app with create_app(services); wrapping that one call keeps every
+    # uvicorn setting identical to production. The parent checks that /bare answers.
+    server.create_app = lambda services: with_bare(api_app.create_app(services))
+
+    settings = Settings(data_dir=data_dir, host=HOST, port=0, access_log=access_log)
+    logs.configure(settings.log_level, settings.log_format)
+    services = Services.open(settings)
+    server.run(services, lambda url: print(f"listening on {url}", flush=True))
+
+
+# --------------------------------------------------------------------------- set-up (parent)
+
+
+def create_account(data_dir: Path, password: str) -> None:
+    from airwave.config import Settings
+    from airwave.core import accounts
+    from airwave.core.services import Services
+
+    services = Services.open(Settings(data_dir=data_dir, host=HOST, port=0))
+    try:
+        with services.database.write() as db:
+            accounts.create_listener(
+                db, services.settings, services.clock.now(),
+                accounts.NewListener(USERNAME, password), enforce_strength=False,
+            )
+    finally:
+        services.close()
+
+
+def post(url: str, body: dict, token: str | None = None) -> tuple[int, dict]:
+    headers = {"Content-Type": "application/json", "X-CsrfToken": CSRF, "Cookie": f"csrftoken={CSRF}"}
+    if token:
+        headers["X-AuthToken"] = token
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"{}")
+
+
+def start_server(data_dir: Path, access_log: bool, log_file: Path) -> tuple[subprocess.Popen, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRWAVE_")}
+    cmd = [sys.executable, __file__, "--serve", str(data_dir)]
+    if not access_log:
+        cmd.append("--no-access-log")
+    with log_file.open("wb") as stderr:  # the server's JSON log lines, as production writes them
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, env=env, text=True)
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 30
+    ready, _, _ = select.select([proc.stdout], [], [], 30)  # the announce line, or EOF if it died
+    match = _LISTENING.search(proc.stdout.readline()) if ready else None
+    if match is None:
+        stop_server(proc)
+        raise RuntimeError(f"server did not start; log:\n{tail(log_file)}")
+    base = match.group(1).rstrip("/")
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{base}/healthz", timeout=2) as response:
+                if response.status == 200:
+                    return proc, base
+        except OSError:
+            time.sleep(0.1)
+    stop_server(proc)
+    raise RuntimeError(f"server not healthy after 30 s; log:\n{tail(log_file)}")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+# --------------------------------------------------------------------------- load generators
+
+
+@dataclass
+class Result:
+    requests: int
+    seconds: float
+    p50_ms: float
+    p99_ms: float
+    errors: int  # connect/read/write/timeout errors and non-2xx answers
+
+    @property
+    def rps(self) -> float:
+        return self.requests / self.seconds if self.seconds else 0.0
+
+
+_WRK_SCRIPT = """\
+wrk.method = "POST"
+wrk.body = "{}"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["X-CsrfToken"] = "%(csrf)s"
+wrk.headers["Cookie"] = "csrftoken=%(csrf)s"
+wrk.headers["X-AuthToken"] = "%(token)s"
+
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format("WRKRESULT %%d %%d %%d %%d %%d\\n", summary.requests, summary.duration,
+    latency:percentile(50), latency:percentile(99),
+    e.connect + e.read + e.write + e.status + e.timeout))
+end
+"""
+
+
+def run_wrk(script: Path, url: str, connections: int, seconds: float) -> Result:
+    # One wrk thread: the machine has 2 cores and the server (one Python process) needs the other.
+    cmd = ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--timeout", "5s",
+           "-s", str(script), url]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60, check=True).stdout
+    match = re.search(r"^WRKRESULT (\d+) (\d+) (\d+) (\d+) (\d+)$", out, re.M)
+    if match is None:
+        raise RuntimeError(f"unexpected wrk output:\n{out}")
+    requests, duration_us, p50_us, p99_us, errors = map(int, match.groups())
+    return Result(requests, duration_us / 1e6, p50_us / 1000, p99_us / 1000, errors)
+
+
+def run_python(url: str, token: str, connections: int, seconds: float) -> Result:
+    """Fallback: keep-alive HTTP/1.1 over asyncio streams, one task per connection."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    request = (
+        f"POST {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nContent-Type: application/json\r\n"
+        f"X-CsrfToken: {CSRF}\r\nCookie: csrftoken={CSRF}\r\nX-AuthToken: {token}\r\n"
+        "Content-Length: 2\r\n\r\n{}"
+    ).encode()
+    latencies: list[float] = []
+    errors = 0
+
+    async def worker(stop_at: float) -> None:
+        nonlocal errors
+        reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+        try:
+            while time.perf_counter() < stop_at:
+                started = time.perf_counter()
+                writer.write(request)
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(re.search(rb"(?i)\r\ncontent-length: *(\d+)", head).group(1))
+                await reader.readexactly(length)
+                latencies.append(time.perf_counter() - started)
+                if not head.startswith((b"HTTP/1.1 2", b"HTTP/1.0 2")):
+                    errors += 1
+        finally:
+            writer.close()
+
+    async def main() -> float:
+        started = time.perf_counter()
+        await asyncio.gather(*(worker(started + seconds) for _ in range(connections)))
+        return time.perf_counter() - started
+
+    elapsed = asyncio.run(main())
+    latencies.sort()
+    pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000  # noqa: E731
+    return Result(len(latencies), elapsed, pick(0.50), pick(0.99), errors) if latencies else Result(0, elapsed, 0, 0, errors)
+
+
+# --------------------------------------------------------------------------- main
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="Throughput and latency of POST /api/v1/station/getStations (authenticated, "
+        "no stations) against a bare Starlette POST route on the same uvicorn process; prints "
+        "the protocol layer's cost in throughput. Target: under 25%%.",
+    )
+    parser.add_argument("--duration", type=float, default=8.0, help="seconds per measurement (default 8)")
+    parser.add_argument("--warmup", type=float, default=2.0, help="seconds of unmeasured load before each (default 2)")
+    parser.add_argument("--connections", default="1,64",
+                        help="comma-separated concurrent connection counts (default 1,64)")
+    parser.add_argument("--loadgen", choices=["auto", "wrk", "python"], default="auto",
+                        help="wrk if installed (auto), or the Python asyncio fallback")
+    parser.add_argument("--no-access-log", dest="access_log", action="store_false",
+                        help="turn Airwave's access log off (default: on, as in production)")
+    parser.add_argument("--serve", metavar="DATA_DIR", help=argparse.SUPPRESS)  # the server child
+    args = parser.parse_args()
+    try:
+        args.connections = [int(c) for c in args.connections.split(",") if c.strip()]
+    except ValueError:
+        parser.error("--connections takes integers such as 1,64")
+    if not args.connections or min(args.connections) < 1 or max(args.connections) > 1000:
+        parser.error("--connections must be between 1 and 1000")
+    if not 0 < args.duration <= 300 or not 0 <= args.warmup <= 60:
+        parser.error("--duration must be in (0, 300] and --warmup in [0, 60]")
+    return args
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def main() -> None:
+    args = parse_args()
+    if args.serve:
+        serve(Path(args.serve), args.access_log)
+        return
+    signal.signal(signal.SIGTERM, _interrupt)  # clean up on SIGTERM as on Ctrl-C
+    wrk = shutil.which("wrk")
+    if args.loadgen == "wrk" and wrk is None:
+        sys.exit("wrk is not installed (apt-get install -y wrk)")
+    use_wrk = wrk is not None and args.loadgen != "python"
+
+    tmp = Path(tempfile.mkdtemp(prefix="airwave-bench-"))
+    proc: subprocess.Popen | None = None
+    log_file = tmp / "server.log"
+    try:
+        password = secrets.token_urlsafe(12)
+        create_account(tmp / "data", password)
+        proc, base = start_server(tmp / "data", args.access_log, log_file)
+
+        status, body = post(f"{base}/api/v1/auth/login", {"username": USERNAME, "password": password})
+        if status != 200:
+            raise RuntimeError(f"login failed: {status} {body}")
+        token = body["authToken"]
+        status, body = post(f"{base}{API_PATH}", {}, token)
+        if status != 200 or body.get("totalStations") != 0:
+            raise RuntimeError(f"getStations check failed: {status} {body}")
+        status, body = post(f"{base}{BARE_PATH}", {}, token)
+        if status != 200 or body != {"ok": True}:
+            raise RuntimeError(f"/bare check failed: {status} {body}")
+
+        script = tmp / "post.lua"
+        script.write_text(_WRK_SCRIPT % {"csrf": CSRF, "token": token})
+
+        def measure(path: str, conns: int, seconds: float) -> Result:
+            if use_wrk:
+                return run_wrk(script, base + path, conns, seconds)
+            return run_python(base + path, token, conns, seconds)
+
+        loadgen = f"wrk ({wrk}, 1 thread)" if use_wrk else "python-asyncio (wrk not found or not chosen)"
+        print(f"config loadgen={loadgen} server=uvicorn via airwave.server.run (1 process, subprocess) "
+              f"db=sqlite(tmp) access_log={'on (production default)' if args.access_log else 'OFF'} "
+              f"duration_s={args.duration:g} warmup_s={args.warmup:g} cpus={os.cpu_count()}", flush=True)
+
+        for conns in args.connections:
+            results: dict[str, Result] = {}
+            for name, path in (("bare", BARE_PATH), ("getStations", API_PATH)):
+                if args.warmup > 0:
+                    measure(path, conns, args.warmup)
+                r = results[name] = measure(path, conns, args.duration)
+                errors = f" errors={r.errors}" if r.errors else ""
+                print(f"{name} conns={conns} rps={r.rps:.0f} p50_ms={r.p50_ms:.2f} p99_ms={r.p99_ms:.2f} "
+                      f"requests={r.requests}{errors}", flush=True)
+            ratio = results["getStations"].rps / results["bare"].rps if results["bare"].rps else 0.0
+            print(f"protocol_cost conns={conns} throughput_ratio={ratio:.3f} (getStations/bare) "
+                  f"cost_pct={(1 - ratio) * 100:.1f} target_cost_pct<{TARGET_COST_PCT:g}", flush=True)
+
+        if args.access_log:
+            lines = sum(1 for line in log_file.open(errors="replace") if '"logger":"airwave.access"' in line)
+            print(f"access_log lines_written={lines}", flush=True)
+        if proc.poll() is not None:
+            print(f"warning: server exited early (code {proc.returncode}); log:\n{tail(log_file)}", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted; cleaning up", file=sys.stderr)
+        sys.exit(130)
+    finally:
+        if proc is not None:
+            stop_server(proc)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
