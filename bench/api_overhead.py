@@ -247,7 +247,7 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description="Throughput and latency of POST /api/v1/station/getStations (authenticated, "
         "no stations) against a bare Starlette POST route on the same uvicorn process; prints "
-        "the protocol layer's cost in throughput. Target: under 25%%.",
+        "the protocol layer's cost in throughput. Target: under 25%.",
     )
     parser.add_argument("--duration", type=float, default=8.0, help="seconds per measurement (default 8)")
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds of unmeasured load before each (default 2)")
