@@ -22,7 +22,7 @@ user_app = typer.Typer(help="Manage listener accounts.", no_args_is_help=True)
 app.add_typer(user_app, name="user")
 
 out = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 
 DataDir = Annotated[
     Optional[Path],

@@ -85,11 +85,18 @@ class Settings(BaseSettings):
     log_format: Literal["json", "text"] = "json"
     access_log: bool = True
 
-    @field_validator("tiers", mode="after")
+    @field_validator("tiers", mode="before")
     @classmethod
-    def _all_tiers(cls, value: dict[str, TierPolicy]) -> dict[str, TierPolicy]:
-        merged = _default_tiers()
-        merged.update({k: v for k, v in value.items() if k in TIERS})
+    def _merge_tiers(cls, value: Any) -> Any:
+        """Any subset of a tier's fields may be given; the rest keep their defaults."""
+        if not isinstance(value, dict):
+            return value
+        unknown = set(value) - set(TIERS)
+        if unknown:
+            raise ValueError(f"unknown tier(s) {sorted(unknown)}; tiers are {', '.join(TIERS)}")
+        merged: dict[str, Any] = {name: policy.model_dump() for name, policy in _default_tiers().items()}
+        for name, fields in value.items():
+            merged[name].update(fields.model_dump() if isinstance(fields, TierPolicy) else fields)
         return merged
 
     @field_validator("trusted_proxies", mode="after")

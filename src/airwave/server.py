@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import signal
 import socket
-from typing import Callable
+import threading
+from typing import Callable, Iterator
 
 import uvicorn
 
@@ -13,6 +16,22 @@ from airwave.config import Settings
 from airwave.core.services import Services
 
 log = logging.getLogger("airwave.server")
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, but a signal-initiated graceful stop exits with status 0."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -57,7 +76,7 @@ def run(services: Services, announce: Callable[[str], None]) -> None:
         timeout_graceful_shutdown=10,
         lifespan="on",
     )
-    server = uvicorn.Server(config)
+    server = _Server(config)
     announce(base_url(settings, port))
     try:
         server.run(sockets=[sock])

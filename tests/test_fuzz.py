@@ -1,0 +1,494 @@
+"""Spec §1-4 under fuzzing: whatever a client sends, the answer is never a 500 and every
+non-200 answer is exactly the §4 envelope, with the HTTP status of the error table.
+
+Requests go over a real socket to one server per backend. Hypothesis keeps failing examples
+in its database (.hypothesis/), so a failure replays on the next run; set
+AIRWAVE_FUZZ_EXAMPLES to fuzz longer (the default keeps each test well under a minute).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import string
+from dataclasses import dataclass, field
+from typing import Any, Iterator, get_args
+from urllib.parse import quote
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from airwave.api.endpoints import registry
+from airwave.api.registry import Endpoint
+from airwave.errors import ErrorCode
+from support import Server, unique
+
+EXAMPLES = int(os.environ.get("AIRWAVE_FUZZ_EXAMPLES", "150"))
+MAX_BODY = 1024 * 1024
+SESSION_COOKIE = "airwave_session"
+
+FUZZ_SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=False,  # new inputs each run; failures are kept in (and replayed from) the example database
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.large_base_example,
+    ],
+)
+
+ENDPOINTS: list[Endpoint] = registry.endpoints()
+KNOWN_ROUTES = {(v, e.path) for e in ENDPOINTS for v in e.versions}
+
+
+# --------------------------------------------------------------------------------------
+# JSON that can be wrong on purpose
+
+
+class Raw(str):
+    """A JSON fragment written verbatim; it may be invalid JSON on purpose."""
+
+
+class Pairs(tuple):
+    """A JSON object as (key, value) pairs, so that keys can repeat."""
+
+
+class _RealToken:
+    """Stands for the live auth token of the fuzzer's listener; filled in when sent."""
+
+    def __repr__(self) -> str:
+        return "REAL_TOKEN"
+
+
+REAL_TOKEN = _RealToken()
+
+
+def dump(value: Any, ascii_only: bool, token: str) -> str:
+    if isinstance(value, Raw):
+        return str(value)
+    if value is REAL_TOKEN:
+        return json.dumps(token)
+    if isinstance(value, Pairs):
+        return "{" + ",".join(f"{json.dumps(k, ensure_ascii=ascii_only)}:{dump(v, ascii_only, token)}"
+                              for k, v in value) + "}"
+    if isinstance(value, dict):
+        return dump(Pairs(value.items()), ascii_only, token)
+    if isinstance(value, list):
+        return "[" + ",".join(dump(v, ascii_only, token) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=ascii_only)  # floats may come out as NaN/Infinity: invalid JSON
+
+
+def to_bytes(text: str) -> bytes:
+    # Lone surrogates become invalid UTF-8 (when not escaped as \\udXXX by ensure_ascii).
+    return text.encode("utf-8", "surrogatepass")
+
+
+RAW_FRAGMENTS = [
+    "NaN", "-NaN", "Infinity", "-Infinity", "1e400", "-1e400", "1e-400", "1E2", "1.0", "-0", "0e0", "01", "+1",
+    "0x10", "123456789012345678901234567890123456789", "-" + "9" * 400, "9" * 4000, "1." + "0" * 300,
+    '"\\ud800"', '"\\udfff"', '"a\\ud83d"', '"\\ud83d\\ude00"', '"\\udc00\\ud800"', '"\\ud800\\u0041"',
+    '"\\u0000"', '"a\\\\u0000"', '"\\u0001\\u001f\\u007f"', '"\\uffff"', '"\\ufeff"', '"\\u202e"', '"\\x41"',
+    '"\\U0001F600"', '"\\u12"', '"' + "\\\\" * 600 + '"', "'single'", "true", "True", "null", "None", "{}",
+    "[]", "[" * 300 + "]" * 300, '{"a":' * 300 + "1" + "}" * 300, '{"a":1,"a":{"b":2}}', "[1,]", "{,}",
+    '"unterminated', "\u00e9", '"\xe9"', "",
+]
+
+EDGE_INTS = [0, -1, 1, 2, 255, 1899, 1900, 2**15, 2**31 - 1, 2**31, -(2**31) - 1, 2**53 + 1, 2**63 - 1, 2**63,
+             -(2**63) - 1, 2**64, 10**30, -(10**30), 10**1000]
+EDGE_FLOATS = [0.0, -0.0, 0.5, 1.0, 2.5, -1.5, 1e308, -1e308, 5e-324, 1e16, 2.0**63, float("nan"), float("inf")]
+EDGE_TEXT = [
+    "", " ", "\t", "\n", "NaN", "nan", "Infinity", "-Infinity", "1e400", "0x10", "1_000", "0", "-1", "true",
+    "null", "[]", "{}", "١٢٣", "𝟙𝟚𝟛", "ＡＢＣ", "ß", "İstanbul", "\u212a", "a\u0301", "\u202eevil", "\ufeffbom",
+    "\u0000", "a\u0000b", "\x7f", "\ud800", "\udfff", "a\ud83d", "😀" * 100, "x" * 64, "x" * 65, "x" * 256,
+    "x" * 257, "x" * 1024, "x" * 1025, "x" * 70_000, "'; DROP TABLE listener; --", "%s%s%n", "../../etc/passwd",
+    "male", "female", "nonbinary", "unspecified", "Non-Binary", "94612", "SW1A 1AA", "mc" + "S1", "ST:0:1",
+]
+
+ANY_CHAR = st.characters(exclude_categories=())  # includes lone surrogates and control characters
+TEXT = st.one_of(
+    st.text(max_size=30),
+    st.text(ANY_CHAR, max_size=30),
+    st.sampled_from(EDGE_TEXT),
+    st.builds(lambda s, n: s * n, st.text(min_size=1, max_size=4), st.integers(1, 3000)),
+)
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.sampled_from(EDGE_INTS),
+    st.floats(),
+    st.sampled_from(EDGE_FLOATS),
+    TEXT,
+)
+JSON_VALUES = st.recursive(
+    SCALARS,
+    lambda children: st.one_of(
+        st.lists(children, max_size=5),
+        st.dictionaries(TEXT, children, max_size=5),
+    ),
+    max_leaves=20,
+)
+WEIRD_VALUES = st.one_of(
+    SCALARS,
+    JSON_VALUES,
+    st.sampled_from(RAW_FRAGMENTS).map(Raw),
+    st.just(REAL_TOKEN),
+)
+
+
+def _types_of(annotation: Any) -> set[type]:
+    args = get_args(annotation)
+    if args:
+        return {t for a in args for t in _types_of(a)}
+    return {annotation} if isinstance(annotation, type) else set()
+
+
+def plausible_value(alias: str, annotation: Any) -> st.SearchStrategy[Any]:
+    """Values a real client might send for the field: right type, sometimes just out of range."""
+    by_name: dict[str, st.SearchStrategy[Any]] = {
+        # Random names only: the fuzzer's own listener must never be throttled.
+        "username": st.one_of(st.from_regex(r"fz[a-z0-9]{6,10}", fullmatch=True), TEXT),
+        "password": st.one_of(st.text(min_size=8, max_size=40), st.sampled_from(["password", "correct horse"])),
+        "existingAuthToken": st.one_of(st.just(REAL_TOKEN), TEXT),
+        "birthYear": st.integers(1880, 2040),
+        "zipCode": st.from_regex(r"[A-Za-z0-9 \-]{0,12}", fullmatch=True),
+        "gender": st.sampled_from(["male", "Female", "non-binary", "un_specified", "other", " male ", ""]),
+        "pageSize": st.integers(-2, 1002),
+        "startIndex": st.one_of(st.integers(-2, 100), st.integers(2**31 - 3, 2**31 + 3)),
+    }
+    if alias in by_name:
+        return by_name[alias]
+    types = _types_of(annotation)
+    options: list[st.SearchStrategy[Any]] = []
+    if bool in types:
+        options.append(st.booleans())
+    if int in types:
+        options.append(st.integers())
+    if str in types:
+        options.append(TEXT)
+    if type(None) in types:
+        options.append(st.none())
+    return st.one_of(options) if options else JSON_VALUES
+
+
+def fields_of(endpoint: Endpoint) -> list[tuple[str, st.SearchStrategy[Any]]]:
+    out = []
+    for name, info in endpoint.request.model_fields.items():
+        alias = info.alias or name
+        out.append((alias, st.one_of(plausible_value(alias, info.annotation), WEIRD_VALUES)))
+    return out
+
+
+@st.composite
+def schema_object(draw: st.DrawFn, endpoint: Endpoint) -> Pairs:
+    """An object built from the endpoint's request fields, some right, some wrong, some repeated."""
+    fields = fields_of(endpoint)
+    pairs: list[tuple[str, Any]] = []
+    for alias, values in fields:
+        if draw(st.integers(0, 9)) < 7:  # most fields present
+            pairs.append((alias, draw(values)))
+    for _ in range(draw(st.integers(0, 2))):  # unknown extras (to be ignored) and repeated keys
+        if fields and draw(st.booleans()):
+            alias, values = draw(st.sampled_from(fields))
+            pairs.append((alias, draw(values)))
+        else:
+            pairs.append((draw(TEXT), draw(WEIRD_VALUES)))
+    return Pairs(draw(st.permutations(pairs)) if len(pairs) < 6 else pairs)
+
+
+# --------------------------------------------------------------------------------------
+# Whole requests
+
+
+@dataclass
+class Body:
+    """A body before the live token is known: a JSON value, a raw fragment or raw bytes."""
+
+    value: Any = None
+    raw: bytes | None = None
+    ascii_only: bool = True
+    bom: bool = False
+    chunked: bool = False
+
+    def render(self, token: str) -> bytes:
+        data = self.raw if self.raw is not None else to_bytes(dump(self.value, self.ascii_only, token))
+        return (b"\xef\xbb\xbf" + data) if self.bom else data
+
+    def __repr__(self) -> str:
+        data = self.render("REAL_TOKEN")
+        shown = data if len(data) <= 300 else data[:300] + b"...(%d bytes)" % len(data)
+        return f"Body({shown!r}, chunked={self.chunked})"
+
+
+@st.composite
+def bodies(draw: st.DrawFn, endpoint: Endpoint | None) -> Body:
+    kinds = ["json", "raw-fragment", "bytes", "empty", "huge"] + (["schema"] * 5 if endpoint else [])
+    kind = draw(st.sampled_from(kinds))
+    if kind == "schema":
+        assert endpoint is not None
+        body = Body(value=draw(schema_object(endpoint)))
+    elif kind == "json":
+        body = Body(value=draw(JSON_VALUES))
+    elif kind == "raw-fragment":
+        body = Body(value=Raw(draw(st.sampled_from(RAW_FRAGMENTS))))
+    elif kind == "bytes":
+        body = Body(raw=draw(st.binary(max_size=200)))
+    elif kind == "empty":
+        body = Body(raw=draw(st.sampled_from([b"", b" ", b"\r\n\t ", b"\x00"])))
+    else:  # around the 1 MiB limit, in valid JSON
+        size = MAX_BODY + draw(st.sampled_from([-20, -12, -11, -10, 0, 1, 100, MAX_BODY]))
+        body = Body(raw=b'{"pad":"' + b"x" * max(0, size - 10) + b'"}')
+    body.ascii_only = draw(st.booleans())
+    body.bom = draw(st.integers(0, 19)) == 0
+    body.chunked = draw(st.integers(0, 9)) == 0
+    return body
+
+
+def header_bytes(max_size: int = 40) -> st.SearchStrategy[bytes]:
+    """Header values an HTTP/1.1 client can put on the wire (visible ASCII, obs-text, inner spaces)."""
+    octet = st.one_of(st.integers(0x21, 0x7E), st.integers(0x80, 0xFF), st.just(0x20))
+    return st.lists(octet, max_size=max_size).map(bytes).map(lambda b: b.strip(b" "))
+
+
+COOKIE_SAFE = string.ascii_letters + string.digits + "!#$%&'()*+-./:<>?@[]^_`{|}~"
+CONTENT_TYPES = st.one_of(
+    st.sampled_from([
+        None, "application/json", "application/json; charset=utf-8", "Application/JSON;charset=UTF-8",
+        "application/json;charset=latin-1", "application/json ; x=y", "text/plain", "text/json",
+        "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/jsonx",
+        "application/json-patch+json", "", ";", "application/", "*/*",
+    ]),
+    header_bytes(),
+)
+METHODS = ["POST"] * 12 + ["GET", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS", "PROPFIND", "TRACE", "PURGE"]
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    body: Body
+    csrf_header: bytes | None
+    csrf_cookie: bytes | None
+    token: Any  # None, REAL_TOKEN or bytes
+    session_cookie: Any  # None, "real" or bytes
+    content_type: Any  # None, str or bytes
+    extra_headers: dict[str, bytes] = field(default_factory=dict)
+
+
+@st.composite
+def csrf_pairs(draw: st.DrawFn) -> tuple[bytes | None, bytes | None]:
+    kind = draw(st.sampled_from(["equal"] * 6 + ["missing-header", "missing-cookie", "missing", "unequal", "empty"]))
+    value = draw(st.text(COOKIE_SAFE, min_size=1, max_size=24)).encode()
+    if kind == "equal":
+        return value, value
+    if kind == "missing-header":
+        return None, value
+    if kind == "missing-cookie":
+        return value, None
+    if kind == "missing":
+        return None, None
+    if kind == "empty":
+        return b"", draw(st.sampled_from([b"", value]))
+    return value, draw(header_bytes(24).filter(lambda v: v != value and b";" not in v))
+
+
+@st.composite
+def requests(draw: st.DrawFn, endpoint: Endpoint | None, path: str) -> Request:
+    csrf_header, csrf_cookie = draw(csrf_pairs())
+    token = draw(st.one_of(st.none(), st.just(REAL_TOKEN), st.just(REAL_TOKEN), st.just(b""), header_bytes()))
+    session_cookie = draw(st.sampled_from([None, None, None, "real", b"garbage", b""]))
+    extra: dict[str, bytes] = {}
+    for name in ("X-Request-Id", "X-Forwarded-For", "X-Forwarded-Proto", "User-Agent", "Accept"):
+        if draw(st.integers(0, 9)) == 0:
+            extra[name] = draw(header_bytes())
+    return Request(
+        method=draw(st.sampled_from(METHODS)),
+        path=path,
+        body=draw(bodies(endpoint)),
+        csrf_header=csrf_header,
+        csrf_cookie=csrf_cookie,
+        token=token,
+        session_cookie=session_cookie,
+        content_type=draw(CONTENT_TYPES) if draw(st.integers(0, 2)) == 0 else "application/json",
+        extra_headers=extra,
+    )
+
+
+@st.composite
+def endpoint_requests(draw: st.DrawFn) -> Request:
+    """A registered endpoint, usually under one of its versions, sometimes under another."""
+    endpoint = draw(st.sampled_from(ENDPOINTS))
+    if draw(st.integers(0, 5)) == 0:
+        version = draw(st.one_of(st.sampled_from([0, 2, 3, 4, 5, 99, 9999, 10000, 10**20]), st.integers(0, 20)))
+    else:
+        version = draw(st.sampled_from(endpoint.versions))
+    return draw(requests(endpoint, f"/api/v{version}/{endpoint.path}"))
+
+
+SEGMENT = st.one_of(
+    st.text(string.ascii_letters + string.digits + "-._~!$&'()*+,;=:@", max_size=12),
+    st.sampled_from([
+        "%00", "%ff", "%c3%28", "%2F", "%2f", "%25", "%20", "%2e%2e", "..", ".", "", "v1", "v0", "v01", "v4",
+        "v9999", "v10000", "v-1", "vv1", "V1", "v1.0", "v١", "auth", "Auth", "login", "LOGIN", "station",
+        "getStations", "meta", "getEndpoints", "listener", "register",
+    ]),
+    # anything at all, percent-encoded (lone surrogates become invalid UTF-8 escapes)
+    st.text(ANY_CHAR, max_size=8).map(lambda s: quote(s.encode("utf-8", "surrogatepass"), safe="")),
+)
+
+
+@st.composite
+def any_paths(draw: st.DrawFn) -> str:
+    kind = draw(st.sampled_from(["api", "api", "api", "site", "fixed"]))
+    if kind == "fixed":
+        path = draw(st.sampled_from([
+            "/", "/api", "/api/", "/api//", "/healthz", "/openapi.json", "/favicon.ico", "/art/1", "/audio/x",
+            "/API/v1/auth/login", "/api/v1/auth/login/", "/api/v1//auth/login", "/api/v1/auth%2Flogin",
+            "/api/v1/Auth/Login", "/api/v01/auth/login", "/api/v1/auth/login;x", "/api/v1/meta/getEndpoints",
+        ]))
+    else:
+        segments = draw(st.lists(SEGMENT, max_size=6))
+        path = ("/api/" if kind == "api" else "/") + "/".join(segments)
+    if draw(st.integers(0, 5)) == 0:
+        path += "?" + draw(st.sampled_from(["", "a=b", "x=%00", "username=a&password=b", "&&=="]))
+    return path
+
+
+@st.composite
+def path_requests(draw: st.DrawFn) -> Request:
+    path = draw(any_paths())
+    return draw(requests(None, path))
+
+
+# --------------------------------------------------------------------------------------
+# Sending and checking
+
+
+class Fuzzer:
+    """One HTTP client and one live listener (re-registered whenever the fuzz logs it out)."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.http = httpx.Client(base_url=server.url, timeout=60)
+        self.token = ""
+        self.cookie = ""
+        self._register()
+
+    def _register(self) -> None:
+        api = self.server.client()
+        self.token = api.register(unique("fuzz"))["authToken"]
+        self.cookie = api.http.cookies[SESSION_COOKIE]
+        api.http.close()
+
+    def send(self, req: Request) -> httpx.Response:
+        self.http.cookies.clear()  # only the cookies chosen below
+        token = self.token
+        headers: dict[str, Any] = {}
+        if req.content_type is not None:
+            headers["Content-Type"] = req.content_type
+        if req.csrf_header is not None:
+            headers["X-CsrfToken"] = req.csrf_header
+        if req.token is REAL_TOKEN:
+            headers["X-AuthToken"] = token
+        elif req.token is not None:
+            headers["X-AuthToken"] = req.token
+        cookies = []
+        if req.csrf_cookie is not None:
+            cookies.append(b"csrftoken=" + req.csrf_cookie)
+        if req.session_cookie == "real":
+            cookies.append(f"{SESSION_COOKIE}={self.cookie}".encode())
+        elif req.session_cookie is not None:
+            cookies.append(SESSION_COOKIE.encode() + b"=" + req.session_cookie)
+        if cookies:
+            headers["Cookie"] = b"; ".join(cookies)
+        headers.update(req.extra_headers)
+        data = req.body.render(token)
+        content: bytes | Iterator[bytes] = data
+        if req.body.chunked:
+            content = iter([data[i:i + 65536] for i in range(0, len(data), 65536)] or [b""])
+        response = self.http.request(req.method, req.path, headers=headers, content=content)
+        self._follow(req, response, token)
+        return response
+
+    def _follow(self, req: Request, response: httpx.Response, token: str) -> None:
+        """Keep the live listener usable: a logout ends it, a resumed session changes its cookie."""
+        if response.status_code != 200 or req.method != "POST":
+            return
+        if req.path.startswith("/api/") and req.path.endswith("/auth/logout") and req.token is REAL_TOKEN:
+            self._register()
+        elif response.headers.get("content-type", "").startswith("application/json"):
+            body = response.json()
+            if isinstance(body, dict) and body.get("authToken") == token and SESSION_COOKIE in response.cookies:
+                self.cookie = response.cookies[SESSION_COOKIE]
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def check_response(req: Request, response: httpx.Response) -> None:
+    """The property: no 500, JSON everywhere under /api, and every failure is the §4 envelope."""
+    status = response.status_code
+    where = f"{req.method} {req.path} -> {status} {response.content[:500]!r}\nrequest: {req!r}"
+    assert status != 500, where
+    assert 100 <= status < 600, where
+    if req.method == "HEAD":
+        return  # no body to check
+    is_api = req.path.startswith("/api")
+    if status == 200 and not is_api and req.path.split("?")[0] not in ("/healthz", "/openapi.json"):
+        return  # e.g. the HTML site root
+    assert response.headers.get("content-type", "").startswith("application/json"), where
+    body = json.loads(response.content, parse_constant=_reject_constant)
+    assert isinstance(body, dict), where
+    if status == 200:
+        return
+    assert set(body) == {"errorCode", "errorString", "message"}, where
+    assert body["errorString"] in ErrorCode.__members__, where
+    error = ErrorCode[body["errorString"]]
+    assert body["errorCode"] == error.code and type(body["errorCode"]) is int, where
+    assert isinstance(body["message"], str) and body["message"], where
+    if error is ErrorCode.INVALID_REQUEST:
+        assert status in (400, 413), where
+    else:
+        assert status == error.http_status, where
+    if error is ErrorCode.RATE_LIMITED:
+        assert response.headers.get("retry-after", "").isdigit(), where
+
+
+@pytest.fixture(scope="module")
+def fuzzer(server: Server) -> Iterator[Fuzzer]:
+    fuzzer = Fuzzer(server)
+    yield fuzzer
+    fuzzer.http.close()
+
+
+def test_fuzzer_reaches_the_handlers(fuzzer: Fuzzer) -> None:
+    """Sanity check of the harness itself: a well-formed request through it succeeds."""
+    req = Request("POST", "/api/v1/station/getStations", Body(value={"pageSize": 5}), b"lol", b"lol",
+                  REAL_TOKEN, "real", "application/json")
+    response = fuzzer.send(req)
+    assert response.status_code == 200, response.text
+    assert response.json()["index"] == 0
+
+
+@FUZZ_SETTINGS
+@given(req=endpoint_requests())
+def test_registered_endpoints_never_crash(fuzzer: Fuzzer, req: Request) -> None:
+    check_response(req, fuzzer.send(req))
+
+
+@FUZZ_SETTINGS
+@given(req=path_requests())
+def test_any_path_and_method_answers_an_envelope(fuzzer: Fuzzer, req: Request) -> None:
+    check_response(req, fuzzer.send(req))
+
+
+def test_server_logged_no_unhandled_error(fuzzer: Fuzzer) -> None:
+    """Runs last: the fuzzing above left no 'unhandled error' in the server log."""
+    crashes = [line for line in fuzzer.server.errors if any(s in line for s in ("unhandled error", "Traceback", "Exception in ASGI"))]
+    assert not crashes, "".join(crashes[:5])[:5000]
