@@ -285,6 +285,7 @@ def main() -> None:
         sys.exit("wrk is not installed (apt-get install -y wrk)")
     use_wrk = wrk is not None and args.loadgen != "python"
 
+    load_start = os.getloadavg()[0]
     tmp = Path(tempfile.mkdtemp(prefix="airwave-bench-"))
     proc: subprocess.Popen | None = None
     log_file = tmp / "server.log"
@@ -333,6 +334,9 @@ def main() -> None:
         if args.access_log:
             lines = sum(1 for line in log_file.open(errors="replace") if '"logger":"airwave.access"' in line)
             print(f"access_log lines_written={lines}", flush=True)
+        # Other work on the machine skews every figure; this bench itself adds about 2.
+        print(f"machine loadavg_1m_start={load_start:.2f} loadavg_1m_end={os.getloadavg()[0]:.2f} "
+              f"(this bench adds ~2 while loading)", flush=True)
         if proc.poll() is not None:
             print(f"warning: server exited early (code {proc.returncode}); log:\n{tail(log_file)}", flush=True)
     except KeyboardInterrupt:

@@ -131,6 +131,15 @@ class Server:
                 time.sleep(0.05)
         raise RuntimeError("server never became healthy")
 
+    def wait_for_log(self, predicate: Any, timeout: float = 10) -> bool:
+        """True once a line of the server's stderr satisfies predicate (lines arrive asynchronously)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(predicate(line) for line in list(self.errors)):
+                return True
+            time.sleep(0.05)
+        return False
+
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 15) -> int:
         assert self.process is not None
         if self.process.poll() is None:

@@ -259,7 +259,7 @@ def test_unexpected_failures_answer_500_envelope_without_internals(start_server)
     response = api.call("v1/station/getStations", headers={"X-Request-Id": "boom-1"})
     body = assert_error(response, 500, "SERVER_ERROR")
     assert "boom-1" in body["message"] and "Traceback" not in response.text and "stations" not in body["message"]
-    assert any("boom-1" in line and "Traceback" in line for line in server.errors)
+    assert server.wait_for_log(lambda line: "boom-1" in line and "Traceback" in line)
 
 
 def test_login_over_tls_free_http_marks_no_secure_cookie(server: Server) -> None:

@@ -168,9 +168,12 @@ def test_api_responses_are_json_with_request_ids(server: Server, listener: Api) 
     assert response.headers["x-request-id"] == "trace-123"
     other = listener.call("v1/station/getStations", headers={"X-Request-Id": "bad id with spaces"})
     assert re.fullmatch(r"[0-9a-f]{16}", other.headers["x-request-id"])
-    logged = [json.loads(line) for line in server.errors if line.startswith("{")]
-    assert any(e.get("request_id") == "trace-123" and e.get("path") == "/api/v1/station/getStations"
-               and e.get("status") == 200 for e in logged)
+    def logged(line: str) -> bool:
+        entry = json.loads(line) if line.startswith("{") else {}
+        return entry.get("request_id") == "trace-123" and entry.get("path") == "/api/v1/station/getStations" \
+            and entry.get("status") == 200
+
+    assert server.wait_for_log(logged)
 
 
 def test_meta_get_endpoints_lists_registry_and_error_table(server: Server) -> None:

@@ -9,7 +9,7 @@ import time
 import httpx
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import inspect
+from sqlalchemy import inspect, text
 
 from airwave.store.db import Database
 from airwave.store.models import Base
@@ -104,4 +104,22 @@ def test_sigterm_lets_requests_in_flight_finish(make_backend) -> None:
     worker.join(10)
     assert results == [200]
     assert time.monotonic() - started < 10
-    assert any("server stopped" in line for line in server.errors)
+    assert server.wait_for_log(lambda line: "server stopped" in line)
+
+
+def test_expired_sessions_are_purged_in_the_background(start_server) -> None:
+    server = start_server("--open-registration",
+                          env={"AIRWAVE_SESSION_TIMEOUT": "1", "AIRWAVE_HOUSEKEEPING_INTERVAL": "1"})
+    server.client().register(unique("purge"))
+    count = _database(server.backend)
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with count.read() as db:
+                if db.scalar(text("SELECT COUNT(*) FROM auth_sessions")) == 0:
+                    break
+            time.sleep(0.2)
+        else:
+            raise AssertionError("expired session was never purged")
+    finally:
+        count.dispose()

@@ -81,6 +81,8 @@ class Settings(BaseSettings):
     login_max_failures_per_user: int = Field(5, ge=1)
     login_max_failures_per_address: int = Field(50, ge=1)
 
+    housekeeping_interval: int = Field(600, ge=1, description="seconds between purges of expired sessions")
+
     log_level: str = "info"
     log_format: Literal["json", "text"] = "json"
     access_log: bool = True

@@ -6,8 +6,9 @@ import logging
 import re
 import secrets
 import time
-from typing import Any
+from typing import Any, Awaitable, Callable
 
+import anyio
 import anyio.to_thread
 import orjson
 from starlette.requests import cookie_parser
@@ -17,6 +18,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from airwave.api.endpoints import registry
 from airwave.api.openapi import openapi_document
 from airwave.api.protocol import CSRF_COOKIE, ApiDispatcher, cookie_header, send_error, send_json
+from airwave.core import sessions
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
 
@@ -45,7 +47,7 @@ class AirwaveApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
+            await _lifespan(receive, send, self._housekeeping)
             return
         if scope["type"] != "http":
             return
@@ -87,14 +89,34 @@ class AirwaveApp:
         await send_json(send, 200, b'{"status":"ok","database":"ok"}')
 
 
-async def _lifespan(receive: Receive, send: Send) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
+    async def _housekeeping(self) -> None:
+        """Every few minutes: drop expired sessions and login failures past the window."""
+        while True:
+            try:
+                await anyio.to_thread.run_sync(self._purge)
+            except Exception:
+                access_log.exception("housekeeping failed")
+            await anyio.sleep(self.services.settings.housekeeping_interval)
+
+    def _purge(self) -> None:
+        with self.services.database.write() as db:
+            removed = sessions.purge_expired(db, self.services.settings, self.services.clock.now())
+        if removed:
+            access_log.info("expired sessions removed", extra={"count": removed})
+
+
+
+async def _lifespan(receive: Receive, send: Send, background: Callable[[], Awaitable[None]]) -> None:
+    async with anyio.create_task_group() as tasks:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                tasks.start_soon(background)
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                tasks.cancel_scope.cancel()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

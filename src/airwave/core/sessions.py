@@ -186,8 +186,9 @@ def end_session(db: Session, session_id: int) -> None:
     db.execute(delete(AuthSession).where(AuthSession.id == session_id))
 
 
-def purge_expired(db: Session, now: datetime) -> int:
-    """Delete sessions past their inactivity timeout; returns how many."""
+def purge_expired(db: Session, settings: Settings, now: datetime) -> int:
+    """Delete sessions past their inactivity timeout and stale login failures; returns sessions removed."""
+    db.execute(delete(LoginFailure).where(LoginFailure.at <= now - timedelta(seconds=settings.login_window)))
     return db.execute(delete(AuthSession).where(AuthSession.expires_at <= now)).rowcount or 0
 
 
