@@ -113,28 +113,33 @@ def post(url: str, body: dict, token: str | None = None) -> tuple[int, dict]:
 
 
 def start_server(data_dir: Path, access_log: bool, log_file: Path) -> tuple[subprocess.Popen, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRWAVE_")}
     cmd = [sys.executable, __file__, "--serve", str(data_dir)]
     if not access_log:
         cmd.append("--no-access-log")
     with log_file.open("wb") as stderr:  # the server's JSON log lines, as production writes them
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, env=env, text=True)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True)
+    try:
+        return proc, wait_until_ready(proc, log_file)
+    except BaseException:  # startup failed or Ctrl-C: the caller never sees this child
+        stop_server(proc)
+        raise
+
+
+def wait_until_ready(proc: subprocess.Popen, log_file: Path) -> str:
     assert proc.stdout is not None
     deadline = time.monotonic() + 30
     ready, _, _ = select.select([proc.stdout], [], [], 30)  # the announce line, or EOF if it died
     match = _LISTENING.search(proc.stdout.readline()) if ready else None
     if match is None:
-        stop_server(proc)
         raise RuntimeError(f"server did not start; log:\n{tail(log_file)}")
     base = match.group(1).rstrip("/")
     while time.monotonic() < deadline:
         try:
             with urllib.request.urlopen(f"{base}/healthz", timeout=2) as response:
                 if response.status == 200:
-                    return proc, base
+                    return base
         except OSError:
             time.sleep(0.1)
-    stop_server(proc)
     raise RuntimeError(f"server not healthy after 30 s; log:\n{tail(log_file)}")
 
 
@@ -236,8 +241,11 @@ def run_python(url: str, token: str, connections: int, seconds: float) -> Result
 
     elapsed = asyncio.run(main())
     latencies.sort()
-    pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000  # noqa: E731
-    return Result(len(latencies), elapsed, pick(0.50), pick(0.99), errors) if latencies else Result(0, elapsed, 0, 0, errors)
+
+    def percentile_ms(q: float) -> float:
+        return latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000 if latencies else 0.0
+
+    return Result(len(latencies), elapsed, percentile_ms(0.50), percentile_ms(0.99), errors)
 
 
 # --------------------------------------------------------------------------- main
@@ -280,6 +288,8 @@ def main() -> None:
         serve(Path(args.serve), args.access_log)
         return
     signal.signal(signal.SIGTERM, _interrupt)  # clean up on SIGTERM as on Ctrl-C
+    for name in [k for k in os.environ if k.startswith("AIRWAVE_")]:
+        del os.environ[name]  # a fresh SQLite instance, whatever the caller's environment says
     wrk = shutil.which("wrk")
     if args.loadgen == "wrk" and wrk is None:
         sys.exit("wrk is not installed (apt-get install -y wrk)")
@@ -332,7 +342,8 @@ def main() -> None:
                   f"cost_pct={(1 - ratio) * 100:.1f} target_cost_pct<{TARGET_COST_PCT:g}", flush=True)
 
         if args.access_log:
-            lines = sum(1 for line in log_file.open(errors="replace") if '"logger":"airwave.access"' in line)
+            with log_file.open(errors="replace") as log:
+                lines = sum(1 for line in log if '"logger":"airwave.access"' in line)
             print(f"access_log lines_written={lines}", flush=True)
         # Other work on the machine skews every figure; this bench itself adds about 2.
         print(f"machine loadavg_1m_start={load_start:.2f} loadavg_1m_end={os.getloadavg()[0]:.2f} "
@@ -342,6 +353,9 @@ def main() -> None:
     except KeyboardInterrupt:
         print("interrupted; cleaning up", file=sys.stderr)
         sys.exit(130)
+    except (RuntimeError, subprocess.SubprocessError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(1)
     finally:
         if proc is not None:
             stop_server(proc)
