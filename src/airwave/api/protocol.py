@@ -6,15 +6,18 @@ import hmac
 import logging
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import anyio.to_thread
 import orjson
 from pydantic import BaseModel, ValidationError
+from sqlalchemy.orm import Session
 from starlette.requests import cookie_parser
 from starlette.types import Receive, Scope, Send
 
 from airwave.api.registry import Endpoint, Registry
+from airwave.config import Settings
 from airwave.core import sessions
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
@@ -23,6 +26,7 @@ from airwave.store.models import AuthSession, Listener
 log = logging.getLogger("airwave.api")
 
 MAX_BODY = 1024 * 1024
+WORKER_THREADS = 32  # handlers running at once; the database pool is sized to match
 SESSION_COOKIE = "airwave_session"
 CSRF_COOKIE = "csrftoken"
 _API_PATH = re.compile(r"^/api/v(\d{1,4})/([A-Za-z]+/[A-Za-z]+)$")
@@ -41,17 +45,23 @@ class Call:
     user_agent: str | None
     request_id: str
     set_cookies: list[str] = field(default_factory=list)
+    db: Session | None = None  # the call's read-only session, shared with authentication
 
     @property
-    def settings(self):  # noqa: ANN201 - Settings, kept loose to avoid an import cycle in docs
+    def settings(self) -> Settings:
         return self.services.settings
 
-    def now(self):  # noqa: ANN201
+    def now(self) -> datetime:
         return self.services.clock.now()
 
     def require_listener(self) -> Listener:
         assert self.listener is not None, "endpoint declared without auth"
         return self.listener
+
+    def reader(self) -> Session:
+        """Read-only database session of this call (writes go through services.database.write())."""
+        assert self.db is not None, "only available while the handler runs"
+        return self.db
 
     def start_session_cookie(self, value: str, max_age: int | None) -> None:
         self.set_cookies.append(
@@ -99,6 +109,7 @@ class ApiDispatcher:
     def __init__(self, services: Services, registry: Registry) -> None:
         self.services = services
         self.registry = registry
+        self._limiter: anyio.CapacityLimiter | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -139,8 +150,11 @@ class ApiDispatcher:
             user_agent=headers.get("user-agent"),
             request_id=request_id_of(scope),
         )
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(WORKER_THREADS)
         result = await anyio.to_thread.run_sync(
-            self._execute, endpoint, call, body, headers.get("x-authtoken"), cookies.get(SESSION_COOKIE)
+            self._execute, endpoint, call, body, headers.get("x-authtoken"), cookies.get(SESSION_COOKIE),
+            limiter=self._limiter,
         )
         if call.listener is not None and "state" in scope:
             scope["state"]["listener_id"] = call.listener.id
@@ -158,16 +172,19 @@ class ApiDispatcher:
         self, endpoint: Endpoint, call: Call, body: bytes, token: str | None, session_cookie: str | None
     ) -> bytes:
         """Runs in a worker thread: authenticate, validate, call the handler, encode."""
-        if endpoint.auth:
-            now = call.now()
-            with self.services.database.read() as db:
+        database = self.services.database
+        with database.read() as db:
+            call.db = db
+            if endpoint.auth:
+                now = call.now()
                 auth = sessions.authenticate(db, now, token, session_cookie)
-            if auth.needs_touch:
-                with self.services.database.write() as db:
-                    sessions.touch(db, auth.session.id, now)
-            call.listener, call.session = auth.listener, auth.session
-        request = parse_request(endpoint.request, body)
-        response = endpoint.handler(call, request)
+                if auth.needs_touch:
+                    with database.write() as writer:
+                        sessions.touch(writer, auth.session.id, now)
+                call.listener, call.session = auth.listener, auth.session
+            request = parse_request(endpoint.request, body)
+            response = endpoint.handler(call, request)
+            call.db = None
         if isinstance(response, BaseModel):
             return response.__pydantic_serializer__.to_json(response, by_alias=True)
         return orjson.dumps(response)

@@ -7,7 +7,7 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -150,10 +150,6 @@ def require_listener(db: Session, username: str) -> Listener:
 
 def list_listeners(db: Session) -> list[Listener]:
     return list(db.scalars(select(Listener).order_by(Listener.id)))
-
-
-def station_count(db: Session, listener_id: int) -> int:
-    return db.scalar(select(func.count(Station.id)).where(Station.listener_id == listener_id)) or 0
 
 
 def set_password(db: Session, listener: Listener, password: str) -> None:

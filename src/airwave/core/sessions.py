@@ -9,7 +9,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings
@@ -141,12 +141,16 @@ def resume_session(db: Session, now: datetime, token: str, username: str | None)
     return Issued(listener, session, token, cookie, is_new=False)
 
 
+# Built once: this lookup runs on every authenticated call.
+_SESSION_BY_TOKEN = (
+    select(AuthSession, Listener)
+    .join(Listener, Listener.id == AuthSession.listener_id)
+    .where(AuthSession.token_hash == bindparam("token_hash"))
+)
+
+
 def _live_session(db: Session, now: datetime, token: str) -> tuple[AuthSession, Listener] | None:
-    row = db.execute(
-        select(AuthSession, Listener)
-        .join(Listener, Listener.id == AuthSession.listener_id)
-        .where(AuthSession.token_hash == _digest(token))
-    ).first()
+    row = db.execute(_SESSION_BY_TOKEN, {"token_hash": _digest(token)}).first()
     if row is None:
         return None
     session, listener = row

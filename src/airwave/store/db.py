@@ -30,11 +30,13 @@ class Database:
             if database and database != ":memory:":
                 Path(database).parent.mkdir(parents=True, exist_ok=True)
             self.engine = create_engine(
-                self.url, pool_size=8, max_overflow=32, connect_args={"check_same_thread": False}
+                # Sized for the API's worker threads (each may hold a reader and a writer) so that
+                # connections are reused rather than reopened under load.
+                self.url, pool_size=64, max_overflow=16, connect_args={"check_same_thread": False}
             )
             self._install_sqlite_hooks(self.engine)
         else:
-            self.engine = create_engine(self.url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+            self.engine = create_engine(self.url, pool_size=16, max_overflow=32, pool_pre_ping=True)
         self._read = sessionmaker(self.engine, expire_on_commit=False, autoflush=False)
         self._write = sessionmaker(
             self.engine.execution_options(**{_WRITE: True}), expire_on_commit=False, autoflush=False

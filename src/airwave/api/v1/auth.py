@@ -8,7 +8,7 @@ from airwave.api.protocol import Call
 from airwave.api.registry import registry
 from airwave.api.schemas import Empty, EmptyResponse, RequestModel, ResponseModel
 from airwave.config import Settings
-from airwave.core import accounts, sessions
+from airwave.core import accounts, sessions, stations
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import Listener
 
@@ -133,7 +133,7 @@ def login(call: Call, req: LoginRequest) -> ListenerObject:
     if req.existing_auth_token and not req.password:
         with services.database.write() as db:
             issued = sessions.resume_session(db, now, req.existing_auth_token, req.username)
-            count = accounts.station_count(db, issued.listener.id)
+            count = stations.count_stations(db, issued.listener.id)
             return issue_listener_object(call, issued, count)
     if not req.username:
         raise ApiError(ErrorCode.INVALID_REQUEST, "username: field required")
@@ -149,8 +149,7 @@ def login(call: Call, req: LoginRequest) -> ListenerObject:
         address=call.client,
         user_agent=call.user_agent,
     )
-    with services.database.read() as db:
-        count = accounts.station_count(db, issued.listener.id)
+    count = stations.count_stations(call.reader(), issued.listener.id)
     return issue_listener_object(call, issued, count)
 
 

@@ -122,8 +122,7 @@ class StationList(ResponseModel):
 def get_stations(call: Call, req: GetStationsRequest) -> StationList:
     """The listener's stations, one page at a time."""
     listener = call.require_listener()
-    with call.services.database.read() as db:
-        total, rows = stations.list_stations(db, listener.id, req.start_index, req.page_size)
+    total, rows = stations.list_stations(call.reader(), listener.id, req.start_index, req.page_size)
     return StationList(
         total_stations=total,
         sorted_by="lastPlayedTime",
