@@ -11,7 +11,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, text
 
-from airwave.store.db import Database
+from airwave.store.db import Database, include_name
 from airwave.store.models import Base
 from support import Backend, Server, unique
 
@@ -27,7 +27,8 @@ def test_migrations_build_exactly_the_models(make_backend) -> None:
         db.migrate()
         db.migrate()  # a second run is a no-op
         with db.engine.connect() as conn:
-            diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+            context = MigrationContext.configure(conn, opts={"include_name": include_name})
+            diff = compare_metadata(context, Base.metadata)
             tables = set(inspect(conn).get_table_names())
         assert diff == [], diff
         assert {"listeners", "auth_sessions", "login_failures", "stations", "alembic_version"} <= tables

@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -14,6 +16,7 @@ from sqlalchemy import (
     String,
     Text,
     TypeDecorator,
+    UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -117,3 +120,126 @@ class Station(Base):
     total_play_time: Mapped[int] = mapped_column(Integer, default=0)
     is_shuffle: Mapped[bool] = mapped_column(Boolean, default=False)
     is_thumbprint: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class Artwork(Base):
+    """One distinct picture (deduplicated by content hash): embedded in a file or an image file."""
+
+    __tablename__ = "artwork"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    content_hash: Mapped[str] = mapped_column(String(40), unique=True)
+    source_path: Mapped[str] = mapped_column(Text)
+    embedded: Mapped[bool] = mapped_column(Boolean, default=False)
+    width: Mapped[int] = mapped_column(Integer, default=0)
+    height: Mapped[int] = mapped_column(Integer, default=0)
+    dominant_color: Mapped[str] = mapped_column(String(6), default="808080")
+
+
+class Artist(Base):
+    __tablename__ = "artists"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(512))
+    name_key: Mapped[str] = mapped_column(String(512), unique=True)
+    sort_name: Mapped[str] = mapped_column(String(512))
+    mbid: Mapped[str | None] = mapped_column(String(36), nullable=True, index=True)
+    art_id: Mapped[int | None] = mapped_column(ForeignKey("artwork.id", ondelete="SET NULL"), nullable=True)
+    folder: Mapped[str | None] = mapped_column(Text, nullable=True)
+    is_composer: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class Album(Base):
+    __tablename__ = "albums"
+    __table_args__ = (UniqueConstraint("artist_id", "title_key", name="uq_albums_artist_title"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    title: Mapped[str] = mapped_column(String(512))
+    title_key: Mapped[str] = mapped_column(String(512))
+    artist_id: Mapped[int] = mapped_column(ForeignKey("artists.id", ondelete="CASCADE"), index=True)
+    year: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    is_compilation: Mapped[bool] = mapped_column(Boolean, default=False)
+    mbid: Mapped[str | None] = mapped_column(String(36), nullable=True, index=True)
+    art_id: Mapped[int | None] = mapped_column(ForeignKey("artwork.id", ondelete="SET NULL"), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class Genre(Base):
+    __tablename__ = "genres"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(128))
+    name_key: Mapped[str] = mapped_column(String(128), unique=True)
+    category: Mapped[str] = mapped_column(String(64), index=True)
+
+
+class Track(Base):
+    """A song of the catalogue; kept (as missing) when its file vanishes so feedback survives a move."""
+
+    __tablename__ = "tracks"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    title: Mapped[str] = mapped_column(String(512))
+    artist_id: Mapped[int] = mapped_column(ForeignKey("artists.id", ondelete="CASCADE"), index=True)
+    album_id: Mapped[int] = mapped_column(ForeignKey("albums.id", ondelete="CASCADE"), index=True)
+    track_no: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    disc_no: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    year: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    duration: Mapped[float] = mapped_column(Float, default=0.0)
+    bitrate: Mapped[int] = mapped_column(Integer, default=0)
+    sample_rate: Mapped[int] = mapped_column(Integer, default=0)
+    channels: Mapped[int] = mapped_column(Integer, default=0)
+    codec: Mapped[str] = mapped_column(String(16))
+    composer: Mapped[str | None] = mapped_column(String(512), nullable=True)
+    explicit: Mapped[bool] = mapped_column(Boolean, default=False)
+    rg_track_gain: Mapped[float | None] = mapped_column(Float, nullable=True)
+    rg_track_peak: Mapped[float | None] = mapped_column(Float, nullable=True)
+    rg_album_gain: Mapped[float | None] = mapped_column(Float, nullable=True)
+    mbid: Mapped[str | None] = mapped_column(String(36), nullable=True, index=True)
+    isrc: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    fingerprint: Mapped[str] = mapped_column(String(40), index=True)
+    lyrics: Mapped[str | None] = mapped_column(Text, nullable=True)
+    lyrics_source: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    path: Mapped[str | None] = mapped_column(Text, nullable=True)
+    missing_since: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True, index=True)
+    added_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class TrackGenre(Base):
+    __tablename__ = "track_genres"
+
+    track_id: Mapped[int] = mapped_column(ForeignKey("tracks.id", ondelete="CASCADE"), primary_key=True)
+    genre_id: Mapped[int] = mapped_column(ForeignKey("genres.id", ondelete="CASCADE"), primary_key=True, index=True)
+    position: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class LibraryFile(Base):
+    """A file the scanner has seen: what it needs to tell changed files from unchanged ones."""
+
+    __tablename__ = "library_files"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    path: Mapped[str] = mapped_column(Text)
+    path_hash: Mapped[str] = mapped_column(String(40), unique=True)
+    size: Mapped[int] = mapped_column(BigInteger)
+    mtime_ns: Mapped[int] = mapped_column(BigInteger)
+    content_hash: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    track_id: Mapped[int | None] = mapped_column(ForeignKey("tracks.id", ondelete="SET NULL"), nullable=True, index=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    scanned_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class SearchEntry(Base):
+    """One searchable name (artist, album, track or genre); the full-text index is built on `key`."""
+
+    __tablename__ = "search_entries"
+    __table_args__ = (Index("ix_search_entries_kind_ref", "kind", "ref_id", unique=True),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(2))
+    ref_id: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str] = mapped_column(String(512))
+    key: Mapped[str] = mapped_column(String(512))
+    context: Mapped[str] = mapped_column(String(512), default="")
+    weight: Mapped[int] = mapped_column(Integer, default=0)

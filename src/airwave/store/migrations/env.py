@@ -2,11 +2,15 @@
 
 from alembic import context
 
+from airwave.store.db import include_name
 from airwave.store.models import Base
 
 connection = context.config.attributes["connection"]
+
+
 context.configure(
     connection=connection,
+    include_name=include_name,
     target_metadata=Base.metadata,
     render_as_batch=connection.dialect.name == "sqlite",
     transaction_per_migration=False,

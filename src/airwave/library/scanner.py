@@ -1,0 +1,535 @@
+"""Folder of music -> catalogue: incremental, resumable, tag reading in worker processes."""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import time
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Sequence
+
+from sqlalchemy import delete, func, insert, or_, select, update
+from sqlalchemy.orm import Session
+
+from airwave.library import names
+from airwave.library.tags import AUDIO_EXTENSIONS, ReadError, TrackTags, quick_hash, read
+from airwave.store.db import Database
+from airwave.store.models import (
+    Album,
+    Artist,
+    Artwork,
+    Genre,
+    LibraryFile,
+    SearchEntry,
+    Track,
+    TrackGenre,
+)
+
+BATCH = 500
+IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".webp", ".gif")
+COVER_NAMES = ("cover", "folder", "front", "album")
+LYRICS_EXTENSIONS = (".lrc", ".txt")
+VARIOUS_ARTISTS = "Various Artists"
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class ScanReport:
+    files_seen: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    moved: int = 0
+    tags_read: int = 0
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    known_bad: int = 0
+    seconds: float = 0.0
+    interrupted: bool = False
+
+    @property
+    def files_per_second(self) -> float:
+        return self.files_seen / self.seconds if self.seconds else 0.0
+
+
+@dataclass
+class FoundFile:
+    path: str
+    size: int
+    mtime_ns: int
+    sidecar_lyrics: str | None
+
+
+@dataclass
+class Walk:
+    files: list[FoundFile] = field(default_factory=list)
+    covers: dict[str, str] = field(default_factory=dict)  # directory -> cover image path
+    artist_images: dict[str, str] = field(default_factory=dict)  # directory -> artist image path
+    errors: list[tuple[str, str]] = field(default_factory=list)
+
+
+def walk(roots: Iterable[Path]) -> Walk:
+    """Every audio file under the roots (following symlinks, never looping), with its neighbours."""
+    result = Walk()
+    seen_dirs: set[tuple[int, int]] = set()
+    stack = [str(Path(r).absolute()) for r in roots]
+    while stack:
+        directory = stack.pop()
+        try:
+            st = os.stat(directory)
+            if (st.st_dev, st.st_ino) in seen_dirs:
+                continue
+            seen_dirs.add((st.st_dev, st.st_ino))
+            entries = list(os.scandir(directory))
+        except OSError as exc:
+            result.errors.append((directory, f"cannot read directory: {exc.strerror or exc}"))
+            continue
+        by_stem: dict[str, list[str]] = defaultdict(list)
+        audio: list[os.DirEntry[str]] = []
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=True):
+                    stack.append(entry.path)
+                    continue
+            except OSError:
+                continue
+            stem, ext = os.path.splitext(entry.name)
+            ext = ext.lower()
+            if ext in AUDIO_EXTENSIONS:
+                try:
+                    entry.path.encode("utf-8")
+                except UnicodeEncodeError:
+                    result.errors.append((entry.path.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+                                          "file name is not valid UTF-8; rename it to include it"))
+                    continue
+                audio.append(entry)
+            elif ext in IMAGE_EXTENSIONS:
+                low = stem.lower()
+                if low in COVER_NAMES:
+                    current = result.covers.get(directory)
+                    if current is None or COVER_NAMES.index(low) < COVER_NAMES.index(
+                        Path(current).stem.lower()
+                    ):
+                        result.covers[directory] = entry.path
+                elif low == "artist":
+                    result.artist_images[directory] = entry.path
+            elif ext in LYRICS_EXTENSIONS:
+                by_stem[stem].append(entry.path)
+        for entry in audio:
+            try:
+                st = entry.stat(follow_symlinks=True)
+            except OSError as exc:
+                result.errors.append((entry.path, f"cannot stat: {exc.strerror or exc}"))
+                continue
+            stem = os.path.splitext(entry.name)[0]
+            sidecars = sorted(by_stem.get(stem, []), key=lambda p: not p.lower().endswith(".lrc"))
+            result.files.append(FoundFile(entry.path, st.st_size, st.st_mtime_ns, sidecars[0] if sidecars else None))
+    result.files.sort(key=lambda f: f.path)
+    return result
+
+
+def _read_job(job: tuple[str, str | None]) -> TrackTags | ReadError:
+    return read(job[0], job[1])
+
+
+def read_all(jobs: Sequence[tuple[str, str | None]], workers: int) -> Iterator[TrackTags | ReadError]:
+    """Tag reading in worker processes (in-process for small jobs or workers=1), in job order."""
+    if workers <= 1 or len(jobs) < 200:
+        for job in jobs:
+            yield _read_job(job)
+        return
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        try:
+            yield from pool.map(_read_job, jobs, chunksize=64)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+def fingerprint(artist: str, album: str, title: str, duration: float) -> str:
+    """Identity of a recording from its tags, for recognising a moved file."""
+    key = "|".join([names.merge_key(artist), names.merge_key(album), names.search_key(title), str(round(duration))])
+    return hashlib.sha1(key.encode()).hexdigest()
+
+
+class Scanner:
+    """One scan of one library into one database."""
+
+    def __init__(self, database: Database, *, now: Callable[[], datetime], workers: int | None = None,
+                 progress: Progress | None = None) -> None:
+        self.database = database
+        self.now = now
+        self.workers = workers if workers is not None else (os.cpu_count() or 1)
+        self.progress = progress or (lambda stage, done, total: None)
+
+    def scan(self, roots: Sequence[Path], *, full: bool = False) -> ScanReport:
+        started = time.perf_counter()
+        report = ScanReport()
+        self.progress("walking", 0, 0)
+        found = walk(roots)
+        report.errors.extend(found.errors)
+        report.files_seen = len(found.files)
+        root_prefixes = tuple(str(Path(r).absolute()).rstrip(os.sep) + os.sep for r in roots)
+        with self.database.read() as db:
+            known = {
+                row.path: row
+                for row in db.execute(
+                    select(LibraryFile.id, LibraryFile.path, LibraryFile.size, LibraryFile.mtime_ns,
+                           LibraryFile.content_hash, LibraryFile.track_id, LibraryFile.error)
+                )
+                if row.path.startswith(root_prefixes)
+            }
+        to_read: list[FoundFile] = []
+        touched: list[tuple[int, int]] = []  # (file id, new mtime) for files whose content did not change
+        seen_paths = set()
+        for item in found.files:
+            seen_paths.add(item.path)
+            row = known.get(item.path)
+            if row is None or full:
+                to_read.append(item)
+            elif row.size == item.size and row.mtime_ns == item.mtime_ns:
+                report.unchanged += 1
+                report.known_bad += row.error is not None
+            elif row.size == item.size and row.content_hash and _safe_hash(item) == row.content_hash:
+                touched.append((row.id, item.mtime_ns))
+                report.unchanged += 1
+            else:
+                to_read.append(item)
+        vanished = [row for path, row in known.items() if path not in seen_paths]
+        writer = CatalogWriter(self.database, self.now(), found)
+        if touched:
+            writer.touch(touched)
+        if vanished:
+            report.removed = writer.remove(vanished)
+        total = len(to_read)
+        self.progress("reading", 0, total)
+        done = 0
+        batch: list[TrackTags | ReadError] = []
+        try:
+            for result in read_all([(f.path, f.sidecar_lyrics) for f in to_read], self.workers):
+                report.tags_read += 1
+                batch.append(result)
+                if len(batch) >= BATCH:
+                    writer.write(batch, known, report)
+                    done += len(batch)
+                    batch = []
+                    self.progress("reading", done, total)
+            if batch:
+                writer.write(batch, known, report)
+                done += len(batch)
+        except KeyboardInterrupt:
+            report.interrupted = True
+        finally:
+            writer.finish(changed=bool(report.added or report.updated or report.removed or report.moved))
+            self.progress("reading", done, total)
+            report.seconds = time.perf_counter() - started
+        return report
+
+
+def _safe_hash(item: FoundFile) -> str | None:
+    try:
+        return quick_hash(item.path, item.size)
+    except OSError:
+        return None
+
+
+class CatalogWriter:
+    """Batched, idempotent writes of scan results; caches name -> id for artists, albums, genres."""
+
+    def __init__(self, database: Database, now: datetime, found: Walk) -> None:
+        self.database = database
+        self.now = now
+        self.found = found
+        with database.read() as db:
+            self.artists = {k: i for i, k in db.execute(select(Artist.id, Artist.name_key))}
+            self.albums = {(a, k): i for i, a, k in db.execute(select(Album.id, Album.artist_id, Album.title_key))}
+            self.album_art = {i for (i,) in db.execute(select(Album.id).where(Album.art_id.is_not(None)))}
+            self.genres = {k: i for i, k in db.execute(select(Genre.id, Genre.name_key))}
+            self.artwork = {h: i for i, h in db.execute(select(Artwork.id, Artwork.content_hash))}
+            self.artist_art = {i for (i,) in db.execute(select(Artist.id).where(Artist.art_id.is_not(None)))}
+            self.missing = db.scalar(select(func.count(Track.id)).where(Track.missing_since.is_not(None))) or 0
+
+    # ------------------------------------------------------------------ lookups that create
+
+    def _artist(self, db: Session, name: str, mbid: str | None, folder: str | None) -> int:
+        key = names.merge_key(name)[:512]
+        found = self.artists.get(key)
+        if found is None:
+            found = db.scalar(
+                insert(Artist).returning(Artist.id),
+                {"name": name[:512], "name_key": key, "sort_name": names.sort_name(name)[:512], "mbid": mbid,
+                 "folder": folder, "is_composer": False, "created_at": self.now},
+            )
+            self.artists[key] = found
+        if found not in self.artist_art and folder and folder in self.found.artist_images:
+            self._set_art(db, Artist, found, self.found.artist_images[folder], self.artist_art)
+        return found
+
+    def _album(self, db: Session, artist_id: int, tags: TrackTags, compilation: bool) -> int:
+        key = (artist_id, names.merge_key(tags.album)[:512])
+        found = self.albums.get(key)
+        if found is None:
+            found = db.scalar(
+                insert(Album).returning(Album.id),
+                {"title": tags.album, "title_key": key[1], "artist_id": artist_id, "year": tags.year,
+                 "is_compilation": compilation, "mbid": tags.mbid_album, "created_at": self.now},
+            )
+            self.albums[key] = found
+        if found not in self.album_art:
+            directory = os.path.dirname(tags.path)
+            cover = self.found.covers.get(directory)
+            if cover:
+                self._set_art(db, Album, found, cover, self.album_art)
+            elif tags.picture is not None:
+                art_id = self._artwork(db, tags.picture.content_hash, tags.path, True, tags.picture.width,
+                                       tags.picture.height, tags.picture.dominant_color)
+                db.execute(update(Album).where(Album.id == found).values(art_id=art_id))
+                self.album_art.add(found)
+        return found
+
+    def _genre(self, db: Session, name: str) -> int:
+        key = names.merge_key(name)[:128]
+        found = self.genres.get(key)
+        if found is None:
+            found = db.scalar(
+                insert(Genre).returning(Genre.id),
+                {"name": name[:128], "name_key": key, "category": names.genre_category(name)},
+            )
+            self.genres[key] = found
+        return found
+
+    def _artwork(self, db: Session, content_hash: str, source: str, embedded: bool, width: int, height: int,
+                 colour: str) -> int:
+        found = self.artwork.get(content_hash)
+        if found is None:
+            found = db.scalar(
+                insert(Artwork).returning(Artwork.id),
+                {"content_hash": content_hash, "source_path": source, "embedded": embedded, "width": width,
+                 "height": height, "dominant_color": colour},
+            )
+            self.artwork[content_hash] = found
+        return found
+
+    def _set_art(self, db: Session, model: type[Album] | type[Artist], row_id: int, image_path: str,
+                 done: set[int]) -> None:
+        from airwave.library.tags import _picture
+
+        try:
+            data = Path(image_path).read_bytes()
+        except OSError:
+            return
+        picture = _picture(data)
+        if picture is None:
+            return
+        art_id = self._artwork(db, picture.content_hash, image_path, False, picture.width, picture.height,
+                               picture.dominant_color)
+        db.execute(update(model).where(model.id == row_id).values(art_id=art_id))
+        done.add(row_id)
+
+    # ------------------------------------------------------------------ batches
+
+    def write(self, batch: list[TrackTags | ReadError], known: dict, report: ScanReport) -> None:
+        with self.database.write() as db:
+            new_files, file_updates, genre_rows, entries = [], [], [], []
+            inserts: list[tuple[TrackTags, dict]] = []
+            updates: list[dict] = []
+            for result in batch:
+                row = known.get(result.path)
+                if isinstance(result, ReadError):
+                    report.errors.append((result.path, result.message))
+                    values = {"path": result.path, "path_hash": _path_hash(result.path), "size": result.size,
+                              "mtime_ns": result.mtime_ns, "content_hash": None, "track_id": None,
+                              "error": result.message, "scanned_at": self.now}
+                    if row is None:
+                        new_files.append(values)
+                    else:
+                        file_updates.append({"id": row.id, **values, "track_id": row.track_id})
+                    continue
+                track = self._track_values(db, result)
+                if row is not None and row.track_id is not None:
+                    updates.append({"id": row.track_id, **track})
+                    file_updates.append({"id": row.id, **self._file_values(result, row.track_id)})
+                    report.updated += 1
+                else:
+                    inserts.append((result, track))
+            if inserts:
+                reattached = self._reattach(db, inserts)
+                fresh = [(tags, values) for tags, values in inserts if id(tags) not in reattached]
+                for tags, values in inserts:
+                    if id(tags) in reattached:
+                        track_id = reattached[id(tags)]
+                        updates.append({"id": track_id, **values})
+                        report.moved += 1
+                        self._file_row(tags, track_id, known, new_files, file_updates)
+                if fresh:
+                    ids = db.scalars(
+                        insert(Track).returning(Track.id, sort_by_parameter_order=True),
+                        [values for _, values in fresh],
+                    ).all()
+                    for (tags, _values), track_id in zip(fresh, ids):
+                        self._file_row(tags, track_id, known, new_files, file_updates)
+                        report.added += 1
+                        self._genre_rows(db, tags, track_id, genre_rows)
+                        entries.append(self._track_entry(tags, track_id))
+            if updates:
+                db.execute(update(Track), updates)
+                ids = [u["id"] for u in updates]
+                db.execute(delete(TrackGenre).where(TrackGenre.track_id.in_(ids)))
+                db.execute(delete(SearchEntry).where(SearchEntry.kind == "TR", SearchEntry.ref_id.in_(ids)))
+                by_path = {r.path: r for r in batch if isinstance(r, TrackTags)}
+                for u in updates:
+                    tags = by_path[u["path"]]
+                    self._genre_rows(db, tags, u["id"], genre_rows)
+                    entries.append(self._track_entry(tags, u["id"]))
+            if new_files:
+                db.execute(insert(LibraryFile), new_files)
+            if file_updates:
+                db.execute(update(LibraryFile), file_updates)
+            if genre_rows:
+                db.execute(insert(TrackGenre), genre_rows)
+            if entries:
+                db.execute(insert(SearchEntry), entries)
+
+    def _file_values(self, tags: TrackTags, track_id: int) -> dict:
+        return {"path": tags.path, "path_hash": _path_hash(tags.path), "size": tags.size, "mtime_ns": tags.mtime_ns,
+                "content_hash": tags.quick_hash, "track_id": track_id, "error": None, "scanned_at": self.now}
+
+    def _file_row(self, tags: TrackTags, track_id: int, known: dict, new_files: list, file_updates: list) -> None:
+        row = known.get(tags.path)
+        values = self._file_values(tags, track_id)
+        if row is None:
+            new_files.append(values)
+        else:
+            file_updates.append({"id": row.id, **values})
+
+    def _track_values(self, db: Session, tags: TrackTags) -> dict:
+        artist_name = names.main_artist(tags.artist)
+        album_artist = tags.album_artist
+        compilation = tags.compilation or (album_artist or "").strip().lower() in ("various artists", "various")
+        if compilation and not album_artist:
+            album_artist = VARIOUS_ARTISTS
+        album_artist = names.main_artist(album_artist) if album_artist else artist_name
+        track_dir = os.path.dirname(tags.path)
+        artist_folder = os.path.dirname(track_dir)
+        artist_id = self._artist(db, artist_name, tags.mbid_artist, artist_folder)
+        album_artist_id = artist_id if names.merge_key(album_artist) == names.merge_key(artist_name) else \
+            self._artist(db, album_artist, None, artist_folder)
+        album_id = self._album(db, album_artist_id, tags, compilation)
+        return {
+            "title": tags.title, "artist_id": artist_id, "album_id": album_id, "track_no": tags.track_no,
+            "disc_no": tags.disc_no, "year": tags.year, "duration": tags.duration, "bitrate": tags.bitrate,
+            "sample_rate": tags.sample_rate, "channels": tags.channels, "codec": tags.codec,
+            "composer": tags.composer[:512] if tags.composer else None, "explicit": tags.explicit,
+            "rg_track_gain": tags.rg_track_gain, "rg_track_peak": tags.rg_track_peak,
+            "rg_album_gain": tags.rg_album_gain, "mbid": tags.mbid_track, "isrc": tags.isrc,
+            "fingerprint": fingerprint(artist_name, tags.album, tags.title, tags.duration),
+            "lyrics": tags.lyrics, "lyrics_source": tags.lyrics_source, "path": tags.path,
+            "missing_since": None, "added_at": self.now,
+        }
+
+    def _genre_rows(self, db: Session, tags: TrackTags, track_id: int, rows: list) -> None:
+        seen: set[int] = set()
+        for position, name in enumerate(tags.genres):
+            genre_id = self._genre(db, name)
+            if genre_id not in seen:  # 'Rock' and 'rock' are one genre
+                seen.add(genre_id)
+                rows.append({"track_id": track_id, "genre_id": genre_id, "position": position})
+
+    @staticmethod
+    def _track_entry(tags: TrackTags, track_id: int) -> dict:
+        return {"kind": "TR", "ref_id": track_id, "name": tags.title[:512], "key": names.search_key(tags.title)[:512],
+                "context": names.main_artist(tags.artist)[:512], "weight": 0}
+
+    def _reattach(self, db: Session, inserts: list[tuple[TrackTags, dict]]) -> dict[int, int]:
+        """New files that are missing tracks come back (moved/renamed): same track id, same feedback."""
+        if not self.missing:
+            return {}
+        mbids = {t.mbid_track for t, _ in inserts if t.mbid_track}
+        prints = {v["fingerprint"] for _, v in inserts}
+        rows = db.execute(
+            select(Track.id, Track.mbid, Track.fingerprint).where(
+                Track.missing_since.is_not(None),
+                or_(Track.mbid.in_(mbids), Track.fingerprint.in_(prints)),
+            )
+        ).all()
+        by_mbid = {r.mbid: r.id for r in rows if r.mbid}
+        by_print = {r.fingerprint: r.id for r in rows}
+        out: dict[int, int] = {}
+        used: set[int] = set()
+        for tags, values in inserts:
+            track_id = by_mbid.get(tags.mbid_track) if tags.mbid_track else None
+            track_id = track_id or by_print.get(values["fingerprint"])
+            if track_id and track_id not in used:
+                out[id(tags)] = track_id
+                used.add(track_id)
+        self.missing -= len(out)
+        return out
+
+    def touch(self, rows: list[tuple[int, int]]) -> None:
+        with self.database.write() as db:
+            db.execute(update(LibraryFile), [{"id": i, "mtime_ns": m} for i, m in rows])
+
+    def remove(self, rows: list) -> int:
+        """Files gone from disk: their tracks become missing (not deleted) and leave search."""
+        track_ids = [r.track_id for r in rows if r.track_id is not None]
+        with self.database.write() as db:
+            for chunk in _chunks(track_ids, 500):
+                db.execute(update(Track).where(Track.id.in_(chunk)).values(missing_since=self.now))
+                db.execute(delete(SearchEntry).where(SearchEntry.kind == "TR", SearchEntry.ref_id.in_(chunk)))
+            for chunk in _chunks([r.id for r in rows], 500):
+                db.execute(delete(LibraryFile).where(LibraryFile.id.in_(chunk)))
+        self.missing += len(track_ids)
+        return len(track_ids)
+
+    def finish(self, changed: bool) -> None:
+        """Artists, albums and genres are searchable while they have a present track."""
+        if not changed:
+            return
+        present = select(Track.id).where(Track.missing_since.is_(None))
+        with self.database.write() as db:
+            live = {
+                "AR": set(db.scalars(select(Track.artist_id).where(Track.missing_since.is_(None)).distinct()))
+                | set(db.scalars(select(Album.artist_id).join(Track, Track.album_id == Album.id)
+                                 .where(Track.missing_since.is_(None)).distinct())),
+                "AL": set(db.scalars(select(Track.album_id).where(Track.missing_since.is_(None)).distinct())),
+                "GE": set(db.scalars(select(TrackGenre.genre_id).where(TrackGenre.track_id.in_(present)).distinct())),
+            }
+            indexed: dict[str, set[int]] = defaultdict(set)
+            for kind, ref_id in db.execute(select(SearchEntry.kind, SearchEntry.ref_id).where(SearchEntry.kind != "TR")):
+                indexed[kind].add(ref_id)
+            for kind, ids in live.items():
+                gone = indexed[kind] - ids
+                for chunk in _chunks(sorted(gone), 500):
+                    db.execute(delete(SearchEntry).where(SearchEntry.kind == kind, SearchEntry.ref_id.in_(chunk)))
+                new = sorted(ids - indexed[kind])
+                for chunk in _chunks(new, 500):
+                    db.execute(insert(SearchEntry), self._entries(db, kind, chunk))
+
+    @staticmethod
+    def _entries(db: Session, kind: str, ids: list[int]) -> list[dict]:
+        if kind == "AR":
+            rows = [(i, n, "") for i, n in db.execute(select(Artist.id, Artist.name).where(Artist.id.in_(ids)))]
+        elif kind == "AL":
+            rows = list(db.execute(select(Album.id, Album.title, Artist.name).join(Artist, Artist.id == Album.artist_id)
+                                   .where(Album.id.in_(ids))))
+        else:
+            rows = [(i, n, "") for i, n in db.execute(select(Genre.id, Genre.name).where(Genre.id.in_(ids)))]
+        return [{"kind": kind, "ref_id": i, "name": n[:512], "key": names.search_key(n)[:512] or n.casefold()[:512],
+                 "context": (c or "")[:512], "weight": 0} for i, n, c in rows]
+
+
+def _path_hash(path: str) -> str:
+    return hashlib.sha1(path.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _chunks(items: list, size: int) -> Iterator[list]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
