@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Callable, Iterator, Optional
 
 import typer
 from pydantic import ValidationError
@@ -80,18 +81,28 @@ def serve(
     ] = None,
     readonly: Annotated[Optional[bool], typer.Option("--readonly/--writable", help="Maintenance mode")] = None,
     log_format: Annotated[Optional[str], typer.Option(help="json or text")] = None,
+    library: Annotated[Optional[list[Path]], typer.Option("--library", help="Music folder (repeatable)")] = None,
+    watch: Annotated[Optional[bool], typer.Option("--watch/--no-watch", help="Rescan on file changes")] = None,
 ) -> None:
-    """Run the server until SIGTERM or Ctrl-C."""
+    """Run the server until SIGTERM or Ctrl-C; scans the library in the background."""
     from airwave import logs, server
+    from airwave.core.library import Library
 
     settings = _settings(
         host=host, port=port, data_dir=data_dir, config_file=config, tls_cert=tls_cert, tls_key=tls_key,
         open_registration=open_registration, readonly_mode=readonly, log_format=log_format,
+        library_dirs=library or None, watch_library=watch,
     )
     logs.configure(settings.log_level, settings.log_format)
     services = Services.open(settings)
+    roots = list(settings.library_dirs)
     if demo:
         _ensure_demo_account(services)
+        roots.append(_ensure_demo_library(settings.data_dir / "demo-library"))
+    for root in roots:
+        if not root.is_dir():
+            err.print(f"[red]error:[/red] library folder {root} does not exist")
+            raise typer.Exit(1)
 
     def announce(url: str) -> None:
         print(f"Airwave {__version__} listening on {url}", flush=True)
@@ -101,10 +112,97 @@ def serve(
         print("Press Ctrl-C to stop.", flush=True)
 
     try:
-        server.run(services, announce)
+        server.run(services, announce, Library(services, roots) if roots else None)
     except (OSError, ValueError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from None
+
+
+def _ensure_demo_library(root: Path) -> Path:
+    """Generate the demo library once (a marker file says it is complete)."""
+    marker = root / ".airwave-demo-complete"
+    if marker.exists():
+        return root
+    from airwave.library import demo
+
+    err.print("Building the demo library (first start only)...")
+    with _bar("demo library") as update:
+        summary = demo.generate(root, progress=lambda done, total: update("writing", done, total))
+    marker.write_text(f"{summary.tracks} tracks\n")
+    err.print(f"Demo library: {summary.artists} artists, {summary.albums} albums, {summary.tracks} tracks")
+    return root
+
+
+@contextmanager
+def _bar(label: str) -> Iterator[Callable[[str, int, int], None]]:
+    """A Rich progress bar fed by (stage, done, total) callbacks; quiet when not on a terminal."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=err, transient=True, disable=not err.is_terminal) as progress:
+        task = progress.add_task(label, total=None)
+
+        def update(stage: str, done: int, total: int) -> None:
+            progress.update(task, description=f"{label}: {stage}", completed=done, total=total or None)
+
+        yield update
+
+
+@app.command()
+def scan(
+    library: Annotated[list[Path], typer.Option("--library", help="Music folder (repeatable)")],
+    full: Annotated[bool, typer.Option("--full", help="Re-read every file, not only new and changed ones")] = False,
+    watch: Annotated[bool, typer.Option("--watch", help="Keep running and rescan on changes")] = False,
+    workers: Annotated[Optional[int], typer.Option(help="Tag-reading processes [default: one per core]")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Scan music folders into the catalogue (incremental; an interrupted scan resumes)."""
+    from airwave.library.scanner import Scanner
+
+    for root in library:
+        if not root.is_dir():
+            err.print(f"[red]error:[/red] library folder {root} does not exist")
+            raise typer.Exit(1)
+    services = _open(data_dir)
+    try:
+        while True:
+            with _bar("scan") as update:
+                report = Scanner(services.database, now=services.clock.now, workers=workers or None,
+                                 progress=update).scan(library, full=full)
+            for path, message in report.errors:
+                err.print(f"[yellow]skipped[/yellow] {path}: {message}")
+            out.print(
+                f"{report.files_seen} files in {report.seconds:.2f} s ({report.files_per_second:.0f} files/s): "
+                f"{report.added} added, {report.updated} updated, {report.moved} moved, {report.removed} removed, "
+                f"{report.unchanged} unchanged, {len(report.errors)} skipped; {report.tags_read} tag reads"
+            )
+            if report.interrupted:
+                err.print("interrupted; run the same command again to finish")
+                raise typer.Exit(130)
+            if not watch:
+                return
+            from watchfiles import watch as watch_changes
+
+            for _ in watch_changes(*[str(r) for r in library], debounce=1500):
+                break
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    finally:
+        services.close()
+
+
+@app.command()
+def demo(
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder to write the demo library into")],
+    seed: Annotated[int, typer.Option(help="Random seed: the same seed makes the same library")] = 7,
+) -> None:
+    """Generate the demo music library (synthesised audio, real tags, art and lyrics; offline)."""
+    from airwave.library import demo as demo_library
+
+    with _bar("demo library") as update:
+        summary = demo_library.generate(out_dir, seed=seed, progress=lambda d, t: update("writing", d, t))
+    out.print(f"wrote {summary.tracks} tracks by {summary.artists} artists on {summary.albums} albums "
+              f"({', '.join(summary.genres)}) to {summary.root}")
 
 
 def _ensure_demo_account(services: Services) -> None:

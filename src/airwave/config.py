@@ -68,6 +68,10 @@ class Settings(BaseSettings):
     )
     public_url: str | None = Field(None, description="base URL clients use, for links and mail")
 
+    library_dirs: list[Path] = Field(default_factory=list, description="music folders to scan")
+    scan_workers: int = Field(0, ge=0, description="tag-reading processes; 0 = one per CPU core")
+    watch_library: bool = Field(False, description="rescan when files under the library change")
+
     session_timeout: int = Field(8 * 3600, ge=1, description="seconds of inactivity before a token expires")
     keep_logged_in_timeout: int = Field(30 * 86400, ge=1, description="same, with keepLoggedIn")
     open_registration: bool = False

@@ -13,6 +13,7 @@ import uvicorn
 
 from airwave.api.app import create_app
 from airwave.config import Settings
+from airwave.core.library import Library
 from airwave.core.services import Services
 
 log = logging.getLogger("airwave.server")
@@ -58,7 +59,7 @@ def base_url(settings: Settings, port: int) -> str:
     return f"{scheme}://{host}:{port}/"
 
 
-def run(services: Services, announce: Callable[[str], None]) -> None:
+def run(services: Services, announce: Callable[[str], None], library: Library | None = None) -> None:
     """Serve until a signal arrives; in-flight requests get up to 10 s to finish."""
     settings = services.settings
     if bool(settings.tls_cert) != bool(settings.tls_key):
@@ -66,7 +67,7 @@ def run(services: Services, announce: Callable[[str], None]) -> None:
     sock = bind(settings.host, settings.port)
     port = sock.getsockname()[1]
     config = uvicorn.Config(
-        create_app(services),
+        create_app(services, library),
         ssl_certfile=str(settings.tls_cert) if settings.tls_cert else None,
         ssl_keyfile=str(settings.tls_key) if settings.tls_key else None,
         log_config=None,
@@ -78,9 +79,13 @@ def run(services: Services, announce: Callable[[str], None]) -> None:
     )
     server = _Server(config)
     announce(base_url(settings, port))
+    if library is not None:
+        library.start(watch=settings.watch_library)
     try:
         server.run(sockets=[sock])
     finally:
+        if library is not None:
+            library.stop()
         sock.close()
         services.close()
         log.info("server stopped")

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 import secrets
 import time
+from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 import anyio
 import anyio.to_thread
 import orjson
+from sqlalchemy import select
 from starlette.requests import cookie_parser
+from starlette.responses import FileResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
@@ -19,10 +23,15 @@ from airwave.api.endpoints import registry
 from airwave.api.openapi import openapi_document
 from airwave.api.protocol import CSRF_COOKIE, ApiDispatcher, cookie_header, send_error, send_json
 from airwave.core import sessions
+from airwave.core.library import Library
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
+from airwave.library import artwork
+from airwave.store.models import Artwork
 
 access_log = logging.getLogger("airwave.access")
+_ART_PATH = re.compile(r"^/art/((?:mosaic/)?[0-9a-f]{40}(?:-[0-9a-f]{40}){0,3})/(\d{2,4})\.jpg$")
+_IMMUTABLE = b"public, max-age=31536000, immutable"
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 _ROOT_PAGE = b"""<!doctype html>
@@ -40,8 +49,9 @@ Point a compatible client at this address, or read the
 class AirwaveApp:
     """Top-level router: /api/... to the dispatcher, a few plain routes, 404 envelopes elsewhere."""
 
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, library: Library | None = None) -> None:
         self.services = services
+        self.library = library
         self.api = ApiDispatcher(services, registry)
         self._openapi: bytes | None = None
 
@@ -56,6 +66,8 @@ class AirwaveApp:
             await self.api(scope, receive, send)
         elif path == "/":
             await self._root(scope, send)
+        elif path.startswith("/art/"):
+            await self._art(scope, receive, send)
         elif path == "/healthz":
             await self._health(scope, send)
         elif path == "/openapi.json" and scope["method"] in ("GET", "HEAD"):
@@ -79,6 +91,58 @@ class AirwaveApp:
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else _ROOT_PAGE})
 
+    async def _art(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """GET/HEAD /art/{hash}/{size}.jpg and /art/mosaic/{hash-hash-...}/{size}.jpg: no auth, cacheable."""
+        if scope["method"] not in ("GET", "HEAD"):
+            await send_error(send, ApiError(ErrorCode.METHOD_NOT_ALLOWED, "art answers GET and HEAD"))
+            return
+        match = _ART_PATH.match(scope["path"])
+        size = int(match.group(2)) if match else 0
+        if match is None or size not in artwork.SIZES:
+            await send_error(send, ApiError(ErrorCode.NOT_FOUND, "no such picture"))
+            return
+        key = match.group(1)
+        etag = f'"{hashlib.sha1(key.encode()).hexdigest()[:24]}-{size}"'
+        if _header(scope, b"if-none-match") in (etag, f"W/{etag}", "*"):
+            await send({"type": "http.response.start", "status": 304,
+                        "headers": [(b"etag", etag.encode()), (b"cache-control", _IMMUTABLE)]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        file = await anyio.to_thread.run_sync(self._art_file, key, size)
+        if file is None:
+            await send_error(send, ApiError(ErrorCode.NOT_FOUND, "no such picture"))
+            return
+        response = FileResponse(file, media_type="image/jpeg",
+                                headers={"cache-control": _IMMUTABLE.decode(), "etag": etag})
+        await response(scope, receive, send)
+
+    def _art_file(self, key: str, size: int) -> Path | None:
+        cache = self.services.settings.data_dir / "cache" / "art"
+        if key.startswith("mosaic/"):
+            return self._mosaic_file(key.removeprefix("mosaic/").split("-"), size, cache)
+        with self.services.database.read() as db:
+            row = db.scalar(select(Artwork).where(Artwork.content_hash == key))
+        if row is None:
+            return None
+        return artwork.resized(cache, row.content_hash, size, row.source_path, row.embedded)
+
+    def _mosaic_file(self, hashes: list[str], size: int, cache: Path) -> Path | None:
+        if not 1 <= len(hashes) <= 4:
+            return None
+        with self.services.database.read() as db:
+            rows = {r.content_hash: r for r in db.scalars(select(Artwork).where(Artwork.content_hash.in_(hashes)))}
+        if len(rows) != len(set(hashes)):
+            return None
+        key = hashlib.sha1("-".join(hashes).encode()).hexdigest()
+        done = cache / key[:2] / f"{key}_{size}.jpg"
+        if done.exists():
+            return done
+        covers = [artwork.original_bytes(rows[h].source_path, rows[h].embedded) for h in hashes]
+        made = artwork.mosaic([c for c in covers if c], cache / "mosaics", max(size, 600))
+        if made is None:
+            return None
+        return artwork.resized(cache, key, size, str(made[1]), False)
+
     async def _health(self, scope: Scope, send: Send) -> None:
         try:
             await anyio.to_thread.run_sync(self.services.database.ping)
@@ -86,7 +150,10 @@ class AirwaveApp:
             access_log.exception("health check failed")
             await send_json(send, 503, b'{"status":"error","database":"unreachable"}')
             return
-        await send_json(send, 200, b'{"status":"ok","database":"ok"}')
+        health: dict[str, Any] = {"status": "ok", "database": "ok"}
+        if self.library is not None:
+            health["library"] = self.library.status.as_dict()
+        await send_json(send, 200, orjson.dumps(health))
 
 
     async def _housekeeping(self) -> None:
@@ -172,9 +239,9 @@ class AccessLog:
                 )
 
 
-def create_app(services: Services) -> ASGIApp:
+def create_app(services: Services, library: Library | None = None) -> ASGIApp:
     """The whole server as one ASGI callable."""
-    app: ASGIApp = AccessLog(AirwaveApp(services), services.settings.access_log)
+    app: ASGIApp = AccessLog(AirwaveApp(services, library), services.settings.access_log)
     proxies = services.settings.trusted_proxies
     if proxies:
         app = ProxyHeadersMiddleware(app, trusted_hosts=proxies)

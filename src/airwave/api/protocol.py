@@ -46,6 +46,7 @@ class Call:
     request_id: str
     set_cookies: list[str] = field(default_factory=list)
     db: Session | None = None  # the call's read-only session, shared with authentication
+    base_url: str = ""  # how the client reaches this server, for absolute URLs in responses
 
     @property
     def settings(self) -> Settings:
@@ -149,6 +150,7 @@ class ApiDispatcher:
             secure=scope.get("scheme") == "https",
             user_agent=headers.get("user-agent"),
             request_id=request_id_of(scope),
+            base_url=(self.services.settings.public_url or "").rstrip("/") or _base_url(scope, headers),
         )
         if self._limiter is None:
             self._limiter = anyio.CapacityLimiter(WORKER_THREADS)
@@ -188,6 +190,14 @@ class ApiDispatcher:
         if isinstance(response, BaseModel):
             return response.__pydantic_serializer__.to_json(response, by_alias=True)
         return orjson.dumps(response)
+
+
+def _base_url(scope: Scope, headers: dict[str, str]) -> str:
+    host = headers.get("host")
+    if not host or any(c in host for c in "/\\ @?#"):
+        server = scope.get("server") or ("127.0.0.1", 80)
+        host = f"{server[0]}:{server[1]}"
+    return f"{scope.get('scheme', 'http')}://{host}"
 
 
 def _headers(scope: Scope) -> dict[str, str]:

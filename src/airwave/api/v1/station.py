@@ -9,13 +9,9 @@ from pydantic import Field
 from airwave.api.protocol import Call
 from airwave.api.registry import registry
 from airwave.api.schemas import RequestModel, ResponseModel, Timestamp
+from airwave.api.v1.objects import ArtImage
 from airwave.core import stations
 from airwave.store.models import Station
-
-
-class ArtImage(ResponseModel):
-    url: str
-    size: int
 
 
 class StationObject(ResponseModel):

@@ -1,0 +1,274 @@
+"""The music catalogue as listeners see it: lookups, discographies, similar artists, genres, lyrics."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from airwave.core import ids
+from airwave.errors import ApiError, ErrorCode
+from airwave.library import names
+from airwave.store.models import Album, Artist, Artwork, Genre, Track, TrackGenre
+
+PRESENT = Track.missing_since.is_(None)
+
+
+@dataclass
+class TrackView:
+    track: Track
+    artist: Artist
+    album: Album
+    album_artist: Artist
+    album_art: Artwork | None
+    genres: list[str]
+
+
+def resolve(token: str, *expected: ids.Kind) -> ids.Ref:
+    """Parse a musicId/pandoraId/seoToken naming one of the expected kinds."""
+    ref = ids.parse(token or "")
+    if ref is None:
+        raise ApiError(ErrorCode.NOT_FOUND, f"{token[:80]!r} is not a musicId, pandoraId or seoToken")
+    if expected and ref.kind not in expected:
+        raise ApiError(ErrorCode.INVALID_PANDORA_TYPE, f"{token[:80]!r} names a {ref.kind}, not a {' or '.join(expected)}")
+    return ref
+
+
+def artist(db: Session, artist_id: int) -> Artist:
+    row = db.get(Artist, artist_id)
+    has_tracks = row is not None and db.scalar(
+        select(func.count()).select_from(Track).join(Album, Album.id == Track.album_id)
+        .where(PRESENT, (Track.artist_id == artist_id) | (Album.artist_id == artist_id)).limit(1)
+    )
+    if not has_tracks:
+        raise ApiError(ErrorCode.NOT_FOUND, f"no artist R{artist_id}")
+    return row  # type: ignore[return-value]
+
+
+def album(db: Session, album_id: int) -> Album:
+    row = db.get(Album, album_id)
+    if row is None or not db.scalar(select(func.count(Track.id)).where(Track.album_id == album_id, PRESENT)):
+        raise ApiError(ErrorCode.NOT_FOUND, f"no album L{album_id}")
+    return row
+
+
+def track(db: Session, track_id: int) -> Track:
+    row = db.get(Track, track_id)
+    if row is None or row.missing_since is not None:
+        raise ApiError(ErrorCode.NOT_FOUND, f"no track S{track_id}")
+    return row
+
+
+def art_of(db: Session, art_id: int | None) -> Artwork | None:
+    return db.get(Artwork, art_id) if art_id else None
+
+
+def track_views(db: Session, track_ids: list[int]) -> list[TrackView]:
+    """Tracks with everything a track object shows, in the order given, in four queries."""
+    if not track_ids:
+        return []
+    tracks = {t.id: t for t in db.scalars(select(Track).where(Track.id.in_(track_ids)))}
+    albums = {a.id: a for a in db.scalars(select(Album).where(Album.id.in_({t.album_id for t in tracks.values()})))}
+    artist_ids = {t.artist_id for t in tracks.values()} | {a.artist_id for a in albums.values()}
+    artists = {a.id: a for a in db.scalars(select(Artist).where(Artist.id.in_(artist_ids)))}
+    art_ids = {a.art_id for a in albums.values() if a.art_id}
+    arts = {a.id: a for a in db.scalars(select(Artwork).where(Artwork.id.in_(art_ids)))} if art_ids else {}
+    genres: dict[int, list[str]] = {}
+    for track_id, name in db.execute(
+        select(TrackGenre.track_id, Genre.name).join(Genre, Genre.id == TrackGenre.genre_id)
+        .where(TrackGenre.track_id.in_(list(tracks))).order_by(TrackGenre.track_id, TrackGenre.position)
+    ):
+        genres.setdefault(track_id, []).append(name)
+    views = []
+    for track_id in track_ids:
+        t = tracks.get(track_id)
+        if t is None:
+            continue
+        al = albums[t.album_id]
+        views.append(TrackView(t, artists[t.artist_id], al, artists[al.artist_id], arts.get(al.art_id or -1),
+                               genres.get(track_id, [])))
+    return views
+
+
+def discography(db: Session, artist_id: int) -> list[tuple[Album, Artwork | None, int]]:
+    """Albums by the artist (as album artist), newest first, with art and present track count."""
+    rows = db.execute(
+        select(Album, func.count(Track.id)).join(Track, Track.album_id == Album.id)
+        .where(Album.artist_id == artist_id, PRESENT).group_by(Album.id)
+        .order_by(Album.year.desc().nulls_last(), Album.title)
+    ).all()
+    arts = {a.id: a for a in db.scalars(select(Artwork).where(Artwork.id.in_([al.art_id for al, _ in rows if al.art_id])))}
+    return [(al, arts.get(al.art_id or -1), count) for al, count in rows]
+
+
+def appears_on(db: Session, artist_id: int) -> list[Album]:
+    """Albums of other album artists (compilations) with a track by this artist."""
+    return list(db.scalars(
+        select(Album).join(Track, Track.album_id == Album.id)
+        .where(Track.artist_id == artist_id, Album.artist_id != artist_id, PRESENT).distinct()
+    ))
+
+
+def album_tracks(db: Session, album_id: int) -> list[int]:
+    return list(db.scalars(
+        select(Track.id).where(Track.album_id == album_id, PRESENT)
+        .order_by(Track.disc_no.nulls_first(), Track.track_no.nulls_last(), Track.title)
+    ))
+
+
+def artist_genres(db: Session, artist_id: int) -> Counter[int]:
+    return Counter(dict(db.execute(
+        select(TrackGenre.genre_id, func.count()).join(Track, Track.id == TrackGenre.track_id)
+        .where(Track.artist_id == artist_id, PRESENT).group_by(TrackGenre.genre_id)
+    ).all()))
+
+
+def similar_artists(db: Session, artist_id: int, limit: int = 10) -> list[Artist]:
+    """Artists whose tracks share the most genres with this one's (weighted by track counts)."""
+    mine = artist_genres(db, artist_id)
+    if not mine:
+        return []
+    rows = db.execute(
+        select(Track.artist_id, TrackGenre.genre_id, func.count()).join(TrackGenre, TrackGenre.track_id == Track.id)
+        .where(TrackGenre.genre_id.in_(list(mine)), Track.artist_id != artist_id, PRESENT)
+        .group_by(Track.artist_id, TrackGenre.genre_id)
+    ).all()
+    total = sum(mine.values())
+    score: Counter[int] = Counter()
+    for other, genre_id, count in rows:
+        score[other] += min(count, mine[genre_id]) / total
+    best = [a for a, _ in sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
+    found = {a.id: a for a in db.scalars(select(Artist).where(Artist.id.in_(best)))}
+    return [found[a] for a in best if a in found]
+
+
+def similar_tracks(db: Session, track_row: Track, limit: int = 10) -> list[int]:
+    """Other tracks sharing the track's genres, closest in year, not by the same artist first."""
+    genre_ids = list(db.scalars(select(TrackGenre.genre_id).where(TrackGenre.track_id == track_row.id)))
+    if not genre_ids:
+        return list(db.scalars(select(Track.id).where(Track.artist_id == track_row.artist_id, Track.id != track_row.id,
+                                                      PRESENT).limit(limit)))
+    shared = func.count(TrackGenre.genre_id)
+    rows = db.execute(
+        select(Track.id, Track.artist_id, Track.year, shared).join(TrackGenre, TrackGenre.track_id == Track.id)
+        .where(TrackGenre.genre_id.in_(genre_ids), Track.id != track_row.id, PRESENT)
+        .group_by(Track.id, Track.artist_id, Track.year).order_by(shared.desc(), Track.id).limit(400)
+    ).all()
+    year = track_row.year or 0
+
+    def rank(row) -> tuple:  # noqa: ANN001
+        return (-row[3], row[1] == track_row.artist_id, abs((row[2] or year) - year), row[0])
+
+    picked, per_artist = [], Counter()
+    for row in sorted(rows, key=rank):
+        if per_artist[row[1]] < 2:
+            picked.append(row[0])
+            per_artist[row[1]] += 1
+        if len(picked) == limit:
+            break
+    return picked
+
+
+def track_count(db: Session, artist_id: int) -> int:
+    return db.scalar(select(func.count(Track.id)).where(Track.artist_id == artist_id, PRESENT)) or 0
+
+
+def genre_categories(db: Session) -> list[tuple[str, int]]:
+    """Categories with playable genres, by name, with a representative album art id."""
+    rows = db.execute(
+        select(Genre.category, func.count(func.distinct(TrackGenre.track_id)))
+        .join(TrackGenre, TrackGenre.genre_id == Genre.id).join(Track, Track.id == TrackGenre.track_id)
+        .where(PRESENT).group_by(Genre.category).order_by(Genre.category)
+    ).all()
+    return [(name, count) for name, count in rows]
+
+
+def category_by_token(db: Session, token: str) -> str:
+    for name, _count in genre_categories(db):
+        if ids.slug(name) == token or name == token:
+            return name
+    raise ApiError(ErrorCode.NOT_FOUND, f"no genre category {token[:80]!r}")
+
+
+def genres_in(db: Session, category: str) -> list[tuple[Genre, int]]:
+    return [(g, n) for g, n in db.execute(
+        select(Genre, func.count(TrackGenre.track_id)).join(TrackGenre, TrackGenre.genre_id == Genre.id)
+        .join(Track, Track.id == TrackGenre.track_id).where(Genre.category == category, PRESENT)
+        .group_by(Genre.id).order_by(func.count(TrackGenre.track_id).desc(), Genre.name)
+    ).all()]
+
+
+def genre(db: Session, genre_id: int) -> Genre:
+    row = db.get(Genre, genre_id)
+    if row is None:
+        raise ApiError(ErrorCode.NOT_FOUND, f"no genre G{genre_id}")
+    return row
+
+
+def genre_sample(db: Session, genre_id: int, limit: int = 5) -> list[int]:
+    """A spread of a genre's tracks: at most one per artist first."""
+    rows = db.execute(
+        select(Track.id, Track.artist_id).join(TrackGenre, TrackGenre.track_id == Track.id)
+        .where(TrackGenre.genre_id == genre_id, PRESENT).order_by(Track.id).limit(500)
+    ).all()
+    picked, artists = [], set()
+    for track_id, artist_id in rows:
+        if artist_id not in artists:
+            picked.append(track_id)
+            artists.add(artist_id)
+        if len(picked) == limit:
+            return picked
+    return (picked + [t for t, _ in rows if t not in picked])[:limit]
+
+
+def cover_hashes(db: Session, artist_id: int, limit: int = 4) -> list[str]:
+    """Content hashes of the artist's album covers (for the mosaic of an artist without a picture)."""
+    return list(db.scalars(
+        select(Artwork.content_hash).join(Album, Album.art_id == Artwork.id)
+        .where(Album.artist_id == artist_id).order_by(Album.year.desc().nulls_last(), Album.id).limit(limit)
+    ))
+
+
+# ------------------------------------------------------------------ lyrics
+
+_LRC_TIME = re.compile(r"\[(\d{1,3}):(\d{2})(?:[.:](\d{1,3}))?\]")
+_LRC_META = re.compile(r"^\[(ar|ti|al|au|by|length|offset|re|ve|la):.*\]$", re.IGNORECASE)
+
+
+@dataclass
+class Lyrics:
+    lyric_id: str
+    checksum: str
+    lines: list[str]
+    timed: list[tuple[float, str]]
+    credits: str
+
+
+def lyrics_of(track_row: Track) -> Lyrics | None:
+    text = (track_row.lyrics or "").strip()
+    if not text:
+        return None
+    lines, timed, credits = [], [], []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if _LRC_META.match(line):
+            if line[1:3].lower() in ("au", "by"):
+                credits.append(line[4:-1].strip())
+            continue
+        stamps = _LRC_TIME.findall(line)
+        words = _LRC_TIME.sub("", line).strip()
+        for minutes, seconds, fraction in stamps:
+            at = int(minutes) * 60 + int(seconds) + (int(fraction) / 10 ** len(fraction) if fraction else 0.0)
+            timed.append((round(at, 3), words))
+        lines.append(words)
+    timed.sort()
+    checksum = hashlib.sha1(text.encode()).hexdigest()[:16]
+    return Lyrics(f"LY{track_row.id}", checksum, lines, timed, "; ".join(c for c in credits if c))
+
+
+def search_key(text: str) -> str:
+    return names.search_key(text)

@@ -1,0 +1,92 @@
+"""The instance's music library: scans (at start, on demand, on file changes) and their status."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from airwave.core.services import Services
+from airwave.library.scanner import ScanReport, Scanner
+
+log = logging.getLogger("airwave.library")
+
+
+@dataclass
+class ScanStatus:
+    state: str = "idle"  # idle | scanning
+    stage: str = ""
+    done: int = 0
+    total: int = 0
+    scans: int = 0
+    last: ScanReport | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def as_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"state": self.state, "stage": self.stage, "done": self.done, "total": self.total,
+                                  "scans": self.scans}
+        if self.last is not None:
+            r = self.last
+            out["last"] = {"files": r.files_seen, "added": r.added, "updated": r.updated, "removed": r.removed,
+                           "moved": r.moved, "errors": len(r.errors), "seconds": round(r.seconds, 2)}
+        return out
+
+
+class Library:
+    """Scans the configured folders into the catalogue, one scan at a time."""
+
+    def __init__(self, services: Services, roots: list[Path] | None = None) -> None:
+        self.services = services
+        self.roots = [Path(r) for r in (roots if roots is not None else services.settings.library_dirs)]
+        self.status = ScanStatus()
+        self._stop = threading.Event()
+
+    def scan(self, full: bool = False) -> ScanReport:
+        with self.status.lock:
+            self.status.state, self.status.done, self.status.total = "scanning", 0, 0
+            try:
+                report = Scanner(
+                    self.services.database, now=self.services.clock.now,
+                    workers=self.services.settings.scan_workers or os.cpu_count() or 1, progress=self._progress,
+                ).scan(self.roots, full=full)
+            finally:
+                self.status.state = "idle"
+            self.status.last = report
+            self.status.scans += 1
+        log.info("library scanned", extra={"files": report.files_seen, "added": report.added,
+                                           "updated": report.updated, "removed": report.removed,
+                                           "errors": len(report.errors), "seconds": round(report.seconds, 2)})
+        for path, message in report.errors[:50]:
+            log.warning("skipped file", extra={"path": path, "reason": message})
+        return report
+
+    def _progress(self, stage: str, done: int, total: int) -> None:
+        self.status.stage, self.status.done, self.status.total = stage, done, total
+
+    def start(self, watch: bool = False) -> threading.Thread | None:
+        """Scan in the background now, then (with watch) after every change under the roots."""
+        if not self.roots:
+            return None
+        thread = threading.Thread(target=self._run, args=(watch,), name="library-scan", daemon=True)
+        thread.start()
+        return thread
+
+    def _run(self, watch: bool) -> None:
+        try:
+            self.scan()
+            if watch:
+                self.watch()
+        except Exception:
+            log.exception("library scan failed")
+
+    def watch(self) -> None:
+        from watchfiles import watch
+
+        existing = [str(r) for r in self.roots if r.exists()]
+        for _changes in watch(*existing, stop_event=self._stop, debounce=1500, step=200):
+            self.scan()
+
+    def stop(self) -> None:
+        self._stop.set()

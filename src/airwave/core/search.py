@@ -1,0 +1,121 @@
+"""Catalogue search: accent/case-insensitive, prefix-aware, ranked exact > prefix > word > fuzzy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+from airwave.library.names import search_key
+
+KINDS = ("AR", "AL", "TR", "GE")
+EXACT, PREFIX, WORD, FUZZY = 4, 3, 2, 1
+FUZZY_THRESHOLD = 0.3
+
+
+@dataclass(frozen=True)
+class Hit:
+    kind: str
+    ref_id: int
+    name: str
+    context: str
+    tier: int
+    similarity: float
+
+    @property
+    def score(self) -> float:
+        return round(self.tier + min(self.similarity, 0.999), 3)
+
+
+def trigrams(value: str) -> set[str]:
+    padded = f"  {value} "
+    return {padded[i:i + 3] for i in range(len(padded) - 2)}
+
+
+def _jaccard(a: str, b: str) -> float:
+    ta, tb = trigrams(a), trigrams(b)
+    return len(ta & tb) / len(ta | tb) if ta and tb else 0.0
+
+
+def similarity(query: str, key: str) -> float:
+    """Trigram similarity of the query to the key or to its best run of as many words."""
+    best = _jaccard(query, key)
+    words, width = key.split(), len(query.split())
+    for start in range(max(0, len(words) - width + 1)):
+        best = max(best, _jaccard(query, " ".join(words[start:start + width])))
+    return best
+
+
+def search(db: Session, query: str, kinds: tuple[str, ...] = KINDS, limit: int = 20) -> list[Hit]:
+    """Best `limit` matches of the catalogue kinds asked for."""
+    q = search_key(query)
+    kinds = tuple(k for k in kinds if k in KINDS)
+    if not q or not kinds or limit <= 0:
+        return []
+    if db.get_bind().dialect.name == "sqlite":
+        return _sqlite(db, q, kinds, limit)
+    return _postgres(db, q, kinds, limit)
+
+
+def _kind_filter(kinds: tuple[str, ...]) -> tuple[str, dict[str, str]]:
+    params = {f"k{i}": k for i, k in enumerate(kinds)}
+    return "e.kind IN (" + ", ".join(f":{p}" for p in params) + ")", params
+
+
+def _sqlite(db: Session, q: str, kinds: tuple[str, ...], limit: int) -> list[Hit]:
+    where, params = _kind_filter(kinds)
+    match = " ".join(f'"{token}"*' for token in q.split())
+    rows = db.execute(
+        text(f"""
+            SELECT e.kind, e.ref_id, e.name, e.context, e.key,
+                   CASE WHEN e.key = :q THEN {EXACT} WHEN e.key LIKE :prefix THEN {PREFIX} ELSE {WORD} END AS tier
+            FROM search_fts JOIN search_entries e ON e.id = search_fts.rowid
+            WHERE search_fts MATCH :match AND {where}
+            ORDER BY tier DESC, bm25(search_fts), length(e.key), e.id
+            LIMIT :limit
+        """),
+        {"q": q, "prefix": q + "%", "match": match, "limit": limit, **params},
+    ).all()
+    hits = [Hit(r.kind, r.ref_id, r.name, r.context, r.tier, similarity(q, r.key)) for r in rows]
+    if len(hits) < limit and len(q) >= 3:
+        seen = {(h.kind, h.ref_id) for h in hits}
+        grams = [g for g in trigrams(q) if g.strip() and " " not in g.strip() and len(g.strip()) == 3]
+        if grams:
+            fuzzy = db.execute(
+                text(f"""
+                    SELECT e.kind, e.ref_id, e.name, e.context, e.key
+                    FROM search_tri JOIN search_entries e ON e.id = search_tri.rowid
+                    WHERE search_tri MATCH :match AND {where}
+                    ORDER BY bm25(search_tri) LIMIT 200
+                """),
+                {"match": " OR ".join(f'"{g}"' for g in sorted(set(grams))), **params},
+            ).all()
+            scored = [(similarity(q, r.key), r) for r in fuzzy if (r.kind, r.ref_id) not in seen]
+            scored.sort(key=lambda sr: (-sr[0], len(sr[1].key)))
+            hits += [Hit(r.kind, r.ref_id, r.name, r.context, FUZZY, s) for s, r in scored if s >= FUZZY_THRESHOLD]
+    return hits[:limit]
+
+
+def _postgres(db: Session, q: str, kinds: tuple[str, ...], limit: int) -> list[Hit]:
+    where, params = _kind_filter(kinds)
+    db.execute(text("SET LOCAL pg_trgm.word_similarity_threshold = 0.4"))
+    tokens = q.split()
+    word_terms = " AND ".join(f"(' ' || e.key) LIKE :w{i}" for i in range(len(tokens)))
+    params.update({f"w{i}": f"% {t}%" for i, t in enumerate(tokens)})
+    rows = db.execute(
+        text(f"""
+            SELECT e.kind, e.ref_id, e.name, e.context, e.key,
+                   greatest(similarity(e.key, :q), word_similarity(:q, e.key)) AS sim,
+                   CASE WHEN e.key = :q THEN {EXACT} WHEN e.key LIKE :prefix THEN {PREFIX}
+                        WHEN {word_terms} THEN {WORD} ELSE {FUZZY} END AS tier
+            FROM search_entries e
+            WHERE {where} AND (e.key LIKE :prefix OR ({word_terms}) OR
+                               (length(:q) >= 3 AND (e.key % :q OR :q <% e.key)))
+            ORDER BY tier DESC, sim DESC, length(e.key), e.id
+            LIMIT :limit
+        """),
+        {"q": q, "prefix": q + "%", "limit": limit, **params},
+    ).all()
+    hits = [Hit(r.kind, r.ref_id, r.name, r.context, r.tier, similarity(q, r.key)) for r in rows]
+    return [h for h in hits if h.tier > FUZZY or h.similarity >= FUZZY_THRESHOLD]
