@@ -39,15 +39,22 @@ class PostgresSchema:
         self.name = "aw_" + secrets.token_hex(6)
         self._plain = POSTGRES_URL.replace("+psycopg", "")
         with psycopg.connect(self._plain, autocommit=True) as conn:
+            # pg_trgm lives in public for every test schema (a schema's own copy would die with it)
+            where = conn.execute("SELECT extnamespace::regnamespace::text FROM pg_extension "
+                                 "WHERE extname = 'pg_trgm'").fetchone()
+            if where is None:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
+            elif where[0] != "public":
+                conn.execute("ALTER EXTENSION pg_trgm SET SCHEMA public")
             conn.execute(f'CREATE SCHEMA "{self.name}"')
         sep = "&" if "?" in POSTGRES_URL else "?"
-        self.url = f"{POSTGRES_URL}{sep}options=-csearch_path%3D{self.name}"
+        self.url = f"{POSTGRES_URL}{sep}options=-csearch_path%3D{self.name}%2Cpublic"
 
     def execute(self, sql: str) -> None:
         import psycopg
 
         with psycopg.connect(self._plain, autocommit=True) as conn:
-            conn.execute(f'SET search_path TO "{self.name}"')
+            conn.execute(f'SET search_path TO "{self.name}", public')
             conn.execute(sql)
 
     def drop(self) -> None:

@@ -22,7 +22,7 @@ app = typer.Typer(help="Airwave: self-hosted music streaming.", no_args_is_help=
 user_app = typer.Typer(help="Manage listener accounts.", no_args_is_help=True)
 app.add_typer(user_app, name="user")
 
-out = Console()
+out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
 DataDir = Annotated[
@@ -174,7 +174,8 @@ def scan(
             out.print(
                 f"{report.files_seen} files in {report.seconds:.2f} s ({report.files_per_second:.0f} files/s): "
                 f"{report.added} added, {report.updated} updated, {report.moved} moved, {report.removed} removed, "
-                f"{report.unchanged} unchanged, {len(report.errors)} skipped; {report.tags_read} tag reads"
+                f"{report.unchanged} unchanged, {len(report.errors)} skipped ({report.known_bad} known unreadable); "
+                f"{report.tags_read} tag reads"
             )
             if report.interrupted:
                 err.print("interrupted; run the same command again to finish")

@@ -6,6 +6,7 @@ import contextlib
 import logging
 import signal
 import socket
+import ssl
 import threading
 from typing import Callable, Iterator
 
@@ -77,6 +78,13 @@ def run(services: Services, announce: Callable[[str], None], library: Library | 
         timeout_graceful_shutdown=10,
         lifespan="on",
     )
+    try:
+        config.load()  # loads the certificate now, so a bad one fails before we announce
+    except (OSError, ssl.SSLError) as exc:
+        sock.close()
+        raise ValueError(
+            f"cannot use TLS certificate {settings.tls_cert} with key {settings.tls_key}: {exc}"
+        ) from None
     server = _Server(config)
     announce(base_url(settings, port))
     if library is not None:

@@ -29,7 +29,7 @@ MAX_BODY = 1024 * 1024
 WORKER_THREADS = 32  # handlers running at once; the database pool is sized to match
 SESSION_COOKIE = "airwave_session"
 CSRF_COOKIE = "csrftoken"
-_API_PATH = re.compile(r"^/api/v(\d{1,4})/([A-Za-z]+/[A-Za-z]+)$")
+_API_PATH = re.compile(r"/api/v([1-9][0-9]{0,3})/([A-Za-z]+/[A-Za-z]+)", re.ASCII)
 _JSON_HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
 
 
@@ -164,7 +164,7 @@ class ApiDispatcher:
         await send_json(send, 200, result, extra)
 
     def _route(self, path: str) -> Endpoint:
-        match = _API_PATH.match(path)
+        match = _API_PATH.fullmatch(path)
         endpoint = self.registry.resolve(int(match.group(1)), match.group(2)) if match else None
         if endpoint is None:
             raise ApiError(ErrorCode.NOT_FOUND, f"no API endpoint at {path[:200]}")

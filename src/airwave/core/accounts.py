@@ -30,7 +30,7 @@ def check_username(username: str) -> str:
     name = unicodedata.normalize("NFKC", username)
     if len(name) < 2:
         raise ApiError(ErrorCode.INVALID_USERNAME, "username must be at least 2 characters")
-    if not _USERNAME.match(name):
+    if not _USERNAME.match(name) or len(username_key(name)) > 64:
         raise ApiError(
             ErrorCode.INVALID_USERNAME,
             "username must be at most 64 characters, without spaces or control characters",

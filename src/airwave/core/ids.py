@@ -22,6 +22,9 @@ _STATION_ID = re.compile(r"^ST:0:(\d{1,18})$")
 _SEO_TOKEN = re.compile(r"^(?:[a-z0-9-]{0,200}/){1,3}(AR|AL|TR)(\d{1,18})$")
 
 
+MAX_ID = 2**31 - 1  # row ids are 32-bit integers on every backend
+
+
 @dataclass(frozen=True)
 class Ref:
     """A parsed reference to one object."""
@@ -52,8 +55,17 @@ def seo_token(kind: Kind, id: int, *names: str) -> str:
 
 
 def parse(value: str) -> Ref | None:
-    """A musicId, pandoraId or seoToken; None when it is none of them."""
-    value = value.strip()
+    """A musicId, pandoraId or seoToken; None when it is none of them (or names no possible row)."""
+    ref = _parse(value.strip())
+    return ref if ref is None or 0 < ref.id <= MAX_ID else None
+
+
+def parse_number(value: str) -> int | None:
+    """A bare row id such as a stationId ('42')."""
+    return int(value) if value.isascii() and value.isdigit() and 0 < int(value) <= MAX_ID else None
+
+
+def _parse(value: str) -> Ref | None:
     if m := _MUSIC_ID.match(value):
         return Ref(_MUSIC_LETTER[m.group(1)], int(m.group(2)))
     if m := _PANDORA_ID.match(value):

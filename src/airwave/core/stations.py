@@ -40,8 +40,8 @@ def list_stations(db: Session, listener_id: int, start: int, size: int) -> tuple
 def get_station(db: Session, listener_id: int, station_id: str) -> Station:
     """The listener's station; STATION_DOES_NOT_EXIST or USER_NOT_AUTHORIZED otherwise."""
     ref = ids.parse(station_id) if station_id.startswith("ST:") else None
-    number = ref.id if ref and ref.kind == "station" else (int(station_id) if station_id.isdigit() else None)
-    station = db.get(Station, number) if number is not None and number < 2**63 else None
+    number = ref.id if ref and ref.kind == "station" else ids.parse_number(station_id)
+    station = db.get(Station, number) if number is not None else None
     if station is None:
         raise ApiError(ErrorCode.STATION_DOES_NOT_EXIST, f"no station {station_id[:40]!r}")
     if station.listener_id != listener_id:
