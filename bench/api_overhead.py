@@ -71,9 +71,9 @@ def serve(data_dir: Path, access_log: bool) -> None:
 
         return app
 
-    # server.run builds its app with create_app(services); wrapping that one call keeps every
+    # server.run builds its app with create_app(services, library); wrapping that one call keeps every
     # uvicorn setting identical to production. The parent checks that /bare answers.
-    server.create_app = lambda services: with_bare(api_app.create_app(services))
+    server.create_app = lambda services, *rest: with_bare(api_app.create_app(services, *rest))
 
     settings = Settings(data_dir=data_dir, host=HOST, port=0, access_log=access_log)
     logs.configure(settings.log_level, settings.log_format)

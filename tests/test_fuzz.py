@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import string
 from dataclasses import dataclass, field
 from typing import Any, Iterator, get_args
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import httpx
 import pytest
@@ -23,9 +24,9 @@ from hypothesis import strategies as st
 from airwave.api.endpoints import registry
 from airwave.api.registry import Endpoint
 from airwave.errors import ErrorCode
-from support import Server, unique
+from support import Server, assert_error, unique
 
-EXAMPLES = int(os.environ.get("AIRWAVE_FUZZ_EXAMPLES", "150"))
+EXAMPLES = int(os.environ.get("AIRWAVE_FUZZ_EXAMPLES", "200"))
 MAX_BODY = 1024 * 1024
 SESSION_COOKIE = "airwave_session"
 
@@ -165,24 +166,35 @@ def _types_of(annotation: Any) -> set[type]:
     return {annotation} if isinstance(annotation, type) else set()
 
 
-def plausible_value(alias: str, annotation: Any) -> st.SearchStrategy[Any]:
-    """Values a real client might send for the field: right type, sometimes just out of range."""
-    by_name: dict[str, st.SearchStrategy[Any]] = {
-        # Never the fuzzer's own listener, whose token must stay usable (failed logins throttle a name).
-        "username": st.one_of(st.from_regex(r"fz[a-z0-9]{6,10}", fullmatch=True),
-                              st.from_regex(r"fz[a-z0-9]{6,10}", fullmatch=True), st.just(KNOWN_USER), TEXT),
-        "password": st.one_of(st.text(min_size=8, max_size=40), st.text(max_size=8),
-                              st.sampled_from([KNOWN_PASSWORD, "password", "fzknown!"])),
-        "existingAuthToken": st.one_of(st.just(REAL_TOKEN), st.just(REAL_TOKEN), TEXT),
-        "birthYear": st.one_of(st.integers(1950, 2005), st.integers(1880, 2040)),
-        "zipCode": st.one_of(st.from_regex(r"[0-9]{5}", fullmatch=True),
-                             st.from_regex(r"[A-Za-z0-9 \-]{0,12}", fullmatch=True)),
-        "gender": st.sampled_from(["male", "female", "nonbinary", "unspecified", "Non-Binary", " male ", "other", ""]),
-        "pageSize": st.integers(-2, 1002),
-        "startIndex": st.one_of(st.integers(-2, 100), st.integers(2**31 - 3, 2**31 + 3)),
-    }
-    if alias in by_name:
-        return by_name[alias]
+# Per known field: values that pass validation, and values a client might get slightly wrong.
+# Usernames are never the fuzzer's own listener, whose token must stay usable.
+# Letters whose case-folded (or NFKC) form is longer than the letter: 'ß' -> 'ss', 'ﬁ' -> 'fi', ...
+EXPANDING_NAMES = st.tuples(st.sampled_from(["ß", "ẞ", "İ", "ǰ", "ΐ", "ŉ", "ﬁ", "㎒"]), st.integers(20, 64)).map(
+    lambda p: p[0] * p[1])
+VALID: dict[str, st.SearchStrategy[Any]] = {
+    "username": st.one_of(st.from_regex(r"fz[a-z0-9]{6,10}", fullmatch=True), st.just(KNOWN_USER),
+                          st.text(st.characters(categories=["L", "N"]), min_size=2, max_size=64), EXPANDING_NAMES),
+    "password": st.one_of(st.just(KNOWN_PASSWORD), st.from_regex(r"[A-Za-z0-9 !?.-]{8,30}", fullmatch=True)),
+    "existingAuthToken": st.just(REAL_TOKEN),
+    "birthYear": st.integers(1950, 2005),
+    "zipCode": st.one_of(st.from_regex(r"[0-9]{5}", fullmatch=True), st.just("SW1A 1AA")),
+    "gender": st.sampled_from(["male", "female", "nonbinary", "unspecified", "Non-Binary", " male "]),
+    "pageSize": st.integers(1, 1000),
+    "startIndex": st.integers(0, 100),
+}
+SLIGHTLY_WRONG: dict[str, st.SearchStrategy[Any]] = {
+    "username": st.one_of(TEXT, st.just(KNOWN_USER.upper()), st.from_regex(r"[^\s]{0,3}|[a-z]{60,70}", fullmatch=True)),
+    "password": st.one_of(st.text(max_size=8), st.sampled_from(["password", "fzknown!", "aaaaaaaaaaaa", " " * 9])),
+    "existingAuthToken": TEXT,
+    "birthYear": st.integers(1800, 2100),
+    "zipCode": st.from_regex(r"[A-Za-z0-9 \-]{0,12}", fullmatch=True),
+    "gender": st.sampled_from(["other", "", "MALE", "m", "non binary"]),
+    "pageSize": st.sampled_from([-2, -1, 0, 1001, 1002]),
+    "startIndex": st.sampled_from([-2, -1, 2**31 - 2, 2**31 - 1, 2**31, 2**31 + 1]),
+}
+
+
+def _by_type(annotation: Any) -> st.SearchStrategy[Any]:
     types = _types_of(annotation)
     options: list[st.SearchStrategy[Any]] = []
     if bool in types:
@@ -201,9 +213,26 @@ def often(draw: st.DrawFn, percent: int) -> bool:
     return draw(st.integers(0, 99)) < percent
 
 
-def fields_of(endpoint: Endpoint) -> list[tuple[str, st.SearchStrategy[Any]]]:
-    return [(info.alias or name, plausible_value(info.alias or name, info.annotation))
-            for name, info in endpoint.request.model_fields.items()]
+@dataclass(frozen=True)
+class FieldValues:
+    alias: str
+    valid: st.SearchStrategy[Any]
+    wrong: st.SearchStrategy[Any]
+
+    def draw(self, draw: st.DrawFn) -> Any:
+        roll = draw(st.integers(0, 99))
+        if roll < 70:
+            return draw(self.valid)
+        return draw(self.wrong) if roll < 88 else draw(WEIRD_VALUES)
+
+
+def fields_of(endpoint: Endpoint) -> list[FieldValues]:
+    out = []
+    for name, info in endpoint.request.model_fields.items():
+        alias = info.alias or name
+        typed = _by_type(info.annotation)
+        out.append(FieldValues(alias, VALID.get(alias, typed), SLIGHTLY_WRONG.get(alias, typed)))
+    return out
 
 
 @st.composite
@@ -211,13 +240,13 @@ def schema_object(draw: st.DrawFn, endpoint: Endpoint) -> Pairs:
     """An object built from the endpoint's request fields, some right, some wrong, some repeated."""
     fields = fields_of(endpoint)
     pairs: list[tuple[str, Any]] = []
-    for alias, plausible in fields:
-        if often(draw, 80):  # most fields present, most of them plausible
-            pairs.append((alias, draw(plausible) if often(draw, 80) else draw(WEIRD_VALUES)))
-    for _ in range(draw(st.integers(0, 2)) if often(draw, 30) else 0):  # unknown extras and repeated keys
+    for values in fields:
+        if often(draw, 75):  # most fields present, most of them valid
+            pairs.append((values.alias, values.draw(draw)))
+    for _ in range(draw(st.integers(0, 2)) if often(draw, 25) else 0):  # unknown extras and repeated keys
         if fields and draw(st.booleans()):
-            alias, plausible = draw(st.sampled_from(fields))
-            pairs.append((alias, draw(st.one_of(plausible, WEIRD_VALUES))))
+            values = draw(st.sampled_from(fields))
+            pairs.append((values.alias, values.draw(draw)))
         else:
             pairs.append((draw(TEXT), draw(WEIRD_VALUES)))
     return Pairs(draw(st.permutations(pairs)) if often(draw, 20) else pairs)
@@ -291,7 +320,7 @@ CONTENT_TYPES = st.one_of(
     ]),
     header_bytes(),
 )
-# Methods the HTTP parser knows; for others see test_unknown_methods_answer_405_envelope.
+# Methods the HTTP parser knows; for others see test_extension_methods_answer_405_envelope.
 OTHER_METHODS = ["GET", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS", "PROPFIND", "TRACE", "PURGE"]
 
 
@@ -385,10 +414,24 @@ SEGMENT = st.one_of(
 )
 
 
+NEAR_VERSIONS = ["v01", "v001", "v0", "V1", "v1.0", "v+1", "v%201", "v1%20", "v%D9%A1", "v%EF%BC%91", "v%F0%9D%9F%99",
+                 "v%C2%B9", "v%E2%82%81", "v1%0A", "v10000", "v"]
+ROUTE_SUFFIXES = ["/", "//", "%0A", "%0D%0A", "%0D", "%00", "%20", "%09", ".", ".json", "/x", "%2F", "%E2%80%8B"]
+
+
 @st.composite
 def any_paths(draw: st.DrawFn) -> str:
-    kind = draw(st.sampled_from(["api", "api", "api", "site", "fixed"]))
-    if kind == "fixed":
+    kind = draw(st.sampled_from(["api", "api", "near-route", "near-route", "site", "fixed"]))
+    if kind == "near-route":  # a registered route, slightly off
+        endpoint = draw(st.sampled_from(ENDPOINTS))
+        area, operation = endpoint.path.split("/")
+        version = draw(st.one_of(st.just(f"v{endpoint.versions[0]}"), st.sampled_from(NEAR_VERSIONS)))
+        if often(draw, 30):
+            area = draw(st.sampled_from([area.upper(), area.capitalize(), area + "s", area[:-1], quote(area + "é")]))
+        if often(draw, 30):
+            operation = draw(st.sampled_from([operation.lower(), operation + "%00", "%20" + operation]))
+        path = f"/api/{version}/{area}/{operation}" + (draw(st.sampled_from(ROUTE_SUFFIXES)) if often(draw, 50) else "")
+    elif kind == "fixed":
         path = draw(st.sampled_from([
             "/", "/api", "/api/", "/api//", "/healthz", "/openapi.json", "/favicon.ico", "/art/1", "/audio/x",
             "/API/v1/auth/login", "/api/v1/auth/login/", "/api/v1//auth/login", "/api/v1/auth%2Flogin",
@@ -457,7 +500,8 @@ class Fuzzer:
         content: bytes | Iterator[bytes] = data
         if req.body.chunked:
             content = iter([data[i:i + 65536] for i in range(0, len(data), 65536)] or [b""])
-        response = self.http.request(req.method, req.path, headers=headers, content=content)
+        # An absolute URL: a relative one may not start with "//".
+        response = self.http.request(req.method, self.server.url + req.path, headers=headers, content=content)
         self._follow(req, response, token)
         return response
 
@@ -471,6 +515,9 @@ class Fuzzer:
             body = response.json()
             if isinstance(body, dict) and body.get("authToken") == token and SESSION_COOKIE in response.cookies:
                 self.cookie = response.cookies[SESSION_COOKIE]
+
+
+ROUTE = re.compile(r"/api/v([0-9]{1,4})/([A-Za-z]+/[A-Za-z]+)", re.ASCII)
 
 
 def _reject_constant(name: str) -> None:
@@ -508,6 +555,16 @@ def check_response(req: Request, response: httpx.Response) -> None:
         assert response.headers.get("retry-after", "").isdigit(), where
 
 
+def check_routing(req: Request, response: httpx.Response) -> None:
+    """An /api answer other than 404/405 means the path was routed: it must name a registered route (§5)."""
+    if not req.path.startswith("/api") or req.method != "POST" or response.status_code in (404, 405):
+        return
+    sent = unquote(response.request.url.raw_path.split(b"?")[0].decode("ascii"), errors="replace")
+    match = ROUTE.fullmatch(sent)
+    assert match and registry.resolve(int(match.group(1)), match.group(2)), (
+        f"{sent!r} was routed ({response.status_code} {response.content[:200]!r}) but is no registered route")
+
+
 @pytest.fixture(scope="module")
 def fuzzer(server: Server) -> Iterator[Fuzzer]:
     fuzzer = Fuzzer(server)
@@ -527,22 +584,66 @@ def test_fuzzer_reaches_the_handlers(fuzzer: Fuzzer) -> None:
 @FUZZ_SETTINGS
 @given(req=endpoint_requests())
 def test_registered_endpoints_never_crash(fuzzer: Fuzzer, req: Request) -> None:
-    check_response(req, fuzzer.send(req))
+    response = fuzzer.send(req)
+    check_response(req, response)
+    check_routing(req, response)
 
 
 @FUZZ_SETTINGS
 @given(req=body_requests())
 def test_request_bodies_never_crash_the_handlers(fuzzer: Fuzzer, req: Request) -> None:
-    check_response(req, fuzzer.send(req))
+    response = fuzzer.send(req)
+    check_response(req, response)
+    check_routing(req, response)
 
 
 @FUZZ_SETTINGS
 @given(req=path_requests())
 def test_any_path_and_method_answers_an_envelope(fuzzer: Fuzzer, req: Request) -> None:
-    check_response(req, fuzzer.send(req))
+    response = fuzzer.send(req)
+    check_response(req, response)
+    check_routing(req, response)
 
 
 def test_server_logged_no_unhandled_error(fuzzer: Fuzzer) -> None:
     """Runs last: the fuzzing above left no 'unhandled error' in the server log."""
     crashes = [line for line in fuzzer.server.errors if any(s in line for s in ("unhandled error", "Traceback", "Exception in ASGI"))]
     assert not crashes, "".join(crashes[:5])[:5000]
+
+
+# --------------------------------------------------------------------------------------
+# Findings of the fuzzing above, pinned as plain tests
+
+
+@pytest.mark.parametrize("name", ["ß" * 40, "ẞ" * 33, "İ" * 40, "ǰ" * 64], ids=["sharp-s", "capital-sharp-s",
+                                                                             "dotted-I", "j-caron"])
+def test_usernames_longer_once_case_folded_do_not_crash_registration(server: Server, name: str) -> None:
+    """'ß' * 40 is 40 characters, within the 64 allowed, but its comparison key is 'ss' * 40."""
+    api = server.client()
+    response = api.call("v1/listener/register", {"username": name, "password": KNOWN_PASSWORD})
+    if response.status_code == 400:
+        assert_error(response, 400, "INVALID_USERNAME")
+    else:
+        assert response.status_code == 200, response.text
+        assert api.login(name.upper(), KNOWN_PASSWORD)["username"] == name
+
+
+@pytest.mark.parametrize("method", ["TRACE", "PROPFIND", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "REPORT",
+                                    "PURGE", "SEARCH", "LINK", "UNLINK", "SUBSCRIBE", "NOTIFY", "QUERY"])
+def test_registered_http_methods_answer_405_envelope(server: Server, method: str) -> None:
+    """Spec §1: any method other than POST on /api/... is 405 METHOD_NOT_ALLOWED, in the envelope.
+
+    Method names no HTTP registry knows (e.g. BREW) are refused by the HTTP parser itself with
+    400 before the app sees them; see the transport notes in docs/api.md.
+    """
+    response = httpx.request(method, server.url + "/api/v1/auth/login")
+    assert_error(response, 405, "METHOD_NOT_ALLOWED")
+
+
+@pytest.mark.parametrize(
+    "path", ["v%D9%A1/meta/getEndpoints", "v%EF%BC%91/meta/getEndpoints", "v%F0%9D%9F%99/meta/getEndpoints",
+             "v1/meta/getEndpoints%0A"],
+)
+def test_only_ascii_versions_and_exact_paths_are_routed(server: Server, path: str) -> None:
+    """'v١' (Arabic-Indic one), 'v１' (fullwidth one) are no version; a trailing newline is no endpoint."""
+    assert_error(server.client().call(path), 404, "NOT_FOUND")

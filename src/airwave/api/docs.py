@@ -28,6 +28,10 @@ where it is silent are written under each endpoint.
 - Every response carries `X-Request-Id` (the client's own, if it sent a valid one).
 - Order of checks: method, path, CSRF, endpoint enabled, read-only mode, body size and
   content type, auth token, request fields, then the operation itself.
+- Any registered HTTP method other than POST answers 405 `METHOD_NOT_ALLOWED` with `Allow: POST`.
+  Method names that no HTTP registry knows (`BREW`) are refused by the HTTP parser with a
+  plain 400 before reaching the API: the fast parser is worth more than an envelope for them.
+- Numeric ids are 32-bit: a musicId beyond 2147483647 names nothing (`NOT_FOUND`).
 """
 
 
