@@ -299,35 +299,77 @@ def test_an_interrupted_scan_resumes(make_backend, tmp_path: Path) -> None:
     from support import Backend
 
     backend: Backend = make_backend()
-    root = tmp_path / "many"
-    template = media.encode(tmp_path / "template.mp3", 0.2)
-    for i in range(1500):
-        target = root / f"Artist {i % 30}" / f"Album {i % 60}" / f"{i:04d} Song.mp3"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(template, target)
-        media.tag(target, title=f"Song {i}", artist=f"Artist {i % 30}", album=f"Album {i % 60}")
+    root = many_files(tmp_path, 1500)
     env = {**os.environ, **backend.env}
     first = subprocess.Popen([sys.executable, "-m", "airwave", "scan", "--library", str(root), "--workers", "1"],
                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    from airwave.store.db import Database
-    from sqlalchemy import text
-
-    db = Database(backend.pg.url if backend.pg else f"sqlite:///{backend.data_dir / 'airwave.db'}")
-    committed = 0
-    deadline = time.monotonic() + 60
-    while committed == 0 and time.monotonic() < deadline and first.poll() is None:
-        time.sleep(0.02)
-        try:
-            with db.read() as session:
-                committed = session.execute(text("SELECT COUNT(*) FROM library_files")).scalar() or 0
-        except Exception:
-            committed = 0
+    committed = wait_for_first_batch(backend, first)
     first.send_signal(signal.SIGKILL)
     first.wait()
-    db.dispose()
     assert 0 < committed < 1500, committed
     second = subprocess.run([sys.executable, "-m", "airwave", "scan", "--library", str(root)], env=env,
                             capture_output=True, text=True, timeout=120)
     assert second.returncode == 0, second.stderr
     reads = int(re.search(r"(\d+) tag reads", second.stdout).group(1))
     assert reads == 1500 - committed, second.stdout
+
+
+def many_files(tmp_path: Path, count: int) -> Path:
+    root = tmp_path / "many"
+    template = media.encode(tmp_path / "template.mp3", 0.2)
+    for i in range(count):
+        target = root / f"Artist {i % 30}" / f"Album {i % 60}" / f"{i:04d} Song.mp3"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(template, target)
+        media.tag(target, title=f"Song {i}", artist=f"Artist {i % 30}", album=f"Album {i % 60}")
+    return root
+
+
+def wait_for_first_batch(backend, process: subprocess.Popen) -> int:  # noqa: ANN001
+    """Rows the scan has committed once its first batch is in (0 if it ended first)."""
+    from sqlalchemy import text
+
+    from airwave.store.db import Database
+
+    db = Database(backend.pg.url if backend.pg else f"sqlite:///{backend.data_dir / 'airwave.db'}")
+    committed = 0
+    deadline = time.monotonic() + 60
+    try:
+        while committed == 0 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.02)
+            try:
+                with db.read() as session:
+                    committed = session.execute(text("SELECT COUNT(*) FROM library_files")).scalar() or 0
+            except Exception:
+                committed = 0
+    finally:
+        db.dispose()
+    return committed
+
+
+def test_files_changing_during_a_scan(make_backend, tmp_path: Path) -> None:
+    """Edits and deletions while a scan runs never break it, and the next scan converges."""
+    backend = make_backend()
+    root = many_files(tmp_path, 1200)
+    env = {**os.environ, **backend.env}
+    scan = [sys.executable, "-m", "airwave", "scan", "--library", str(root), "--workers", "1"]
+    first = subprocess.Popen(scan, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for_first_batch(backend, first)
+    edited = next(root.glob("Artist 9/Album 39/1179 Song.mp3"))
+    media.tag(edited, title="Edited While Scanning", artist="Artist 9", album="Album 39", genre="Changed")
+    deleted = next(root.glob("Artist 8/Album 38/1178 Song.mp3"))
+    deleted.unlink()
+    out, err = first.communicate(timeout=120)
+    assert first.returncode == 0, err
+    second = subprocess.run(scan, env=env, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 0, second.stderr
+    server = Server(backend, ["--open-registration"]).start()
+    try:
+        api = server.client()
+        api.register("watcher")
+        assert find(api, "edited while scanning", "TR")["name"] == "Edited While Scanning"
+        names = [i["name"] for i in api.ok("v1/search/fullSearch", {"query": "song 1178", "types": ["TR"]})["items"]]
+        assert "Song 1178" not in names and "Song 1179" not in names
+        assert api.ok("v1/search/fullSearch", {"query": "song 1177", "types": ["TR"]})["items"][0]["name"] == "Song 1177"
+    finally:
+        server.stop()
