@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -111,8 +112,9 @@ def test_invalid_settings_are_reported(tmp_path: Path) -> None:
     assert result.returncode == 2 and "default_tier" in result.stderr
 
 
-def test_serve_demo_prints_url_and_credentials_and_is_repeatable(make_backend) -> None:
+def test_serve_demo_prints_url_and_credentials_and_is_repeatable(make_backend, small_demo_library: Path) -> None:
     backend: Backend = make_backend()
+    shutil.copytree(small_demo_library, backend.data_dir / "demo-library")  # generation itself: test_demo.py
     for _ in range(2):  # a second start on the same data keeps working
         server = Server(backend, ["--demo"]).start()
         try:

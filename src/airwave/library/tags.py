@@ -286,6 +286,12 @@ def _build(path: str, stat: os.stat_result, audio: Any, tags: dict[str, list[Any
         if picture:
             break
     info = audio.info
+    codec = _codec(audio)
+    duration = float(getattr(info, "length", 0.0) or 0.0)
+    bitrate = int(getattr(info, "bitrate", 0) or 0)
+    if not bitrate and duration > 0:  # e.g. Vorbis files without a nominal bitrate
+        bitrate = int(stat.st_size * 8 / duration)
+    sample_rate = int(getattr(info, "sample_rate", 0) or 0) or (48000 if codec == "opus" else 0)
     isrc = _first(tags, "isrc")
     return TrackTags(
         path=path,
@@ -312,10 +318,10 @@ def _build(path: str, stat: os.stat_result, audio: Any, tags: dict[str, list[Any
         isrc=isrc[:16] if isrc else None,
         lyrics=lyrics,
         lyrics_source=source,
-        duration=float(getattr(info, "length", 0.0) or 0.0),
-        bitrate=int(getattr(info, "bitrate", 0) or 0),
-        sample_rate=int(getattr(info, "sample_rate", 0) or 0),
+        duration=duration,
+        bitrate=bitrate,
+        sample_rate=sample_rate,
         channels=int(getattr(info, "channels", 0) or 0),
-        codec=_codec(audio),
+        codec=codec,
         picture=picture,
     )

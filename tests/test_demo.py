@@ -1,0 +1,45 @@
+"""`airwave serve --demo` on an empty data dir: a demo account and a browsable demo catalogue."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+
+from support import Server
+
+
+def test_serve_demo_builds_and_serves_the_demo_library(make_backend) -> None:
+    server = Server(make_backend(), ["--demo"]).start(timeout=180)
+    try:
+        text = "".join(server.output)
+        assert "listening on http://127.0.0.1:" in text and "'demo'" in text
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            library = httpx.get(server.url + "/healthz").json()["library"]
+            if library["scans"] >= 1 and library["state"] == "idle":
+                break
+            time.sleep(0.2)
+        assert library["last"]["added"] >= 144 and library["last"]["errors"] == 0
+        api = server.client()
+        api.login("demo", "demo")
+        categories = api.ok("v1/music/genrecategories")["categories"]
+        assert len(categories) >= 6
+        artists: set[str] = set()
+        for category in categories:
+            for station in api.ok("v1/music/genres", {"token": category["token"]})["stations"]:
+                artists |= {t["artistMusicId"] for t in station["sampleTracks"]}
+        assert len(artists) >= 12
+        albums_with_art, with_lyrics = 0, 0
+        for music_id in sorted(artists):
+            artist = api.ok("v1/music/artist", {"token": music_id})
+            for album in artist["discography"]:
+                assert album["art"], album["albumTitle"]
+                albums_with_art += httpx.get(album["art"][0]["url"]).status_code == 200
+                for track in api.ok("v1/music/album", {"token": album["musicId"]})["tracks"]:
+                    if track["hasLyrics"]:
+                        lines = api.ok("v1/music/fullLyrics", {"trackUid": track["musicId"]})["lines"]
+                        with_lyrics += bool(lines)
+        assert albums_with_art >= 24 and with_lyrics >= 3
+    finally:
+        assert server.stop() == 0
