@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated, Callable, Iterator, Optional
 
 import typer
 from pydantic import ValidationError
@@ -14,9 +14,10 @@ from rich.table import Table
 
 from airwave import __version__
 from airwave.config import TIERS, Settings, load_settings
-from airwave.core import accounts
-from airwave.core.services import Services
 from airwave.errors import ApiError
+
+if TYPE_CHECKING:  # imported lazily: worker processes re-import this module and need none of it
+    from airwave.core.services import Services
 
 app = typer.Typer(help="Airwave: self-hosted music streaming.", no_args_is_help=True, add_completion=False)
 user_app = typer.Typer(help="Manage listener accounts.", no_args_is_help=True)
@@ -42,6 +43,8 @@ def _settings(**overrides: object) -> Settings:
 
 
 def _open(data_dir: Path | None, config: Path | None = None) -> Services:
+    from airwave.core.services import Services
+
     return Services.open(_settings(data_dir=data_dir, config_file=config))
 
 
@@ -86,6 +89,7 @@ def serve(
 ) -> None:
     """Run the server until SIGTERM or Ctrl-C; scans the library in the background."""
     from airwave import logs, server
+    from airwave.core.services import Services
     from airwave.core.library import Library
 
     settings = _settings(
@@ -208,6 +212,7 @@ def demo(
 
 def _ensure_demo_account(services: Services) -> None:
     """The demo account exists, is enabled and has the demo password (premium, to show everything)."""
+    from airwave.core import accounts
     now = services.clock.now()
     with services.database.write() as db:
         listener = accounts.find_listener(db, DEMO_USER)
@@ -233,6 +238,7 @@ def user_add(
     data_dir: DataDir = None,
 ) -> None:
     """Create a listener account."""
+    from airwave.core import accounts
     password = _read_password(password_stdin)
     services = _open(data_dir)
     try:
@@ -252,6 +258,7 @@ def user_add(
 @user_app.command("list")
 def user_list(data_dir: DataDir = None) -> None:
     """List listener accounts."""
+    from airwave.core import accounts
     services = _open(data_dir)
     try:
         with services.database.read() as db:
@@ -269,6 +276,8 @@ def user_list(data_dir: DataDir = None) -> None:
 
 
 def _change(data_dir: Path | None, name: str, action: str, change) -> None:  # noqa: ANN001
+    from airwave.core import accounts
+
     services = _open(data_dir)
     try:
         with services.database.write() as db:
@@ -288,6 +297,8 @@ def user_passwd(
     data_dir: DataDir = None,
 ) -> None:
     """Set a listener's password; their sessions end."""
+    from airwave.core import accounts
+
     password = _read_password(password_stdin)
     _change(data_dir, name, "changed the password of", lambda db, l: accounts.set_password(db, l, password))
 
@@ -295,18 +306,21 @@ def user_passwd(
 @user_app.command("disable")
 def user_disable(name: str, data_dir: DataDir = None) -> None:
     """Suspend an account: its calls answer LISTENER_SUSPENDED."""
+    from airwave.core import accounts
     _change(data_dir, name, "disabled", lambda db, l: accounts.set_disabled(db, l, True))
 
 
 @user_app.command("enable")
 def user_enable(name: str, data_dir: DataDir = None) -> None:
     """Lift a suspension."""
+    from airwave.core import accounts
     _change(data_dir, name, "enabled", lambda db, l: accounts.set_disabled(db, l, False))
 
 
 @user_app.command("tier")
 def user_tier(name: str, tier: str, data_dir: DataDir = None) -> None:
     """Set a listener's tier (free, plus or premium)."""
+    from airwave.core import accounts
     _change(data_dir, name, f"set tier {tier} for", lambda db, l: accounts.set_tier(l, tier))
 
 
@@ -317,6 +331,7 @@ def user_delete(
     data_dir: DataDir = None,
 ) -> None:
     """Delete an account and everything of theirs."""
+    from airwave.core import accounts
     if not yes and not typer.confirm(f"Delete listener {name} and all their data?"):
         raise typer.Exit(1)
     _change(data_dir, name, "deleted", accounts.delete_listener)

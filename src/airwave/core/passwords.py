@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import functools
+
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
 from airwave.errors import ApiError, ErrorCode
 
 _hasher = PasswordHasher()  # Argon2id with the library's current recommended parameters
-_DUMMY_HASH = _hasher.hash("airwave-timing-equaliser")
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    """Verified against when the account does not exist, so both cases cost the same."""
+    return _hasher.hash("airwave-timing-equaliser")
 
 # A few of the most common passwords; enough to refuse the obvious ones.
 _COMMON = frozenset(
@@ -28,7 +35,7 @@ def hash_password(password: str) -> str:
 def verify_password(stored_hash: str | None, password: str) -> bool:
     """Constant work whether or not the account exists (the dummy hash stands in)."""
     try:
-        return _hasher.verify(stored_hash or _DUMMY_HASH, password) and stored_hash is not None
+        return _hasher.verify(stored_hash or _dummy_hash(), password) and stored_hash is not None
     except (VerifyMismatchError, VerificationError, InvalidHashError):
         return False
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from anyascii import anyascii
@@ -12,11 +13,13 @@ _NON_WORD = re.compile(r"[^a-z0-9]+")
 _ARTICLE = re.compile(r"^the\s+")
 
 
+@functools.lru_cache(maxsize=65536)
 def search_key(text: str) -> str:
     """Lower-case ASCII words separated by single spaces: what search compares."""
     return _NON_WORD.sub(" ", anyascii(text).lower()).strip()
 
 
+@functools.lru_cache(maxsize=65536)
 def merge_key(text: str) -> str:
     """Two names with the same key are the same artist/album ('The Beatles' = 'beatles')."""
     key = _ARTICLE.sub("", search_key(text))
@@ -26,6 +29,7 @@ def merge_key(text: str) -> str:
     return text.strip().casefold() or "unknown"
 
 
+@functools.lru_cache(maxsize=65536)
 def main_artist(credit: str) -> str:
     """'A feat. B' -> 'A'; 'A; B' -> 'A'. The credit's first named artist."""
     first = _SEPARATORS.split(credit.strip(), maxsplit=1)[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import threading
 import time
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
@@ -17,7 +18,7 @@ from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from airwave.library import names
-from airwave.library.tags import AUDIO_EXTENSIONS, ReadError, TrackTags, quick_hash, read
+from airwave.library.tags import AUDIO_EXTENSIONS, EmbeddedPicture, ReadError, TrackTags, describe_image, quick_hash, read
 from airwave.store.db import Database
 from airwave.store.models import (
     Album,
@@ -135,20 +136,37 @@ def walk(roots: Iterable[Path]) -> Walk:
     return result
 
 
-def _read_job(job: tuple[str, str | None]) -> TrackTags | ReadError:
-    return read(job[0], job[1])
+Job = tuple[str, "str | None", "str | None"]  # audio path, lyrics sidecar, folder cover to describe
+WINDOW = 4096  # jobs in flight: bounds memory when reading outpaces writing
 
 
-def read_all(jobs: Sequence[tuple[str, str | None]], workers: int) -> Iterator[TrackTags | ReadError]:
+def _read_job(job: Job) -> TrackTags | ReadError:
+    result = read(job[0], job[1])
+    if job[2] and isinstance(result, TrackTags):
+        result.folder_cover = describe_image(job[2])
+    return result
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    """fork is instant and safe in a single-threaded process (the CLI); spawn otherwise (the server)."""
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def read_all(jobs: Sequence[Job], workers: int) -> Iterator[TrackTags | ReadError]:
     """Tag reading in worker processes (in-process for small jobs or workers=1), in job order."""
     if workers <= 1 or len(jobs) < 200:
         for job in jobs:
             yield _read_job(job)
         return
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
         try:
-            yield from pool.map(_read_job, jobs, chunksize=64)
+            pending = pool.map(_read_job, jobs[:WINDOW], chunksize=64)
+            for start in range(WINDOW, len(jobs) + WINDOW, WINDOW):
+                following = pool.map(_read_job, jobs[start:start + WINDOW], chunksize=64) if start < len(jobs) else None
+                yield from pending
+                pending = following
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
@@ -214,7 +232,14 @@ class Scanner:
         done = 0
         batch: list[TrackTags | ReadError] = []
         try:
-            for result in read_all([(f.path, f.sidecar_lyrics) for f in to_read], self.workers):
+            covered: set[str] = set()
+            jobs: list[Job] = []
+            for f in to_read:
+                folder = os.path.dirname(f.path)
+                cover = found.covers.get(folder) if folder not in covered else None
+                covered.add(folder)
+                jobs.append((f.path, f.sidecar_lyrics, cover))
+            for result in read_all(jobs, self.workers):
                 report.tags_read += 1
                 batch.append(result)
                 if len(batch) >= BATCH:
@@ -248,6 +273,7 @@ class CatalogWriter:
         self.database = database
         self.now = now
         self.found = found
+        self.folder_covers: dict[str, EmbeddedPicture | None] = {}
         with database.read() as db:
             self.artists = {k: i for i, k in db.execute(select(Artist.id, Artist.name_key))}
             self.albums = {(a, k): i for i, a, k in db.execute(select(Album.id, Album.artist_id, Album.title_key))}
@@ -270,7 +296,10 @@ class CatalogWriter:
             )
             self.artists[key] = found
         if found not in self.artist_art and folder and folder in self.found.artist_images:
-            self._set_art(db, Artist, found, self.found.artist_images[folder], self.artist_art)
+            image = self.found.artist_images[folder]
+            picture = describe_image(image)  # rare: one artist.* per artist folder
+            if picture is not None:
+                self._link_art(db, Artist, found, picture, image, False)
         return found
 
     def _album(self, db: Session, artist_id: int, tags: TrackTags, compilation: bool) -> int:
@@ -285,14 +314,17 @@ class CatalogWriter:
             self.albums[key] = found
         if found not in self.album_art:
             directory = os.path.dirname(tags.path)
-            cover = self.found.covers.get(directory)
-            if cover:
-                self._set_art(db, Album, found, cover, self.album_art)
+            if tags.folder_cover is not None:
+                self.folder_covers[directory] = tags.folder_cover
+            cover_path = self.found.covers.get(directory)
+            cover = self.folder_covers.get(directory)
+            if cover is None and cover_path:  # the folder's first file was read in an earlier scan
+                cover = describe_image(cover_path)
+                self.folder_covers[directory] = cover
+            if cover is not None and cover_path:
+                self._link_art(db, Album, found, cover, cover_path, False)
             elif tags.picture is not None:
-                art_id = self._artwork(db, tags.picture.content_hash, tags.path, True, tags.picture.width,
-                                       tags.picture.height, tags.picture.dominant_color)
-                db.execute(update(Album).where(Album.id == found).values(art_id=art_id))
-                self.album_art.add(found)
+                self._link_art(db, Album, found, tags.picture, tags.path, True)
         return found
 
     def _genre(self, db: Session, name: str) -> int:
@@ -318,21 +350,12 @@ class CatalogWriter:
             self.artwork[content_hash] = found
         return found
 
-    def _set_art(self, db: Session, model: type[Album] | type[Artist], row_id: int, image_path: str,
-                 done: set[int]) -> None:
-        from airwave.library.tags import _picture
-
-        try:
-            data = Path(image_path).read_bytes()
-        except OSError:
-            return
-        picture = _picture(data)
-        if picture is None:
-            return
-        art_id = self._artwork(db, picture.content_hash, image_path, False, picture.width, picture.height,
+    def _link_art(self, db: Session, model: type[Album] | type[Artist], row_id: int, picture: EmbeddedPicture,
+                  source: str, embedded: bool) -> None:
+        art_id = self._artwork(db, picture.content_hash, source, embedded, picture.width, picture.height,
                                picture.dominant_color)
         db.execute(update(model).where(model.id == row_id).values(art_id=art_id))
-        done.add(row_id)
+        (self.album_art if model is Album else self.artist_art).add(row_id)
 
     # ------------------------------------------------------------------ batches
 
@@ -370,17 +393,14 @@ class CatalogWriter:
                         report.moved += 1
                         self._file_row(tags, track_id, known, new_files, file_updates)
                 if fresh:
-                    ids = db.scalars(
-                        insert(Track).returning(Track.id, sort_by_parameter_order=True),
-                        [values for _, values in fresh],
-                    ).all()
+                    ids = self._insert_tracks(db, [values for _, values in fresh])
                     for (tags, _values), track_id in zip(fresh, ids):
                         self._file_row(tags, track_id, known, new_files, file_updates)
                         report.added += 1
                         self._genre_rows(db, tags, track_id, genre_rows)
                         entries.append(self._track_entry(tags, track_id))
             if updates:
-                db.execute(update(Track), updates)
+                db.execute(update(Track), updates)  # by primary key; rare (changed or moved files)
                 ids = [u["id"] for u in updates]
                 db.execute(delete(TrackGenre).where(TrackGenre.track_id.in_(ids)))
                 db.execute(delete(SearchEntry).where(SearchEntry.kind == "TR", SearchEntry.ref_id.in_(ids)))
@@ -389,14 +409,28 @@ class CatalogWriter:
                     tags = by_path[u["path"]]
                     self._genre_rows(db, tags, u["id"], genre_rows)
                     entries.append(self._track_entry(tags, u["id"]))
+            conn = db.connection()
             if new_files:
-                db.execute(insert(LibraryFile), new_files)
+                conn.execute(insert(LibraryFile.__table__), new_files)
             if file_updates:
                 db.execute(update(LibraryFile), file_updates)
             if genre_rows:
-                db.execute(insert(TrackGenre), genre_rows)
+                conn.execute(insert(TrackGenre.__table__), genre_rows)
             if entries:
-                db.execute(insert(SearchEntry), entries)
+                conn.execute(insert(SearchEntry.__table__), entries)
+
+    def _insert_tracks(self, db: Session, rows: list[dict]) -> list[int]:
+        """Insert tracks, returning their ids in order, as one batched statement on each backend."""
+        table = Track.__table__
+        if self.database.is_sqlite:
+            # The write transaction holds SQLite's only write lock, so ids can be handed out here;
+            # RETURNING in parameter order would make SQLAlchemy insert row by row.
+            first = (db.scalar(select(func.max(Track.id))) or 0) + 1
+            ids = list(range(first, first + len(rows)))
+            db.connection().execute(insert(table), [{"id": i, **row} for i, row in zip(ids, rows)])
+            return ids
+        result = db.connection().execute(insert(table).returning(table.c.id, sort_by_parameter_order=True), rows)
+        return list(result.scalars())
 
     def _file_values(self, tags: TrackTags, track_id: int) -> dict:
         return {"path": tags.path, "path_hash": _path_hash(tags.path), "size": tags.size, "mtime_ns": tags.mtime_ns,

@@ -62,6 +62,7 @@ class TrackTags:
     channels: int = 0
     codec: str = "unknown"
     picture: EmbeddedPicture | None = None
+    folder_cover: EmbeddedPicture | None = None  # the folder's cover image, described by the worker
 
 
 @dataclass
@@ -235,6 +236,15 @@ def _picture(data: bytes) -> EmbeddedPicture | None:
     except Exception:
         return None
     return EmbeddedPicture(hashlib.sha1(data).hexdigest(), width, height, dominant_color(small))
+
+
+def describe_image(path: str) -> EmbeddedPicture | None:
+    """Hash, size and dominant colour of an image file (None when it is not a readable image)."""
+    try:
+        with open(path, "rb") as handle:
+            return _picture(handle.read())
+    except OSError:
+        return None
 
 
 def dominant_color(image: Any) -> str:
