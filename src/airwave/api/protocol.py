@@ -26,7 +26,7 @@ from airwave.store.models import AuthSession, Listener
 log = logging.getLogger("airwave.api")
 
 MAX_BODY = 1024 * 1024
-WORKER_THREADS = 32  # handlers running at once; the database pool is sized to match
+WORKER_THREADS = 8  # handlers running at once: more only adds GIL contention; the pool is sized above this
 SESSION_COOKIE = "airwave_session"
 CSRF_COOKIE = "csrftoken"
 _API_PATH = re.compile(r"/api/v([1-9][0-9]{0,3})/([A-Za-z]+/[A-Za-z]+)", re.ASCII)
