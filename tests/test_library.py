@@ -373,3 +373,23 @@ def test_files_changing_during_a_scan(make_backend, tmp_path: Path) -> None:
         assert api.ok("v1/search/fullSearch", {"query": "song 1177", "types": ["TR"]})["items"][0]["name"] == "Song 1177"
     finally:
         server.stop()
+
+
+def test_watch_picks_up_new_files(start_server, tmp_path: Path) -> None:
+    root = tmp_path / "watched"
+    media.tag(media.encode(root / "First" / "Album" / "01 Early.mp3", 1.0), title="Early", artist="First", album="Album")
+    server = start_server("--library", str(root), "--watch", "--open-registration")
+    wait_for_scan(server)
+    api = server.client()
+    api.register("watcher")
+    assert find(api, "early", "TR")["name"] == "Early"
+    media.tag(media.encode(tmp_path / "staging.flac", 1.0), title="Arrived Later", artist="Second", album="Album")
+    (root / "Second" / "Album").mkdir(parents=True)
+    shutil.move(tmp_path / "staging.flac", root / "Second" / "Album" / "01 Arrived Later.flac")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if api.ok("v1/search/fullSearch", {"query": "arrived later", "types": ["TR"]})["items"]:
+            break
+        time.sleep(0.3)
+    else:
+        raise AssertionError("the watcher never scanned the new file")
