@@ -8,7 +8,7 @@ from datetime import datetime
 import httpx
 import pytest
 
-from support import Api, Server, assert_error, unique
+from support import Server, assert_error, unique
 
 PASSWORD = "correct horse battery"
 
