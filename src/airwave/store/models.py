@@ -12,6 +12,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -74,6 +75,9 @@ class Listener(Base):
     email_opt_out: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     last_login_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # the account's active player (spec §6.5): the session that last asked for music, and when
+    active_session_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    active_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class AuthSession(Base):
@@ -106,7 +110,7 @@ class LoginFailure(Base):
 
 
 class Station(Base):
-    """A listener's station; the engine issue adds seeds, feedback and history beside it."""
+    """A listener's station: grown from its seeds, steered by its feedback, remembered by its spins."""
 
     __tablename__ = "stations"
     __table_args__ = (Index("ix_stations_listener_order", "listener_id", "last_played_at", "created_at"),)
@@ -120,6 +124,98 @@ class Station(Base):
     total_play_time: Mapped[int] = mapped_column(Integer, default=0)
     is_shuffle: Mapped[bool] = mapped_column(Boolean, default=False)
     is_thumbprint: Mapped[bool] = mapped_column(Boolean, default=False)
+    # the seed the station was created from (kind AR/TR/GE + id); it stays the station's identity
+    initial_kind: Mapped[str | None] = mapped_column(String(2), nullable=True)
+    initial_ref: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+
+class StationSeed(Base):
+    """An artist, track or genre a station grows from."""
+
+    __tablename__ = "station_seeds"
+    __table_args__ = (UniqueConstraint("station_id", "kind", "ref_id", name="uq_station_seeds_station_kind_ref"),
+                      Index("ix_station_seeds_kind_ref", "kind", "ref_id"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    station_id: Mapped[int] = mapped_column(ForeignKey("stations.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(2))
+    ref_id: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class ShuffleMember(Base):
+    """A station the listener's shuffle station mixes."""
+
+    __tablename__ = "shuffle_members"
+
+    shuffle_id: Mapped[int] = mapped_column(ForeignKey("stations.id", ondelete="CASCADE"), primary_key=True)
+    station_id: Mapped[int] = mapped_column(ForeignKey("stations.id", ondelete="CASCADE"), primary_key=True,
+                                            index=True)
+
+
+class Feedback(Base):
+    """A thumb up or down for a track on one station."""
+
+    __tablename__ = "feedback"
+    __table_args__ = (UniqueConstraint("station_id", "track_id", name="uq_feedback_station_track"),
+                      Index("ix_feedback_listener_positive", "listener_id", "is_positive", "created_at"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    listener_id: Mapped[int] = mapped_column(ForeignKey("listeners.id", ondelete="CASCADE"))
+    station_id: Mapped[int] = mapped_column(ForeignKey("stations.id", ondelete="CASCADE"))
+    track_id: Mapped[int] = mapped_column(ForeignKey("tracks.id", ondelete="CASCADE"), index=True)
+    is_positive: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class Spin(Base):
+    """One track served to a listener: the station's radio history, the track token and the play log."""
+
+    __tablename__ = "spins"
+    __table_args__ = (Index("ix_spins_station_issued", "station_id", "issued_at"),
+                      Index("ix_spins_listener_issued", "listener_id", "issued_at"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token: Mapped[str] = mapped_column(String(32), unique=True)
+    listener_id: Mapped[int] = mapped_column(ForeignKey("listeners.id", ondelete="CASCADE"))
+    station_id: Mapped[int | None] = mapped_column(ForeignKey("stations.id", ondelete="SET NULL"), nullable=True)
+    # for a shuffle spin, the mixed station the track came from (feedback goes there)
+    origin_station_id: Mapped[int | None] = mapped_column(ForeignKey("stations.id", ondelete="SET NULL"),
+                                                          nullable=True)
+    track_id: Mapped[int] = mapped_column(ForeignKey("tracks.id", ondelete="CASCADE"), index=True)
+    artist_id: Mapped[int] = mapped_column(Integer)
+    album_id: Mapped[int] = mapped_column(Integer)
+    seed_music_id: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    reason: Mapped[str] = mapped_column(String(16), default="Normal")
+    audio_encoding: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    is_replay: Mapped[bool] = mapped_column(Boolean, default=False)
+    issued_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    seconds_played: Mapped[float] = mapped_column(Float, default=0.0)
+    outcome: Mapped[str | None] = mapped_column(String(12), nullable=True)  # "completed" / "skipped"
+
+
+class SkipEvent(Base):
+    """One skip a listener spent, for the per-station and daily skip limits."""
+
+    __tablename__ = "skip_events"
+    __table_args__ = (Index("ix_skip_events_listener_at", "listener_id", "at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    listener_id: Mapped[int] = mapped_column(ForeignKey("listeners.id", ondelete="CASCADE"))
+    station_id: Mapped[int | None] = mapped_column(ForeignKey("stations.id", ondelete="SET NULL"), nullable=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class TiredTrack(Base):
+    """A track the listener is tired of: off all their stations until `until`."""
+
+    __tablename__ = "tired_tracks"
+
+    listener_id: Mapped[int] = mapped_column(ForeignKey("listeners.id", ondelete="CASCADE"), primary_key=True)
+    track_id: Mapped[int] = mapped_column(ForeignKey("tracks.id", ondelete="CASCADE"), primary_key=True)
+    until: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class Artwork(Base):
@@ -208,9 +304,10 @@ class Track(Base):
 
 class TrackGenre(Base):
     __tablename__ = "track_genres"
+    __table_args__ = (Index("ix_track_genres_genre_track", "genre_id", "track_id"),)
 
     track_id: Mapped[int] = mapped_column(ForeignKey("tracks.id", ondelete="CASCADE"), primary_key=True)
-    genre_id: Mapped[int] = mapped_column(ForeignKey("genres.id", ondelete="CASCADE"), primary_key=True, index=True)
+    genre_id: Mapped[int] = mapped_column(ForeignKey("genres.id", ondelete="CASCADE"), primary_key=True)
     position: Mapped[int] = mapped_column(Integer, default=0)
 
 
@@ -243,3 +340,41 @@ class SearchEntry(Base):
     key: Mapped[str] = mapped_column(String(512))
     context: Mapped[str] = mapped_column(String(512), default="")
     weight: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class TrackProfile(Base):
+    """A track's sound profile (library.analysis), or why it could not be analysed."""
+
+    __tablename__ = "track_profiles"
+
+    track_id: Mapped[int] = mapped_column(ForeignKey("tracks.id", ondelete="CASCADE"), primary_key=True)
+    version: Mapped[int] = mapped_column(Integer)
+    fingerprint: Mapped[str] = mapped_column(String(40))  # the file content the profile was made from
+    profile: Mapped[str | None] = mapped_column(Text, nullable=True)  # SoundProfile JSON
+    features: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)  # float32 raw features
+    gain_db: Mapped[float | None] = mapped_column(Float, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    analyzed_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class TrackNeighbors(Base):
+    """A track's nearest neighbours in the similarity space, best first (int32 ids, float16 similarities)."""
+
+    __tablename__ = "track_neighbors"
+
+    track_id: Mapped[int] = mapped_column(ForeignKey("tracks.id", ondelete="CASCADE"), primary_key=True)
+    neighbor_ids: Mapped[bytes] = mapped_column(LargeBinary)
+    similarities: Mapped[bytes] = mapped_column(LargeBinary)
+    built_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class SimilarityIndex(Base):
+    """What the neighbour table was built from, so a scan knows when to rebuild it."""
+
+    __tablename__ = "similarity_index"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    signature: Mapped[str] = mapped_column(String(64))
+    tracks: Mapped[int] = mapped_column(Integer)
+    built_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    seconds: Mapped[float] = mapped_column(Float)
