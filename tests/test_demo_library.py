@@ -1,4 +1,5 @@
-"""Demo library: counts, formats, decodable audio, tags, art, lyrics, and genres that sound apart."""
+"""Demo library: counts, formats, decodable audio, tags, art, lyrics, genres that sound apart, and
+larger libraries of known sound clusters (genres and their two sub-styles) for measuring stations."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 from mutagen.flac import Picture
 from PIL import Image
 
-from airwave.library import demo
+from airwave.library import demo, names
 
 SECONDS = 4.0
 AUDIO = {".mp3", ".flac", ".m4a", ".ogg", ".opus"}
@@ -352,3 +353,91 @@ def test_same_seed_same_library(summary: demo.DemoSummary, tags: dict[Path, muta
                 k: str(v) for k, v in mutagen.File(second).tags.items()}
     different = demo.generate(tmp_path / "other", seed=8, track_seconds=0.5)
     assert {p.name for p in different.files} != {p.name for p in summary.files}
+
+
+# ---------------------------------------------------------------- libraries of known sound clusters
+
+
+def test_truth_names_every_file_and_its_cluster(summary: demo.DemoSummary, easy: dict[Path, mutagen.FileType]) -> None:
+    assert set(summary.truth) == set(summary.files)
+    substyles_of = defaultdict(set)
+    for path, (genre, substyle) in summary.truth.items():
+        assert primary_genre(easy[path]) == genre
+        assert substyle in (f"{genre}/a", f"{genre}/b")
+        substyles_of[str(easy[path]["artist"][0])].add(substyle)
+    assert all(len(styles) == 1 for styles in substyles_of.values())  # an artist keeps to one sub-style
+    assert {s for styles in substyles_of.values() for s in styles} == {
+        f"{style.genre}/{sub}" for style in demo.STYLES for sub in demo.SUBSTYLES}
+
+
+def test_shape_keywords_give_the_requested_library(tmp_path: Path) -> None:
+    summary = demo.generate(tmp_path, genres=("Electronic", "Jazz"), artists_per_genre=5, albums_per_artist=2,
+                            tracks_per_album=3, compilation=False, formats=("flac",), track_seconds=0.3)
+    assert (summary.artists, summary.albums, summary.tracks) == (10, 20, 60)
+    assert {path.suffix for path in summary.files} == {".flac"}
+    assert {genre for genre, _ in summary.truth.values()} == {"Electronic", "Jazz"}
+    artist_of = {path: path.relative_to(summary.root).parts[0] for path in summary.files}
+    assert "Various Artists" not in artist_of.values()
+    albums = Counter(path.parent for path in summary.files)
+    assert set(albums.values()) == {3}
+    assert Counter(artist_of[next(p for p in summary.files if p.parent == album)] for album in albums) == {
+        artist: 2 for artist in set(artist_of.values())}
+    # five artists per genre need names beyond each style's own three; the sub-styles alternate
+    per_substyle = Counter(summary.truth[path][1] for path in summary.files)
+    assert per_substyle == {"Electronic/a": 18, "Electronic/b": 12, "Jazz/a": 18, "Jazz/b": 12}
+    file = mutagen.File(summary.files[0], easy=True)
+    assert file["tracktotal"] == ["3"] and file["genre"][0] in ("Electronic", "Jazz")
+
+
+def test_artist_names_stay_unique_in_large_libraries(tmp_path: Path) -> None:
+    summary = demo.generate(tmp_path, artists_per_genre=14, albums_per_artist=1, tracks_per_album=1,
+                            formats=("flac",), track_seconds=0.2)
+    folders = {path.relative_to(summary.root).parts[0] for path in summary.files} - {"Various Artists"}
+    assert summary.artists == len(folders) == 6 * 14
+    assert len({names.merge_key(folder) for folder in folders}) == len(folders)  # not merged by the scanner
+    compilation = [p for p in summary.files if p.relative_to(summary.root).parts[0] == "Various Artists"]
+    assert len(compilation) == 6 and {p.suffix for p in compilation} == {".flac"}
+    per_genre = Counter(genre for genre, _ in summary.truth.values())
+    assert set(per_genre.values()) == {14 + 1}
+
+
+def test_format_rotation_can_be_restricted(tmp_path: Path) -> None:
+    summary = demo.generate(tmp_path, genres=("Rock",), artists_per_genre=3, albums_per_artist=2,
+                            tracks_per_album=1, formats=("opus", "flac"), track_seconds=0.3)
+    assert {path.suffix for path in summary.files} == {".flac", ".opus"}
+    with pytest.raises(ValueError, match="unknown formats"):
+        demo.generate(tmp_path / "x", formats=("wav",))
+    with pytest.raises(ValueError, match="unknown genres"):
+        demo.generate(tmp_path / "x", genres=("Polka",))
+    with pytest.raises(ValueError):
+        demo.generate(tmp_path / "x", artists_per_genre=0)
+
+
+def test_cluster_library_is_deterministic_for_a_seed(tmp_path: Path) -> None:
+    def make(where: Path, seed: int, workers: int | None) -> demo.DemoSummary:
+        return demo.generate(where, seed=seed, genres=("Hip-Hop", "Classical"), artists_per_genre=4,
+                             albums_per_artist=1, tracks_per_album=2, formats=("flac",), track_seconds=0.5,
+                             workers=workers)
+
+    first, second = make(tmp_path / "one", 11, None), make(tmp_path / "two", 11, 1)
+    relative = {p.relative_to(first.root): v for p, v in first.truth.items()}
+    assert relative == {p.relative_to(second.root): v for p, v in second.truth.items()}
+    for one, two in zip(first.files, second.files):
+        assert np.array_equal(decode(one)[0], decode(two)[0])
+        assert dict(mutagen.File(one).tags) == dict(mutagen.File(two).tags)
+    other = make(tmp_path / "three", 12, None)
+    assert {p.parent.parent.name for p in other.files} != {p.parent.parent.name for p in first.files}
+
+
+def test_substyle_b_is_faster_and_brighter_than_a_in_every_genre() -> None:
+    for index, style in enumerate(demo.STYLES):
+        a, b = demo.style_of(index, 0), demo.style_of(index, 1)
+        assert (a.genre, a.bpm) == (style.genre, style.bpm)
+        assert b.genre == style.genre and b.bpm[0] >= a.bpm[1] - 1e-9, style.genre
+        centroids = []
+        for substyle, sound_style in enumerate((a, b)):
+            sounds = [demo.Sound(index, sum(sound_style.bpm) / 2, sound_style.tonics[seed], 1.0, sound_style.loudness,
+                                 seed=seed, substyle=substyle) for seed in range(2)]
+            centroids.append(np.mean([features(demo.synthesize(s, 3.0, ANALYSIS_RATE).mean(axis=0))[0]
+                                      for s in sounds]))
+        assert centroids[1] > 1.1 * centroids[0], (style.genre, centroids)

@@ -1,4 +1,8 @@
-"""Demo library: a small, varied music collection synthesised offline, deterministic for a seed."""
+"""Demo library: a small, varied music collection synthesised offline, deterministic for a seed.
+
+The same generator makes larger libraries of known sound clusters for measuring stations: every
+genre is a cluster, and its artists alternate between two sub-styles that sound apart.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +14,16 @@ import os
 import random
 import threading
 import uuid
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from airwave.library import names
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -25,7 +33,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class DemoSummary:
-    """What generate() wrote."""
+    """What generate() wrote, and the sound cluster each file was synthesised in.
+
+    `truth` maps every audio file to (genre, sub-style), e.g. ("Jazz", "Jazz/b"): the genre is
+    the track's primary genre tag and the style it was synthesised in; the sub-style is "a" for
+    the artists in even slots of their genre and "b" for the odd ones (see Style.substyles).
+    Compilation tracks carry their artist's cluster.
+    """
 
     root: Path
     artists: int
@@ -33,6 +47,7 @@ class DemoSummary:
     tracks: int
     genres: tuple[str, ...]
     files: tuple[Path, ...]  # audio files written
+    truth: dict[Path, tuple[str, str]] = field(default_factory=dict, hash=False)
 
 
 # ---------------------------------------------------------------- musical styles
@@ -54,11 +69,11 @@ class Timbre:
 
 @dataclass(frozen=True)
 class Style:
-    """Everything that makes one genre sound like itself."""
+    """Everything that makes one genre sound like itself: the fields describe its sub-style a."""
 
     genre: str
     extra_genre: str  # second genre value on some albums
-    bpm: tuple[float, float]
+    bpm: tuple[float, float]  # sub-style b has its own range, just above
     tonics: tuple[int, ...]  # MIDI notes of genre-typical keys
     mode: str
     swing: float  # where the off-beat eighth falls within the beat; 0.5 = straight
@@ -85,9 +100,13 @@ class Style:
     dynamics: float  # depth of the slow loudness envelope
     loudness: float  # target level, approximately LUFS
     levels: tuple[float, float, float, float]  # lead, pad, bass, drums
-    artists: tuple[str, ...]  # invented names; the seed picks two
+    artists: tuple[str, ...]  # invented names; the seed picks as many as asked for, up to all
     composers: tuple[str, ...]
     words: tuple[tuple[str, ...], tuple[str, ...]]  # adjectives, nouns for titles
+    name_forms: tuple[str, ...]  # "{0} {1}"-style patterns for more artist names than `artists` holds
+    name_parts: tuple[tuple[str, ...], tuple[str, ...]]  # what fills {0} and {1}
+    substyles: tuple[str, str]  # what sub-styles a and b are, in words
+    sub_b: dict[str, object]  # the fields sub-style b changes: its own tempo range, timbres, drums ...
 
 
 _SCALES = {
@@ -114,6 +133,14 @@ STYLES: tuple[Style, ...] = (
                 "Weightless", "Faded", "Low"),
                ("Tide", "Fog", "Lantern", "Orbit", "Meadow", "Glacier", "Haze", "Shoreline", "Ember",
                 "Horizon", "Cloudbank", "Reservoir")),
+        name_forms=("{0} {1}",),
+        name_parts=(("Glass", "Lumen", "Stillwater", "Halcyon", "Northlight", "Cirrus", "Fathom", "Vesper", "Kelp",
+                     "Saltmarsh", "Aurora", "Hollowell"),
+                    ("Harbor", "Choir", "Atlas", "Observatory", "Lagoon", "Canopy", "Monument", "Expanse",
+                     "Archive", "Fielding", "Sound Mirror", "Weather Station")),
+        substyles=("drone", "shimmer"),
+        sub_b=dict(bpm=(72, 80), mode="minor", darkness=0.25, pad=Timbre(7, 1.8, attack=1.8, release=1.5),
+                   lead=Timbre(4, 2.2, attack=0.4, release=1.2)),
     ),
     Style(
         genre="Jazz", extra_genre="Fusion", bpm=(126, 152), tonics=(58, 65, 63), mode="dorian", swing=0.64,
@@ -135,6 +162,17 @@ STYLES: tuple[Style, ...] = (
                 "Uptown", "Bent", "Loose"),
                ("Avenue", "Stroll", "Waltz", "Alley", "Suite", "Porch", "Ballad", "Shuffle", "Corner",
                 "Riverboat", "Lamplight", "Stairwell")),
+        name_forms=("The {0} {1} Trio", "{0} {1} Quartet", "{0} {1}", "The {0} {1} Quintet"),
+        name_parts=(("Cecil", "Ines", "Yusef", "Dolores", "Abebe", "Harriet", "Kenji", "Lorcan", "Benedetta",
+                     "Augustin", "Nadia", "Clement"),
+                    ("Vance", "Marchetti", "Lindqvist", "Dufresne", "Kowalczyk", "Prewitt", "Salgado", "Whitlock",
+                     "Okonjo", "Belmonte", "Ashby", "Rourke")),
+        substyles=("medium swing", "uptempo bop"),
+        sub_b=dict(bpm=(152, 168), mode="major", progressions=((1, 4, 0, 0), (0, 5, 1, 4), (2, 5, 1, 4)),
+                   lead=Timbre(18, 1.05, attack=0.02, release=0.04, legato=0.85),
+                   lead_steps=(2, 2, 2, 2, 4), lead_rest=0.1, darkness=0.0, levels=(0.6, 0.35, 0.35, 0.6),
+                   drums={"ride": "x.x.x.x.x.x.x.x.", "hat": "....x.......x...", "kick": "x.....o.........",
+                          "snare": "..o.....o....o.."}),
     ),
     Style(
         genre="Rock", extra_genre="Alternative", bpm=(128, 152), tonics=(64, 57, 62), mode="minor", swing=0.5,
@@ -155,6 +193,16 @@ STYLES: tuple[Style, ...] = (
                 "Jagged", "Midnight", "Crooked"),
                ("Engine", "Highway", "Fever", "Static", "Wire", "Radio", "Signal", "Thunder", "Machine",
                 "Asphalt", "Spark", "Riot")),
+        name_forms=("The {0} {1}", "{0} {1}"),
+        name_parts=(("Iron", "Velvet", "Rust", "Paper", "Black", "Cinder", "Wild", "Copper", "Neon", "Gravel",
+                     "Hollow", "Concrete"),
+                    ("Wolves", "Saints", "Machines", "Kites", "Hounds", "Lanterns", "Vipers", "Pilots", "Ghosts",
+                     "Rivals", "Strangers", "Engines")),
+        substyles=("hard rock", "post-punk"),
+        sub_b=dict(bpm=(152, 170), power_chords=False, pad_rhythms=("xxxxxxxxxxxxxxxx",), drive=2.0, lead_octave=24,
+                   levels=(0.45, 0.5, 0.35, 0.8), loudness=-14.0, dynamics=0.25,
+                   drums={"kick": "x.......x.......", "snare": "....x.......x...", "hat": "xxxxxxxxxxxxxxxx",
+                          "open": "..x...x...x...x."}),
     ),
     Style(
         genre="Electronic", extra_genre="House", bpm=(122, 128), tonics=(57, 65, 62), mode="minor", swing=0.5,
@@ -175,6 +223,16 @@ STYLES: tuple[Style, ...] = (
                 "Quantum", "Vector", "Static"),
                ("Circuit", "Grid", "Pulse", "Cascade", "Frequency", "Prism", "Voltage", "Drift", "Arcade",
                 "Loop", "Lattice", "Beacon")),
+        name_forms=("{0} {1}",),
+        name_parts=(("Photon", "Modul", "Syntax", "Ionic", "Polygon", "Cathode", "Flux", "Megawatt", "Pixel",
+                     "Oscillo", "Terabyte", "Holo"),
+                    ("Theory", "Engine", "Canyon", "Relay", "Bureau", "Parade", "Station", "Harvest", "Reactor",
+                     "Temple", "Federation", "Society")),
+        substyles=("house", "techno"),
+        sub_b=dict(bpm=(130, 138), lead=Timbre(24, 0.9, attack=0.002, decay=0.08, release=0.02, legato=0.6),
+                   levels=(0.45, 0.35, 0.4, 0.75),
+                   drums={"kick": "x...x...x...x...", "clap": "....x.......x...", "hat": "xxxxxxxxxxxxxxxx",
+                          "open": "..x...x...x...x.", "ride": "x.x.x.x.x.x.x.x."}),
     ),
     Style(
         genre="Classical", extra_genre="Chamber Music", bpm=(76, 96), tonics=(60, 67, 62), mode="major",
@@ -192,6 +250,17 @@ STYLES: tuple[Style, ...] = (
                 "Bagatelle", "Partita", "Barcarolle", "Fantasia"),
                ("Allegro", "Andante", "Adagio", "Moderato", "Larghetto", "Allegretto", "Vivace",
                 "Andantino", "Presto", "Grave", "Lento", "Scherzo")),
+        name_forms=("{0} {1}", "Ensemble {1}", "The {1} String Quartet", "{1} Chamber Players"),
+        name_parts=(("Agnieszka", "Tobias", "Hélène", "Matthias", "Ingrid", "Lorenzo", "Saskia", "Viktor",
+                     "Annelie", "Călin", "Oksana", "Benedikt"),
+                    ("Aurich", "Castellani", "Holmqvist", "Delacroix", "Brenner", "Novák", "Ferreira",
+                     "Ostrowski", "Valentin", "Lindgren", "Moreau", "Szabó")),
+        substyles=("strings", "piano"),
+        sub_b=dict(bpm=(98, 116), lead=Timbre(14, 1.3, attack=0.004, decay=0.8, release=0.25),
+                   lead_steps=(2, 2, 4, 2, 4), pad=Timbre(10, 1.6, attack=0.004, decay=0.9, release=0.3),
+                   pad_rhythms=("x---x---x---x---", "x-x-x-x-x---x---"),
+                   bass=Timbre(10, 1.6, attack=0.004, decay=1.2, release=0.3), reverb=0.3, darkness=0.1,
+                   dynamics=0.5, loudness=-19.0),
     ),
     Style(
         genre="Hip-Hop", extra_genre="Lo-Fi", bpm=(84, 96), tonics=(60, 67, 65), mode="minor", swing=0.58,
@@ -209,8 +278,33 @@ STYLES: tuple[Style, ...] = (
                 "Heavy", "Smooth", "Rooftop", "Fresh"),
                ("Blocks", "Verses", "Tapes", "Cipher", "Skyline", "Crates", "Sessions", "Boulevard",
                 "Rhymes", "Corners", "Stoop", "Frequencies")),
+        name_forms=("{0} {1}", "MC {0}", "{0} & {1}", "DJ {0}"),
+        name_parts=(("Lyric", "Vinyl", "Northside", "Dusty", "Golden", "Cobalt", "Stereo", "Crate", "Velour",
+                     "Kid", "Tempo", "Cassette"),
+                    ("Prophet", "Syndicate", "Scholar", "Collective", "Poet", "Alchemist", "Architect",
+                     "Sermon", "Diplomat", "Mechanic", "Council", "Almanac")),
+        substyles=("boom bap", "trap"),
+        sub_b=dict(bpm=(96, 104), swing=0.5, darkness=0.2, hiss=0.0,
+                   lead=Timbre(8, 1.5, attack=0.003, decay=0.4, release=0.05), lead_octave=24,
+                   bass=Timbre(1, 1.0, attack=0.005, decay=1.6, release=0.05),
+                   drums={"kick": "x.....x...x..x..", "clap": "....x.......x...", "hat": "xoxoxoxoxoxxxoxo"}),
     ),
 )
+
+SUBSTYLES = ("a", "b")
+
+
+@cache
+def style_of(style: int, substyle: int = 0) -> Style:
+    """The style a track is synthesised in: the genre's, with sub-style b's changes applied."""
+    base = STYLES[style]
+    return replace(base, **base.sub_b) if substyle else base  # type: ignore[arg-type]
+
+
+def substyle_name(style: int, substyle: int) -> str:
+    """The label tests and benchmarks use for a sound cluster, e.g. 'Jazz/b'."""
+    return f"{STYLES[style].genre}/{SUBSTYLES[substyle]}"
+
 
 _NOTE_NAMES = ("C", "C♯", "D", "E♭", "E", "F", "F♯", "G", "A♭", "A", "B♭", "B")
 _LYRIC_LINES = (
@@ -270,6 +364,7 @@ class Sound:
     brightness: float  # scales harmonic count and rolloff around the genre's timbre
     loudness: float
     seed: int
+    substyle: int = 0  # index into SUBSTYLES
 
 
 @dataclass(frozen=True)
@@ -375,23 +470,74 @@ def _lrc(lines: list[str], tags: TagValues, seconds: float) -> str:
 
 
 @dataclass(frozen=True)
+class _Shape:
+    """How much library to plan: which genres, how many artists, albums and tracks, in which formats."""
+
+    styles: tuple[int, ...] = tuple(range(len(STYLES)))
+    artists: int = 2  # per genre
+    albums: int = 2  # per artist
+    tracks: int = 6  # per album
+    compilation: bool = True
+    formats: tuple[str, ...] = _FORMAT_CYCLE  # one per album, rotating
+
+
+@dataclass(frozen=True)
 class _Artist:
     name: str
     style: int
-    slot: int  # 0 or 1 within the genre
+    slot: int  # position within the genre
     bpm: float
     tonic: int
     brightness: float
     level: float
     first_year: int
 
+    @property
+    def substyle(self) -> int:
+        """Even slots play sub-style a, odd ones b: every genre gets both, in equal numbers."""
+        return self.slot % 2
+
+
+def _artist_names(rng: random.Random, style: Style, count: int, taken: set[str]) -> list[str]:
+    """A genre's artist names, sorted: its own if enough, else those plus names made from its name parts."""
+    if count <= len(style.artists):
+        candidates = rng.sample(style.artists, count)
+    else:
+        first, second = (rng.sample(parts, len(parts)) for parts in style.name_parts)
+        forms = style.name_forms
+        # round r pairs first[i] with second[i + r]: no name part comes back before all have had a turn
+        made = [forms[k % len(forms)].format(first[k % len(first)], second[(k + k // len(first)) % len(second)])
+                for k in range(len(first) * len(second))]
+        candidates = [*style.artists, *made]
+    chosen: list[str] = []
+    for name in candidates:
+        key = names.merge_key(name)  # 'The X' and 'x' would be merged into one artist by the scanner
+        if key not in taken:
+            taken.add(key)
+            chosen.append(name)
+            if len(chosen) == count:
+                return sorted(chosen)
+    raise ValueError(f"{style.genre} can name at most {len(chosen)} artists")
+
+
+def _album_words(rng: random.Random, style: Style, count: int) -> list[tuple[str, str]]:
+    """(adjective, noun) for each album of a genre, all different while the word lists allow."""
+    adjectives, nouns = style.words
+    k = min(count, len(adjectives), len(nouns))
+    pairs = list(zip(rng.sample(adjectives, k), rng.sample(nouns, k)))
+    if count > k:
+        used = set(pairs)
+        rest = [(a, n) for a in adjectives for n in nouns if (a, n) not in used]
+        rng.shuffle(rest)
+        pairs += rest[: count - k]
+    return pairs
+
 
 def _album(rng: random.Random, seed: int, root: Path, artist: _Artist, a: int, index: int,
-           words: tuple[str, str], seconds: float) -> _Album:
-    """One artist's album: six tracks, with the features that rotate across the library."""
-    style = STYLES[artist.style]
-    fmt = _FORMAT_CYCLE[index % len(_FORMAT_CYCLE)]
-    year = artist.first_year + a * rng.randint(2, 6)
+           words: tuple[str, str], seconds: float, fmt: str, tracks: int, folders: set[Path]) -> _Album:
+    """One artist's album, with the features that rotate across the library."""
+    style = style_of(artist.style, artist.substyle)
+    year = min(artist.first_year + a * rng.randint(2, 6), 2024)
     tonic = artist.tonic if a == 0 else style.tonics[rng.randrange(len(style.tonics))]
     composer = rng.choice(style.composers) if style.composers else None
     adjective, noun = words
@@ -400,18 +546,23 @@ def _album(rng: random.Random, seed: int, root: Path, artist: _Artist, a: int, i
         title = f"{composer.split()[-1] if composer else artist.name}: {adjective}s and {other}s"
     else:
         title = f"{adjective} {noun}"
+    folder, volume = root / _safe(artist.name) / _safe(f"{title} ({year})"), 1
+    while folder in folders:  # only when an artist has more albums than the title words can tell apart
+        volume += 1
+        folder = root / _safe(artist.name) / _safe(f"{title}, Vol. {volume} ({year})")
+    folders.add(folder)
+    title = title if volume == 1 else f"{title}, Vol. {volume}"
     genres = (style.genre, style.extra_genre) if a == 1 and artist.slot == 0 else (style.genre,)
     artist_id = _mbid(seed, "artist", artist.name)
     album_id = _mbid(seed, "album", artist.name, title)
-    folder = root / _safe(artist.name) / _safe(f"{title} ({year})")
     album = _Album(folder, title, year, artist.style, _ART_CYCLE[index % len(_ART_CYCLE)],
                    rng.randrange(2**31), artist.name, [], {})
     vocal = style.genre in ("Rock", "Hip-Hop", "Jazz")
-    for t, track_title in enumerate(_titles(rng, style, 6, tonic), 1):
+    for t, track_title in enumerate(_titles(rng, style, tracks, tonic), 1):
         explicit = (style.genre == "Hip-Hop" and t in ((2, 5) if a == 0 else (4,))) or (
             style.genre == "Rock" and artist.slot == 1 and a == 1 and t == 3)
         tags = TagValues(
-            title=track_title, artist=artist.name, album=title, albumartist=artist.name, track=t, tracks=6,
+            title=track_title, artist=artist.name, album=title, albumartist=artist.name, track=t, tracks=tracks,
             disc=1, discs=1, year=year, genres=genres,
             composer=composer if style.genre == "Classical" or (style.genre == "Jazz" and t % 2) else None,
             compilation=False, mb_track=_mbid(album_id, "track", t), mb_album=album_id,
@@ -429,20 +580,20 @@ def _album(rng: random.Random, seed: int, root: Path, artist: _Artist, a: int, i
                 album.sidecars[path.with_suffix(".lrc")] = _lrc(_lyrics(rng), tags, seconds)
         sound = Sound(artist.style, artist.bpm * rng.uniform(0.97, 1.03), tonic,
                       artist.brightness * rng.uniform(0.95, 1.05), artist.level + rng.uniform(-1.0, 1.0),
-                      rng.randrange(2**63))
+                      rng.randrange(2**63), artist.substyle)
         album.jobs.append(TrackJob(path, fmt, seconds, sound, tags, None, lyrics, index % 3 == 0))
     return album
 
 
-def _compilation(rng: random.Random, seed: int, root: Path, artists: list[_Artist], seconds: float) -> _Album:
-    """A Various Artists album: one new track by an artist of each genre."""
+def _compilation(rng: random.Random, seed: int, root: Path, artists: list[_Artist], seconds: float,
+                 fmt: str) -> _Album:
+    """A Various Artists album: one new track by the first artist of each genre."""
     name = rng.choice(("Late Night Frequencies", "Signals and Stations", "The Demo Hour"))
     title, year = f"{name}, Vol. {rng.randint(1, 4)}", rng.randint(2018, 2024)
     album_id = _mbid(seed, "album", VARIOUS_ARTISTS, title)
     folder = root / VARIOUS_ARTISTS / _safe(f"{title} ({year})")
     album = _Album(folder, title, year, 3, "cover.jpg+embedded", rng.randrange(2**31), VARIOUS_ARTISTS, [], {})
     contributors = [artist for artist in artists if artist.slot == 0]
-    fmt = "mp3"
     for t, artist in enumerate(contributors, 1):
         style = STYLES[artist.style]
         tags = TagValues(
@@ -452,29 +603,38 @@ def _compilation(rng: random.Random, seed: int, root: Path, artists: list[_Artis
             mb_album=album_id, mb_artist=_mbid(seed, "artist", artist.name), mb_albumartist=VARIOUS_ARTISTS_MBID,
             isrc=f"ZZAWV{year % 100:02d}999{t:02d}", explicit=style.genre == "Hip-Hop",
         )
-        sound = Sound(artist.style, artist.bpm, artist.tonic, artist.brightness, artist.level, rng.randrange(2**63))
+        sound = Sound(artist.style, artist.bpm, artist.tonic, artist.brightness, artist.level, rng.randrange(2**63),
+                      artist.substyle)
         path = folder / f"{t:02d} {_safe(tags.title)}{FORMATS[fmt].ext}"
         album.jobs.append(TrackJob(path, fmt, seconds, sound, tags, None, None, True))
     return album
 
 
-def _plan(seed: int, seconds: float, root: Path) -> list[_Album]:
+def _plan(seed: int, seconds: float, root: Path, shape: _Shape = _Shape()) -> list[_Album]:
     """Names, tags, formats and art assignments for the whole library; no audio yet."""
     rng = random.Random(seed)
     artists: list[_Artist] = []
     albums: list[_Album] = []
-    for s, style in enumerate(STYLES):
-        adjectives, nouns = rng.sample(style.words[0], 4), rng.sample(style.words[1], 4)
-        for slot, name in enumerate(sorted(rng.sample(style.artists, 2))):
-            artist = _Artist(name, s, slot, rng.uniform(*style.bpm),
-                             style.tonics[(slot + rng.randrange(len(style.tonics))) % len(style.tonics)],
-                             rng.uniform(0.85, 1.15), style.loudness + rng.uniform(-1.5, 1.5),
+    taken: set[str] = {names.merge_key(VARIOUS_ARTISTS)}
+    folders: set[Path] = set()
+    for s in shape.styles:
+        style = STYLES[s]
+        words = _album_words(rng, style, shape.artists * shape.albums)
+        for slot, name in enumerate(_artist_names(rng, style, shape.artists, taken)):
+            sound = style_of(s, slot % 2)
+            artist = _Artist(name, s, slot, rng.uniform(*sound.bpm),
+                             sound.tonics[(slot + rng.randrange(len(sound.tonics))) % len(sound.tonics)],
+                             rng.uniform(0.85, 1.15), sound.loudness + rng.uniform(-1.5, 1.5),
                              rng.randint(1994, 2016))
             artists.append(artist)
-            for a in range(2):
-                words = (adjectives[2 * slot + a], nouns[2 * slot + a])
-                albums.append(_album(rng, seed, root, artist, a, len(albums), words, seconds))
-    albums.append(_compilation(rng, seed, root, artists, seconds))
+            for a in range(shape.albums):
+                fmt = shape.formats[len(albums) % len(shape.formats)]
+                albums.append(_album(rng, seed, root, artist, a, len(albums),
+                                     words[(slot * shape.albums + a) % len(words)], seconds, fmt, shape.tracks,
+                                     folders))
+    if shape.compilation and artists:
+        fmt = "mp3" if "mp3" in shape.formats else shape.formats[0]
+        albums.append(_compilation(rng, seed, root, artists, seconds, fmt))
     return albums
 
 
@@ -612,8 +772,8 @@ def _lowpass(x: np.ndarray, width: int) -> np.ndarray:
 
 
 def synthesize(sound: Sound, seconds: float, rate: int = 44100) -> np.ndarray:
-    """(2, n) float32 audio in the sound's genre: tempo, key, timbre, brightness and level."""
-    style = STYLES[sound.style]
+    """(2, n) float32 audio in the sound's genre and sub-style: tempo, key, timbre, brightness and level."""
+    style = style_of(sound.style, sound.substyle)
     rng = np.random.default_rng(sound.seed)
     n = max(1, int(round(seconds * rate)))
     scale = _SCALES[style.mode]
@@ -1085,12 +1245,36 @@ def _by_cost(jobs: list[TrackJob]) -> list[TrackJob]:
 
 
 def generate(out_dir: Path, *, seed: int = 7, track_seconds: float = 16.0,
-             progress: Callable[[int, int], None] | None = None, workers: int | None = None) -> DemoSummary:
-    """Write the demo library into out_dir (created if needed); deterministic for a seed."""
+             progress: Callable[[int, int], None] | None = None, workers: int | None = None,
+             genres: Sequence[str] | None = None, artists_per_genre: int = 2, albums_per_artist: int = 2,
+             tracks_per_album: int = 6, compilation: bool = True,
+             formats: Sequence[str] | None = None) -> DemoSummary:
+    """Write the demo library into out_dir (created if needed); deterministic for a seed.
+
+    The defaults make the browsable demo library. The other keywords make libraries of known
+    sound clusters for measuring stations: `genres` picks styles by genre name, `formats`
+    restricts the format rotation (("flac",) is the quickest to write), and every genre's
+    artists alternate between its two sub-styles (DemoSummary.truth).
+    """
     if track_seconds <= 0:
         raise ValueError("track_seconds must be positive")
+    if min(artists_per_genre, albums_per_artist, tracks_per_album) < 1:
+        raise ValueError("artists_per_genre, albums_per_artist and tracks_per_album must be at least 1")
+    known = [style.genre for style in STYLES]
+    if genres is not None and (unknown := set(genres) - set(known)):
+        raise ValueError(f"unknown genres {sorted(unknown)}; the styles are {known}")
+    if formats is not None and (unknown := set(formats) - set(FORMATS)):
+        raise ValueError(f"unknown formats {sorted(unknown)}; choose from {sorted(FORMATS)}")
+    if formats is not None and not formats:
+        raise ValueError("formats must name at least one format")
+    shape = _Shape(
+        styles=tuple(s for s, genre in enumerate(known) if genres is None or genre in genres),
+        artists=artists_per_genre, albums=albums_per_artist, tracks=tracks_per_album, compilation=compilation,
+        # the rotation restricted, keeping its weighting: the cheap encoders come up more often
+        formats=_FORMAT_CYCLE if formats is None else tuple(f for f in _FORMAT_CYCLE if f in formats),
+    )
     root = Path(out_dir)
-    albums = _plan(seed, track_seconds, root)
+    albums = _plan(seed, track_seconds, root, shape)
     for album in albums:
         album.folder.mkdir(parents=True, exist_ok=True)
     total = sum(len(album.jobs) for album in albums)
@@ -1121,7 +1305,9 @@ def generate(out_dir: Path, *, seed: int = 7, track_seconds: float = 16.0,
                     future.cancel()
                 raise
     jobs = [job for album in albums for job in album.jobs]
-    genres = sorted({genre for job in jobs for genre in job.tags.genres})
+    tagged = sorted({genre for job in jobs for genre in job.tags.genres})
     artists = {job.tags.artist for job in jobs}
+    truth = {job.path: (STYLES[job.sound.style].genre, substyle_name(job.sound.style, job.sound.substyle))
+             for job in jobs}
     return DemoSummary(root=root, artists=len(artists), albums=len(albums), tracks=total,
-                       genres=tuple(genres), files=tuple(job.path for job in jobs))
+                       genres=tuple(tagged), files=tuple(job.path for job in jobs), truth=truth)
