@@ -1,0 +1,268 @@
+"""Choosing a station's next tracks: candidates near its seeds and thumbs-up, scored, sampled, filtered by the rules.
+
+Every step reads a bounded number of rows (a few dozen anchor tracks, their neighbour lists, metadata
+for the best few hundred candidates), so the cost of a pick does not grow with the catalogue.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from airwave.core.engine import space
+from airwave.core.engine.rules import History, Played
+from airwave.store.models import Track, TrackGenre
+
+ANCHORS_PER_SEED = 24
+POSITIVE_ANCHORS = 40
+NEGATIVE_ANCHORS = 60
+SHORTLIST = 120  # candidates whose metadata is loaded at a time
+OPTIONS = 40  # eligible candidates a pick samples from
+TEMPERATURE = 0.08
+UP_PULL = 0.6
+DOWN_PUSH = 1.4
+DOWN_FLOOR = 0.25  # similarity to a thumbs-down below which there is no penalty
+ARTIST_DOWN_PENALTY = 0.2  # per thumbs-down on the artist beyond the first
+ALBUM_REPEAT_PENALTY = 0.04  # per recent spin of the album: exploration beyond the hard rules
+
+
+@dataclass
+class Steering:
+    """What a station knows about the listener's taste."""
+
+    seeds: list[tuple[str, int]]  # ("AR" | "TR" | "GE", id)
+    positives: list[int] = field(default_factory=list)  # track ids, newest first
+    negatives: list[int] = field(default_factory=list)
+    negative_artists: Counter[int] = field(default_factory=Counter)
+    banned: set[int] = field(default_factory=set)  # thumbs-down and tired tracks: never picked
+    explicit_filter: bool = False
+
+
+@dataclass(frozen=True)
+class Pick:
+    track_id: int
+    artist_id: int
+    album_id: int
+    seed_music_id: str | None
+    score: float
+
+
+@dataclass
+class _Scores:
+    ids: np.ndarray
+    score: np.ndarray
+    source: list[str | None]
+
+
+@dataclass(frozen=True)
+class _Anchor:
+    track_id: int
+    weight: float
+    source: str
+
+
+def _seed_anchors(db: Session, steering: Steering, rng: random.Random) -> list[_Anchor]:
+    anchors: list[_Anchor] = []
+    for kind, ref in steering.seeds:
+        if kind == "TR":
+            anchors.append(_Anchor(ref, 1.0, f"S{ref}"))
+        elif kind == "AR":
+            own = list(db.scalars(select(Track.id).where(Track.artist_id == ref, space.PRESENT)
+                                  .order_by(Track.id).limit(400)))
+            for track_id in rng.sample(own, min(len(own), ANCHORS_PER_SEED)):
+                anchors.append(_Anchor(track_id, 1.0, f"R{ref}"))
+        elif kind == "GE":
+            for track_id in _genre_sample(db, ref, ANCHORS_PER_SEED, rng):
+                anchors.append(_Anchor(track_id, 0.95, f"G{ref}"))
+    return anchors
+
+
+def _genre_sample(db: Session, genre_id: int, count: int, rng: random.Random) -> list[int]:
+    """Tracks of a genre from a random point of its index (wrapping around): bounded at any size."""
+    # two scalar subqueries: each is an index edge lookup, where one min/max query scans the genre
+    bounds = db.execute(select(
+        select(func.min(TrackGenre.track_id)).where(TrackGenre.genre_id == genre_id).scalar_subquery(),
+        select(func.max(TrackGenre.track_id)).where(TrackGenre.genre_id == genre_id).scalar_subquery())).one()
+    if bounds[0] is None:
+        return []
+    start = rng.randint(bounds[0], bounds[1])
+    query = (select(TrackGenre.track_id).join(Track, Track.id == TrackGenre.track_id)
+             .where(TrackGenre.genre_id == genre_id, space.PRESENT).order_by(TrackGenre.track_id).limit(count * 4))
+    found = list(db.scalars(query.where(TrackGenre.track_id >= start)))
+    if len(found) < count * 4:
+        found += [t for t in db.scalars(query.where(TrackGenre.track_id < start)) if t not in found]
+    return rng.sample(found, min(count, len(found)))
+
+
+def _spread(anchors: list[_Anchor], lists: dict[int, tuple[np.ndarray, np.ndarray]]) -> _Scores:
+    """Best weighted similarity of every reachable track to any anchor (an anchor is 1.0 to itself)."""
+    if not anchors:
+        return _Scores(np.zeros(0, np.int64), np.zeros(0, np.float32), [])
+    id_parts, sim_parts, src_parts = [], [], []
+    for n, anchor in enumerate(anchors):
+        ids, sims = lists.get(anchor.track_id, (np.zeros(0, np.int64), np.zeros(0, np.float32)))
+        id_parts.append(np.concatenate([[anchor.track_id], ids]))
+        sim_parts.append(np.concatenate([[1.0], sims]).astype(np.float32) * anchor.weight)
+        src_parts.append(np.full(len(ids) + 1, n))
+    all_ids, all_sims, all_src = np.concatenate(id_parts), np.concatenate(sim_parts), np.concatenate(src_parts)
+    order = np.lexsort((-all_sims, all_ids))  # by id, best similarity first within an id
+    all_ids, all_sims, all_src = all_ids[order], all_sims[order], all_src[order]
+    first = np.concatenate([[True], all_ids[1:] != all_ids[:-1]])
+    return _Scores(all_ids[first], all_sims[first], [anchors[i].source for i in all_src[first]])
+
+
+def _lookup(scores: _Scores, ids: np.ndarray) -> np.ndarray:
+    if not len(scores.ids):
+        return np.zeros(len(ids), np.float32)
+    pos = np.clip(np.searchsorted(scores.ids, ids), 0, len(scores.ids) - 1)
+    return np.where(scores.ids[pos] == ids, scores.score[pos], 0.0).astype(np.float32)
+
+
+class Picker:
+    """Picks tracks for one station fragment; `rng` makes it reproducible."""
+
+    def __init__(self, db: Session, steering: Steering, history: History, rng: random.Random) -> None:
+        self.db, self.steering, self.history, self.rng = db, steering, history, rng
+        seeds = _seed_anchors(db, steering, rng)
+        ups = [_Anchor(t, 1.0, f"S{t}") for t in steering.positives[:POSITIVE_ANCHORS]]
+        downs = [_Anchor(t, 1.0, f"S{t}") for t in steering.negatives[:NEGATIVE_ANCHORS]]
+        lists = space.neighbors_of(db, sorted({a.track_id for a in seeds + ups + downs}))
+        self.lists = lists
+        self.seed_scores = _spread(seeds, lists)
+        self.up_scores = _spread(ups, lists)
+        self.down_scores = _spread(downs, lists)
+        self.meta: dict[int, tuple[int, int, bool]] = {}
+        self.pool = self._score(np.union1d(self.seed_scores.ids, self.up_scores.ids))
+        self.widened = 0
+        self._ranked: list[tuple[int, float, str | None]] | None = None
+
+    def _score(self, ids: np.ndarray) -> dict[int, tuple[float, str | None]]:
+        """Final score of each candidate: near the seeds, pulled to thumbs-up, pushed from thumbs-down."""
+        if not len(ids):
+            return {}
+        seed = _lookup(self.seed_scores, ids)
+        up = _lookup(self.up_scores, ids)
+        down = _lookup(self.down_scores, ids)
+        total = np.maximum(seed, 0.9 * up) + UP_PULL * up - DOWN_PUSH * np.maximum(down - DOWN_FLOOR, 0.0)
+        seed_pos = {int(t): i for i, t in enumerate(self.seed_scores.ids)}
+        up_pos = {int(t): i for i, t in enumerate(self.up_scores.ids)}
+        out: dict[int, tuple[float, str | None]] = {}
+        for i, track_id in enumerate(ids.tolist()):
+            if track_id in self.steering.banned:
+                continue
+            source = None
+            if track_id in seed_pos and seed[i] >= 0.9 * up[i]:
+                source = self.seed_scores.source[seed_pos[track_id]]
+            elif track_id in up_pos:
+                source = self.up_scores.source[up_pos[track_id]]
+            elif track_id in seed_pos:
+                source = self.seed_scores.source[seed_pos[track_id]]
+            out[track_id] = (float(total[i]), source)
+        return out
+
+    def _load_meta(self, ids: list[int]) -> None:
+        missing = [t for t in ids if t not in self.meta]
+        for start in range(0, len(missing), 900):
+            rows = self.db.execute(select(Track.id, Track.artist_id, Track.album_id, Track.explicit)
+                                   .where(Track.id.in_(missing[start:start + 900]), space.PRESENT))
+            for track_id, artist_id, album_id, explicit in rows:
+                self.meta[track_id] = (artist_id, album_id, bool(explicit))
+        for t in missing:
+            self.meta.setdefault(t, (-1, -1, True))  # gone from the catalogue: never eligible
+
+    def _eligible(self, track_id: int) -> bool:
+        artist_id, album_id, explicit = self.meta[track_id]
+        if artist_id < 0 or (explicit and self.steering.explicit_filter) or track_id in self.steering.banned:
+            return False
+        return self.history.allows(track_id, artist_id, album_id)
+
+    def _adjusted(self, track_id: int, score: float, album_recent: Counter[int]) -> float:
+        artist_id, album_id, _ = self.meta[track_id]
+        downs = self.steering.negative_artists.get(artist_id, 0)
+        return score - ARTIST_DOWN_PENALTY * max(0, downs - 1) - ALBUM_REPEAT_PENALTY * album_recent[album_id]
+
+    def _widen(self) -> bool:
+        """Reach further out: neighbours of the best candidates, then anywhere in the catalogue."""
+        self.widened += 1
+        if self.widened == 1:
+            best = sorted(self.pool.items(), key=lambda kv: -kv[1][0])[:24]
+            sources = [_Anchor(t, max(s, 0.05), src or f"S{t}") for t, (s, src) in best]
+            if not sources:
+                sources = [_Anchor(t, 0.5, f"S{t}") for t in self.steering.positives[:24]]
+            extra = space.neighbors_of(self.db, [a.track_id for a in sources if a.track_id not in self.lists])
+            self.lists.update(extra)
+            far = _spread(sources, self.lists)
+            added = 0
+            for i, track_id in enumerate(far.ids.tolist()):
+                if track_id not in self.pool and track_id not in self.steering.banned:
+                    down = float(_lookup(self.down_scores, np.array([track_id]))[0])
+                    self.pool[track_id] = (0.8 * float(far.score[i]) - DOWN_PUSH * max(down - DOWN_FLOOR, 0.0) - 0.2,
+                                           far.source[i])
+                    added += 1
+            return added > 0 or self._widen()
+        if self.widened == 2:
+            added = 0
+            for track_id in self._random_tracks(400):
+                if track_id not in self.pool and track_id not in self.steering.banned:
+                    down = float(_lookup(self.down_scores, np.array([track_id]))[0])
+                    self.pool[track_id] = (-0.5 - DOWN_PUSH * max(down - DOWN_FLOOR, 0.0), None)
+                    added += 1
+            return added > 0
+        return False
+
+    def _random_tracks(self, count: int) -> list[int]:
+        bounds = self.db.execute(select(select(func.min(Track.id)).scalar_subquery(),
+                                        select(func.max(Track.id)).scalar_subquery())).one()
+        if bounds[0] is None:
+            return []
+        start = self.rng.randint(bounds[0], bounds[1])
+        query = select(Track.id).where(space.PRESENT).order_by(Track.id).limit(count)
+        found = list(self.db.scalars(query.where(Track.id >= start)))
+        if len(found) < count:
+            found += list(self.db.scalars(query.where(Track.id < start).limit(count - len(found))))
+        return found
+
+    def pick(self, count: int) -> list[Pick]:
+        """Up to `count` tracks that keep every rule, best first in expectation but sampled for variety."""
+        picks: list[Pick] = []
+        while len(picks) < count:
+            choice = self._choose()
+            if choice is None:
+                if not self._widen():
+                    break
+                self._ranked = None
+                continue
+            track_id, score, source = choice
+            artist_id, album_id, _ = self.meta[track_id]
+            picks.append(Pick(track_id, artist_id, album_id, source, score))
+            self.history.add(Played(track_id, artist_id, album_id, self.history.now))
+            self.pool.pop(track_id, None)
+        return picks
+
+    def _choose(self) -> tuple[int, float, str | None] | None:
+        """Sample among the best OPTIONS eligible candidates, by softmax of their scores."""
+        if self._ranked is None:
+            self._ranked = sorted(((t, s, src) for t, (s, src) in self.pool.items()), key=lambda o: (-o[1], o[0]))
+        album_recent = Counter(s.album_id for s in self.history.spins[:50])
+        options: list[tuple[int, float, str | None]] = []
+        for start in range(0, len(self._ranked), SHORTLIST):
+            chunk = self._ranked[start:start + SHORTLIST]
+            self._load_meta([t for t, _, _ in chunk])
+            for t, score, src in chunk:
+                if t in self.pool and self._eligible(t):
+                    options.append((t, self._adjusted(t, score, album_recent), src))
+                    if len(options) == OPTIONS:
+                        break
+            if len(options) == OPTIONS:
+                break
+        if not options:
+            return None
+        options.sort(key=lambda o: -o[1])
+        top = options[0][1]
+        weights = [float(np.exp((s - top) / TEMPERATURE)) for _, s, _ in options]
+        return self.rng.choices(options, weights=weights, k=1)[0]
