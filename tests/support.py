@@ -226,3 +226,24 @@ def assert_error(response: httpx.Response, status: int, error: str) -> dict[str,
 
 def unique(prefix: str = "user") -> str:
     return f"{prefix}{secrets.token_hex(4)}"
+
+
+def wait_indexed(server: Server, timeout: float = 120) -> None:
+    """Wait until the library is scanned and its similarity space (neighbours, sound profiles) is built."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = httpx.get(server.url + "/healthz").json().get("library", {})
+        if status.get("indexed", 0) >= 1 and status.get("state") == "idle":
+            return
+        time.sleep(0.2)
+    raise AssertionError("library never finished indexing")
+
+
+def artists(api: Api) -> dict[str, dict[str, Any]]:
+    """Artists of the library, reached the way a client browses: genre categories, genres, sample tracks."""
+    found: dict[str, dict[str, Any]] = {}
+    for category in api.ok("v1/music/genrecategories", {})["categories"]:
+        for station in api.ok("v1/music/genres", {"token": category["token"]})["stations"]:
+            for track in station["sampleTracks"]:
+                found[track["artistName"]] = {"musicId": track["artistMusicId"], "name": track["artistName"]}
+    return found

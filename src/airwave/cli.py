@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Callable, Iterator, Optional
@@ -17,6 +18,8 @@ from airwave.config import TIERS, Settings, load_settings
 from airwave.errors import ApiError
 
 if TYPE_CHECKING:  # imported lazily: worker processes re-import this module and need none of it
+    from datetime import datetime
+
     from airwave.core.services import Services
 
 app = typer.Typer(help="Airwave: self-hosted music streaming.", no_args_is_help=True, add_completion=False)
@@ -103,6 +106,9 @@ def serve(
     if demo:
         _ensure_demo_account(services)
         roots.append(_ensure_demo_library(settings.data_dir / "demo-library"))
+        if "radio_rules" not in settings.model_fields_set:
+            # 12 artists of 16-second tracks: the strict 3-hour windows would end a station in minutes
+            settings.radio_rules = "relaxed"
     for root in roots:
         if not root.is_dir():
             err.print(f"[red]error:[/red] library folder {root} does not exist")
@@ -157,10 +163,12 @@ def scan(
     library: Annotated[list[Path], typer.Option("--library", help="Music folder (repeatable)")],
     full: Annotated[bool, typer.Option("--full", help="Re-read every file, not only new and changed ones")] = False,
     watch: Annotated[bool, typer.Option("--watch", help="Keep running and rescan on changes")] = False,
-    workers: Annotated[Optional[int], typer.Option(help="Tag-reading processes [default: one per core]")] = None,
+    workers: Annotated[Optional[int], typer.Option(help="Worker processes [default: one per core]")] = None,
+    analyze: Annotated[Optional[bool], typer.Option(
+        "--analyze/--no-analyze", help="Compute sound profiles for stations [default: setting analyze_audio]")] = None,
     data_dir: DataDir = None,
 ) -> None:
-    """Scan music folders into the catalogue (incremental; an interrupted scan resumes)."""
+    """Scan music folders into the catalogue, then analyse new tracks' sound (both resume when interrupted)."""
     from airwave.library.scanner import Scanner
 
     for root in library:
@@ -184,6 +192,9 @@ def scan(
             if report.interrupted:
                 err.print("interrupted; run the same command again to finish")
                 raise typer.Exit(130)
+            if analyze is not None:
+                services.settings.analyze_audio = analyze
+            _index(services, workers)
             if not watch:
                 return
             from watchfiles import watch as watch_changes
@@ -194,6 +205,23 @@ def scan(
         raise typer.Exit(130) from None
     finally:
         services.close()
+
+
+def _index(services: Services, workers: int | None) -> None:
+    """Sound analysis and the stations' similarity space after a scan, with progress and a summary line."""
+    from airwave.core.library import refresh_similarity
+
+    if workers:
+        services.settings.analysis_workers = workers
+    started = time.perf_counter()
+    with _bar("index") as update:
+        report = refresh_similarity(services, progress=update)
+    if report is not None and (report.analysed or report.failed):
+        out.print(f"analysed {report.analysed} tracks in {report.seconds:.2f} s "
+                  f"({report.tracks_per_cpu_second:.1f} tracks per CPU-second), {report.failed} not analysable; "
+                  f"similarity index ready in {time.perf_counter() - started:.2f} s")
+    else:
+        out.print(f"similarity index ready in {time.perf_counter() - started:.2f} s")
 
 
 @app.command()
@@ -335,6 +363,120 @@ def user_delete(
     if not yes and not typer.confirm(f"Delete listener {name} and all their data?"):
         raise typer.Exit(1)
     _change(data_dir, name, "deleted", accounts.delete_listener)
+
+
+cache_app = typer.Typer(help="The transcode cache: `airwave cache` shows it, `airwave cache clear` empties it.",
+                        invoke_without_command=True)
+secret_app = typer.Typer(help="The key that signs audio, receipt and skip URLs.", no_args_is_help=True)
+export_app = typer.Typer(help="Export data for the operator.", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
+app.add_typer(secret_app, name="secret")
+app.add_typer(export_app, name="export")
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+@cache_app.callback()
+def cache_show(ctx: typer.Context, data_dir: DataDir = None) -> None:
+    """Show where the transcode cache is, its entries, size and bound."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from airwave.audio import cache
+
+    stats = cache.for_settings(_settings(data_dir=data_dir)).stats()
+    out.print(f"transcode cache {stats.root}: {stats.entries} entries, {_bytes(stats.bytes)} of "
+              f"{_bytes(stats.limit)} (transcode_cache_mb); {stats.in_progress} being written")
+
+
+@cache_app.command("clear")
+def cache_clear(data_dir: DataDir = None) -> None:
+    """Delete every cached transcode (running transcodes finish; listeners mid-stream are unaffected)."""
+    from airwave.audio import cache
+
+    entries, size = cache.for_settings(_settings(data_dir=data_dir)).clear()
+    out.print(f"deleted {entries} entries ({_bytes(size)})")
+
+
+@secret_app.command("rotate")
+def secret_rotate(data_dir: DataDir = None) -> None:
+    """Sign URLs with a fresh key; the previous key still verifies for url_key_grace seconds."""
+    from datetime import datetime, timedelta, timezone
+
+    from airwave.audio.signing import UrlSigner
+
+    settings = _settings(data_dir=data_dir)
+    now = datetime.now(timezone.utc)
+    key = UrlSigner.open(settings.data_dir, grace_seconds=settings.url_key_grace).rotate(now)
+    until = now + timedelta(seconds=settings.url_key_grace)
+    out.print(f"signing with key {key.id}; URLs signed before verify until {until:%Y-%m-%d %H:%M} UTC")
+
+
+@secret_app.command("list")
+def secret_list(data_dir: DataDir = None) -> None:
+    """List the URL-signing keys (never their secrets)."""
+    from datetime import timedelta
+
+    from airwave.audio.signing import UrlSigner
+
+    settings = _settings(data_dir=data_dir)
+    signer = UrlSigner.open(settings.data_dir, grace_seconds=settings.url_key_grace)
+    table = Table("key", "created", "state")
+    for key in signer.keys():
+        state = "signing" if key.retired_at is None else \
+            f"verifies until {key.retired_at + timedelta(seconds=settings.url_key_grace):%Y-%m-%d %H:%M} UTC"
+        table.add_row(str(key.id), f"{key.created_at:%Y-%m-%d %H:%M} UTC", state)
+    out.print(table)
+
+
+def _instant(text: str, option: str) -> datetime:
+    from datetime import datetime, timezone
+
+    try:
+        value = datetime.fromisoformat(text.strip())
+    except ValueError:
+        err.print(f"[red]error:[/red] {option} {text!r} is not a date (YYYY-MM-DD) or an ISO 8601 time")
+        raise typer.Exit(2) from None
+    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+
+
+@export_app.command("plays")
+def export_plays(
+    since: Annotated[str, typer.Option("--since", help="First day or time (YYYY-MM-DD or ISO 8601; UTC)")],
+    until: Annotated[Optional[str], typer.Option("--until", help="End, exclusive [default: now]")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="csv or json")] = "csv",
+    out_file: Annotated[Optional[Path], typer.Option("--out", help="File to write [default: stdout]")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Write the play log for royalty reporting: track, artist, album, ISRC, MusicBrainz id, listener,
+    station, start time, seconds played, completed/skipped."""
+    from datetime import datetime, timezone
+
+    from airwave.core import plays
+
+    if fmt not in ("csv", "json"):
+        err.print(f"[red]error:[/red] --format must be csv or json, not {fmt!r}")
+        raise typer.Exit(2)
+    start = _instant(since, "--since")
+    end = _instant(until, "--until") if until else datetime.now(timezone.utc)
+    services = _open(data_dir)
+    try:
+        with services.database.read() as db:
+            rows = plays.play_log(db, start, end)
+            if out_file is None:
+                count = plays.write_export(rows, sys.stdout, fmt)  # type: ignore[arg-type]
+            else:
+                with open(out_file, "w", encoding="utf-8", newline="") as handle:
+                    count = plays.write_export(rows, handle, fmt)  # type: ignore[arg-type]
+        err.print(f"exported {count} plays from {start.isoformat()} to {end.isoformat()}"
+                  + (f" into {out_file}" if out_file else ""))
+    finally:
+        services.close()
 
 
 @app.command()

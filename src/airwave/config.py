@@ -72,6 +72,12 @@ class Settings(BaseSettings):
     scan_workers: int = Field(0, ge=0, description="tag-reading processes; 0 = one per CPU core")
     watch_library: bool = Field(False, description="rescan when files under the library change")
 
+    audio_url_lifetime: int = Field(12 * 3600, ge=60, description="seconds an audioURL and its receipt URLs live")
+    url_key_grace: int = Field(24 * 3600, ge=0, description="seconds a rotated URL-signing key still verifies")
+    transcode_cache_mb: int = Field(2048, ge=0, description="size bound of data_dir/cache/audio (transcodes)")
+    transcode_workers: int = Field(0, ge=0, description="transcodes running at once; 0 = two per CPU core")
+    system_lame: bool = Field(True, description="encode MP3 with the system's libmp3lame when installed (faster)")
+
     session_timeout: int = Field(8 * 3600, ge=1, description="seconds of inactivity before a token expires")
     keep_logged_in_timeout: int = Field(30 * 86400, ge=1, description="same, with keepLoggedIn")
     open_registration: bool = False
@@ -86,6 +92,14 @@ class Settings(BaseSettings):
     login_max_failures_per_address: int = Field(50, ge=1)
 
     housekeeping_interval: int = Field(600, ge=1, description="seconds between purges of expired sessions")
+
+    radio_rules: Literal["strict", "relaxed"] = Field(
+        "strict", description="relaxed: separation windows scaled to a small library's size")
+    fragment_limit: int = Field(40, ge=1, description="getFragment calls per listener per fragment_window")
+    fragment_window: int = Field(600, ge=1, description="seconds over which fragment_limit counts")
+    analysis_workers: int = Field(0, ge=0, description="sound-analysis processes; 0 = one per CPU core")
+    analyze_audio: bool = Field(True, description="compute sound profiles during scans (stations use them)")
+    engine_seed: int | None = Field(None, description="seed the station engine's choices (tests, benchmarks)")
 
     log_level: str = "info"
     log_format: Literal["json", "text"] = "json"

@@ -60,6 +60,15 @@ def base_url(settings: Settings, port: int) -> str:
     return f"{scheme}://{host}:{port}/"
 
 
+def _http_protocol() -> type | str:
+    """httptools with zero-copy file bodies (airwave.zerocopy) when httptools is installed, else uvicorn's pick."""
+    try:
+        from airwave.zerocopy import ZeroCopyHttpToolsProtocol
+    except ImportError:
+        return "auto"
+    return ZeroCopyHttpToolsProtocol
+
+
 def run(services: Services, announce: Callable[[str], None], library: Library | None = None) -> None:
     """Serve until a signal arrives; in-flight requests get up to 10 s to finish."""
     settings = services.settings
@@ -77,6 +86,7 @@ def run(services: Services, announce: Callable[[str], None], library: Library | 
         server_header=False,
         timeout_graceful_shutdown=10,
         lifespan="on",
+        http=_http_protocol(),
     )
     try:
         config.load()  # loads the certificate now, so a bad one fails before we announce

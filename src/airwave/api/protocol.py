@@ -5,6 +5,8 @@ from __future__ import annotations
 import hmac
 import logging
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -63,6 +65,14 @@ class Call:
         """Read-only database session of this call (writes go through services.database.write())."""
         assert self.db is not None, "only available while the handler runs"
         return self.db
+
+    @contextmanager
+    def write(self) -> Iterator[Session]:
+        """A write transaction; afterwards this call's reads see what it wrote (a fresh read snapshot)."""
+        with self.services.database.write() as db:
+            yield db
+        if self.db is not None:
+            self.db.commit()  # ends the read transaction; loaded objects stay usable (no expiry)
 
     def start_session_cookie(self, value: str, max_age: int | None) -> None:
         self.set_cookies.append(

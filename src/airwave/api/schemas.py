@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, PlainSerializer
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 from pydantic.alias_generators import to_camel
 
 from airwave.core.clock import iso_timestamp
@@ -38,3 +38,12 @@ class ErrorEnvelope(ResponseModel):
     error_code: int
     error_string: str
     message: str
+
+
+def _is_none(value: object) -> bool:
+    return value is None
+
+
+def absent_when_none(description: str | None = None) -> Any:
+    """A response field left out of the JSON (not sent as null) when it has no value."""
+    return Field(None, exclude_if=_is_none, description=description)

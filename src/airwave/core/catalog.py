@@ -40,9 +40,11 @@ def resolve(token: str, *expected: ids.Kind) -> ids.Ref:
 
 def artist(db: Session, artist_id: int) -> Artist:
     row = db.get(Artist, artist_id)
-    has_tracks = row is not None and db.scalar(
-        select(func.count()).select_from(Track).join(Album, Album.id == Track.album_id)
-        .where(PRESENT, (Track.artist_id == artist_id) | (Album.artist_id == artist_id)).limit(1)
+    # two index lookups, not one OR over a join (which plans as a scan of every track)
+    has_tracks = row is not None and (
+        db.scalar(select(Track.id).where(Track.artist_id == artist_id, PRESENT).limit(1)) is not None
+        or db.scalar(select(Track.id).join(Album, Album.id == Track.album_id)
+                     .where(Album.artist_id == artist_id, PRESENT).limit(1)) is not None
     )
     if not has_tracks:
         raise ApiError(ErrorCode.NOT_FOUND, f"no artist R{artist_id}")

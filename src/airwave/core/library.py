@@ -6,9 +6,11 @@ import logging
 import os
 import threading
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 
 from airwave.core.services import Services
+from airwave.library.profiler import ProfileReport
 from airwave.library.scanner import ScanReport, Scanner
 
 log = logging.getLogger("airwave.library")
@@ -16,22 +18,52 @@ log = logging.getLogger("airwave.library")
 
 @dataclass
 class ScanStatus:
-    state: str = "idle"  # idle | scanning
+    state: str = "idle"  # idle | scanning | indexing
     stage: str = ""
     done: int = 0
     total: int = 0
     scans: int = 0
+    indexed: int = 0  # scans whose similarity space (neighbours, sound profiles) is complete
     last: ScanReport | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def as_dict(self) -> dict[str, object]:
         out: dict[str, object] = {"state": self.state, "stage": self.stage, "done": self.done, "total": self.total,
-                                  "scans": self.scans}
+                                  "scans": self.scans, "indexed": self.indexed}
         if self.last is not None:
             r = self.last
             out["last"] = {"files": r.files_seen, "added": r.added, "updated": r.updated, "removed": r.removed,
                            "moved": r.moved, "errors": len(r.errors), "seconds": round(r.seconds, 2)}
         return out
+
+
+def refresh_similarity(services: Services, progress: Callable[[str, int, int], None] | None = None,
+                       should_stop: Callable[[], bool] | None = None) -> ProfileReport | None:
+    """Bring the stations' similarity space up to date: neighbours from tags at once, then sound profiles.
+
+    The neighbour table is rebuilt before the (slower) sound analysis so new tracks play on stations
+    right away, and again after it when the analysis changed anything.
+    """
+    from airwave.core.engine import space
+    from airwave.library import profiler
+
+    settings = services.settings
+    if progress:
+        progress("similarity", 0, 1)
+    space.build(services.database, services.clock.now)
+    if not settings.analyze_audio:
+        return None
+    report = profiler.run(services.database, services.clock.now,
+                          workers=settings.analysis_workers or os.cpu_count() or 1, progress=progress,
+                          should_stop=should_stop)
+    if report.analysed or report.failed:
+        if progress:
+            progress("similarity", 0, 1)
+        space.build(services.database, services.clock.now)
+        log.info("sound analysed", extra={"tracks": report.analysed, "failed": report.failed,
+                                          "seconds": round(report.seconds, 2),
+                                          "tracks_per_cpu_second": round(report.tracks_per_cpu_second, 1)})
+    return report
 
 
 class Library:
@@ -55,11 +87,17 @@ class Library:
                 self.status.state = "idle"
             self.status.last = report
             self.status.scans += 1
-        log.info("library scanned", extra={"files": report.files_seen, "added": report.added,
-                                           "updated": report.updated, "removed": report.removed,
-                                           "errors": len(report.errors), "seconds": round(report.seconds, 2)})
-        for path, message in report.errors[:50]:
-            log.warning("skipped file", extra={"path": path, "reason": message})
+            log.info("library scanned", extra={"files": report.files_seen, "added": report.added,
+                                               "updated": report.updated, "removed": report.removed,
+                                               "errors": len(report.errors), "seconds": round(report.seconds, 2)})
+            for path, message in report.errors[:50]:
+                log.warning("skipped file", extra={"path": path, "reason": message})
+            try:
+                self.status.state = "indexing"
+                refresh_similarity(self.services, progress=self._progress, should_stop=self._stop.is_set)
+                self.status.indexed += 1
+            finally:
+                self.status.state = "idle"
         return report
 
     def _progress(self, stage: str, done: int, total: int) -> None:

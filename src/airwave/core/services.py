@@ -1,9 +1,10 @@
-"""The running instance's shared parts: settings, database and clock."""
+"""The running instance's shared parts: settings, database, clock and the URL signer."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from airwave.audio.signing import UrlSigner
 from airwave.config import Settings
 from airwave.core.clock import Clock
 from airwave.store.db import Database
@@ -14,14 +15,20 @@ class Services:
     settings: Settings
     database: Database
     clock: Clock = field(default_factory=Clock)
+    signer: UrlSigner = field(default=None)  # type: ignore[assignment]  # made from settings when not given
+
+    def __post_init__(self) -> None:
+        if self.signer is None:
+            self.signer = UrlSigner.open(self.settings.data_dir, grace_seconds=self.settings.url_key_grace)
 
     @classmethod
     def open(cls, settings: Settings, clock: Clock | None = None) -> "Services":
-        """Create the data dir, connect, and migrate the schema to the newest revision."""
+        """Create the data dir, connect, migrate the schema to the newest revision; the signer keeps its key there."""
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         database = Database(settings.resolved_database_url)
         database.migrate()
-        return cls(settings, database, clock or Clock())
+        signer = UrlSigner.open(settings.data_dir, grace_seconds=settings.url_key_grace)
+        return cls(settings, database, clock or Clock(), signer)
 
     def close(self) -> None:
         self.database.dispose()

@@ -18,6 +18,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -274,6 +275,10 @@ class Track(Base):
     """A song of the catalogue; kept (as missing) when its file vanishes so feedback survives a move."""
 
     __tablename__ = "tracks"
+    # partial: nearly every track is present, and a full index on a mostly-NULL column lures SQLite's
+    # planner into whole-table plans for "missing_since IS NULL"
+    __table_args__ = (Index("ix_tracks_missing", "missing_since", sqlite_where=text("missing_since IS NOT NULL"),
+                            postgresql_where=text("missing_since IS NOT NULL")),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     title: Mapped[str] = mapped_column(String(512))
@@ -298,7 +303,7 @@ class Track(Base):
     lyrics: Mapped[str | None] = mapped_column(Text, nullable=True)
     lyrics_source: Mapped[str | None] = mapped_column(String(16), nullable=True)
     path: Mapped[str | None] = mapped_column(Text, nullable=True)
-    missing_since: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True, index=True)
+    missing_since: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     added_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 

@@ -1,4 +1,4 @@
-"""v1 listener/*: open registration (the other account calls come with the account issue)."""
+"""v1 listener/*: open registration and tired tracks (the other account calls come with the account issue)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pydantic import Field
 
 from airwave.api.protocol import Call
 from airwave.api.registry import registry
-from airwave.api.schemas import RequestModel
+from airwave.api.schemas import EmptyResponse, RequestModel
 from airwave.api.v1.auth import ListenerObject, issue_listener_object
 from airwave.core import accounts, sessions
 from airwave.errors import ErrorCode
@@ -75,3 +75,22 @@ def register(call: Call, req: RegisterRequest) -> ListenerObject:
             user_agent=call.user_agent,
         )
         return issue_listener_object(call, issued, 0)
+
+
+class TiredRequest(RequestModel):
+    track_token: str = Field(min_length=1, max_length=64)
+
+
+@registry.endpoint(
+    "listener/addTiredSong", request=TiredRequest, response=EmptyResponse, writes=True,
+    errors=[ErrorCode.NOT_FOUND, ErrorCode.USER_NOT_AUTHORIZED, ErrorCode.CONTENT_HAS_EXPIRED],
+    notes="The track does not play on any of the listener's stations for 30 days.",
+)
+def add_tired_song(call: Call, req: TiredRequest) -> EmptyResponse:
+    """Rest a track the listener has heard too often."""
+    from airwave.core import playlist
+
+    listener = call.require_listener()
+    with call.write() as db:
+        playlist.add_tired(db, listener, req.track_token, call.now())
+    return EmptyResponse()

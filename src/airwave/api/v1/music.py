@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from pydantic import Field
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from airwave.api.protocol import Call
 from airwave.api.registry import registry
@@ -18,9 +20,10 @@ from airwave.api.v1.objects import (
     mosaic_art,
     track_summary,
 )
-from airwave.core import catalog, ids
+from airwave.core import catalog, ids, stations
+from airwave.core.engine import similar
 from airwave.errors import ApiError, ErrorCode
-from airwave.store.models import Artist
+from airwave.store.models import Artist, Track
 
 CATALOG_ERRORS = [ErrorCode.NOT_FOUND, ErrorCode.INVALID_PANDORA_TYPE]
 
@@ -73,8 +76,8 @@ def music_artist(call: Call, req: TokenRequest) -> ArtistDetails:
             album_summary(call, a, db.get(Artist, a.artist_id), catalog.art_of(db, a.art_id), 0)
             for a in catalog.appears_on(db, artist.id)
         ],
-        similar=[artist_summary(call, s, artist_art(call, s)) for s in catalog.similar_artists(db, artist.id)],
-        listener_count=0,
+        similar=[artist_summary(call, s, artist_art(call, s)) for s in nearest_artists(db, artist.id)],
+        listener_count=stations.listener_count(db, "AR", artist.id),
         is_bookmarked=False,
         bio=bio + ".",
     )
@@ -109,6 +112,19 @@ def music_album(call: Call, req: TokenRequest) -> AlbumDetails:
     )
 
 
+def nearest_tracks(db: Session, track: Track, limit: int = 10) -> list[int]:
+    """Neighbours in the similarity space; shared genres while the space is not built yet."""
+    return similar.similar_tracks(db, track.id, limit) or catalog.similar_tracks(db, track, limit)
+
+
+def nearest_artists(db: Session, artist_id: int, limit: int = 10) -> list[Artist]:
+    found = similar.similar_artists(db, artist_id, limit)
+    if not found:
+        return catalog.similar_artists(db, artist_id, limit)
+    rows = {a.id: a for a in db.scalars(select(Artist).where(Artist.id.in_(found)))}
+    return [rows[a] for a in found if a in rows]
+
+
 class LyricSnippet(ResponseModel):
     lyric_id: str
     checksum: str
@@ -121,24 +137,11 @@ class TrackDetails(TrackSummary):
     lyric_snippet: LyricSnippet | None = Field(None, description="present when the track has lyrics")
 
 
-def focus_traits(view: catalog.TrackView) -> list[str]:
-    """Plain-language reasons from the tags (the sound profile adds more when it is computed)."""
-    traits = [f"{g} roots" for g in view.genres[:2]]
-    year = view.track.year or view.album.year
-    if year:
-        traits.append(f"{year // 10 * 10}s recording")
-    if view.track.composer:
-        traits.append(f"written by {view.track.composer}")
-    if view.album.is_compilation:
-        traits.append(f"from the compilation {view.album.title}")
-    minutes, seconds = divmod(round(view.track.duration), 60)
-    if view.track.duration >= 420:
-        traits.append(f"extended length ({minutes}:{seconds:02d})")
-    elif 0 < view.track.duration < 150:
-        traits.append(f"short and to the point ({minutes}:{seconds:02d})")
-    if view.track.explicit:
-        traits.append("explicit lyrics")
-    return traits
+def focus_traits(call: Call, view: catalog.TrackView) -> list[str]:
+    """Plain-language reasons from the track's sound profile and tags."""
+    t = view.track
+    return similar.focus_traits(similar.profile_json(call.reader(), t.id), view.genres, t.year or view.album.year,
+                                t.composer, t.explicit)
 
 
 @registry.endpoint("music/track", request=TokenRequest, response=TrackDetails, errors=CATALOG_ERRORS)
@@ -150,8 +153,8 @@ def music_track(call: Call, req: TokenRequest) -> TrackDetails:
     lyrics = catalog.lyrics_of(track)
     return TrackDetails(
         **track_summary(call, view).model_dump(),
-        similar=[track_summary(call, v) for v in catalog.track_views(db, catalog.similar_tracks(db, track))],
-        focus_traits=focus_traits(view),
+        similar=[track_summary(call, v) for v in catalog.track_views(db, nearest_tracks(db, track))],
+        focus_traits=focus_traits(call, view),
         is_bookmarked=False,
         lyric_snippet=LyricSnippet(lyric_id=lyrics.lyric_id, checksum=lyrics.checksum) if lyrics else None,
     )

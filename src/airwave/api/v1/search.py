@@ -1,17 +1,19 @@
-"""v1 search/*: catalogue search and seed suggestions."""
+"""v1 search/*: catalogue search, seed suggestions and station recommendations."""
 
 from __future__ import annotations
 
 from typing import Literal
 
 from pydantic import Field
+from sqlalchemy import select
 
 from airwave.api.protocol import Call
 from airwave.api.registry import registry
-from airwave.api.schemas import RequestModel, ResponseModel
-from airwave.api.v1.music import artist_art
+from airwave.api.schemas import Empty, RequestModel, ResponseModel
+from airwave.api.v1.music import artist_art, nearest_artists
 from airwave.api.v1.objects import ArtImage, ArtistSummary, art, artist_summary
 from airwave.core import catalog, ids, search, stations
+from airwave.core.engine import similar
 from airwave.errors import ErrorCode
 from airwave.library.names import search_key
 from airwave.store.models import Album, Artist, Track
@@ -95,18 +97,26 @@ class SeedSuggestions(ResponseModel):
     artists: list[ArtistSummary]
 
 
+def _artists(call: Call, artist_ids: list[int]) -> list[ArtistSummary]:
+    rows = {a.id: a for a in call.reader().scalars(select(Artist).where(Artist.id.in_(artist_ids)))}
+    return [artist_summary(call, rows[a], artist_art(call, rows[a])) for a in artist_ids if a in rows]
+
+
 @registry.endpoint(
     "search/getSeedSuggestions", request=SeedSuggestionsRequest, response=SeedSuggestions,
     errors=[ErrorCode.STATION_DOES_NOT_EXIST, ErrorCode.USER_NOT_AUTHORIZED, ErrorCode.NOT_FOUND,
             ErrorCode.INVALID_PANDORA_TYPE],
-    notes="Artists similar to `seedMusicId` (an artist, or the artist of a track or album).",
+    notes="""
+    Artists close to `seedMusicId` (an artist, or the artist of a track or album) in the similarity
+    space; without it, artists close to the station's seeds and thumbs-up that are not seeds yet.
+    """,
 )
 def seed_suggestions(call: Call, req: SeedSuggestionsRequest) -> SeedSuggestions:
     """Artists worth adding as seeds to a station."""
     db = call.reader()
-    stations.get_station(db, call.require_listener().id, req.station_id)
+    station = stations.get_station(db, call.require_listener().id, req.station_id)
     if not req.seed_music_id:
-        return SeedSuggestions(artists=[])
+        return SeedSuggestions(artists=_artists(call, similar.seed_suggestions(db, station, req.max_results)))
     ref = catalog.resolve(req.seed_music_id, "artist", "album", "track")
     if ref.kind == "track":
         artist_id = catalog.track(db, ref.id).artist_id
@@ -114,5 +124,40 @@ def seed_suggestions(call: Call, req: SeedSuggestionsRequest) -> SeedSuggestions
         artist_id = catalog.album(db, ref.id).artist_id
     else:
         artist_id = catalog.artist(db, ref.id).id
-    similar = catalog.similar_artists(db, artist_id, req.max_results)
-    return SeedSuggestions(artists=[artist_summary(call, a, artist_art(call, a)) for a in similar])
+    return SeedSuggestions(artists=[artist_summary(call, a, artist_art(call, a))
+                                    for a in nearest_artists(db, artist_id, req.max_results)])
+
+
+class GenreRecommendation(ResponseModel):
+    music_id: str
+    pandora_id: str
+    name: str
+    station_name: str
+    art: list[ArtImage]
+
+
+class Recommendations(ResponseModel):
+    artists: list[ArtistSummary]
+    genre_stations: list[GenreRecommendation]
+
+
+@registry.endpoint(
+    "search/getStationRecommendations", request=Empty, response=Recommendations,
+    notes="""
+    Artists and genre stations drawn from the listener's thumbs-up and plays (through the similarity
+    space), leaving out what their stations are already seeded with. A listener with no history gets
+    the library's biggest artists and genres.
+    """,
+)
+def station_recommendations(call: Call, req: Empty) -> Recommendations:
+    """New stations the listener is likely to enjoy."""
+    db = call.reader()
+    artist_ids, genre_ids = similar.recommendations(db, call.require_listener().id)
+    genres = []
+    for genre_id in genre_ids:
+        genre = catalog.genre(db, genre_id)
+        sample = catalog.track_views(db, catalog.genre_sample(db, genre_id, 1))
+        genres.append(GenreRecommendation(
+            music_id=ids.music_id("genre", genre_id), pandora_id=ids.pandora_id("genre", genre_id), name=genre.name,
+            station_name=f"{genre.name} Radio", art=art(call, sample[0].album_art) if sample else []))
+    return Recommendations(artists=_artists(call, artist_ids), genre_stations=genres)

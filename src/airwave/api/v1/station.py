@@ -1,17 +1,51 @@
-"""v1 station/*: the station object of spec §6.2 and the station list."""
+"""v1 station/*: stations, their seeds and feedback, shuffle and Thumbprint Radio (spec §6.2, §7)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
+from sqlalchemy import select
 
 from airwave.api.protocol import Call
 from airwave.api.registry import registry
-from airwave.api.schemas import RequestModel, ResponseModel, Timestamp
-from airwave.api.v1.objects import ArtImage
-from airwave.core import stations
-from airwave.store.models import Station
+from airwave.api.schemas import Empty, EmptyResponse, RequestModel, ResponseModel, Timestamp, absent_when_none
+from airwave.api.v1.objects import ArtImage, art, mosaic_art
+from airwave.core import catalog, ids, stations
+from airwave.errors import ApiError, ErrorCode
+from airwave.store.models import Artist, Artwork, Feedback, Genre, Station
+
+
+class SeedArtist(ResponseModel):
+    artist_name: str
+    is_composer: bool
+    is_comedy: bool
+    artist_detail_url: str
+
+
+class SeedSong(ResponseModel):
+    song_title: str
+    artist_summary: str
+    album_title: str
+    song_detail_url: str
+    art: list[ArtImage]
+
+
+class SeedGenre(ResponseModel):
+    station_name: str
+    is_redirect: bool
+    is_comedy: bool
+
+
+class SeedObject(ResponseModel):
+    """A station seed (spec §6.2): exactly one of artist, song or genre."""
+
+    music_id: str
+    pandora_id: str
+    listener_count: int
+    art: list[ArtImage]
+    artist: SeedArtist | None = absent_when_none("artist seeds")
+    song: SeedSong | None = absent_when_none("track seeds")
+    genre: SeedGenre | None = absent_when_none("genre seeds")
+    seo_token: str | None = absent_when_none("artist seeds only")
 
 
 class StationObject(ResponseModel):
@@ -24,7 +58,7 @@ class StationObject(ResponseModel):
     description: str
     art: list[ArtImage]
     date_created: Timestamp
-    last_played: Timestamp | None = Field(None, description="absent if never played")
+    last_played: Timestamp | None = absent_when_none("absent if never played")
     total_play_time: int
     is_new: bool
     allow_delete: bool
@@ -41,28 +75,102 @@ class StationObject(ResponseModel):
     is_artist_messages_enabled: bool
     is_thumbprint: bool
     is_shuffle: bool
-    shuffle_station_ids: list[str] | None = Field(None, description="shuffle stations only")
+    shuffle_station_ids: list[str] | None = absent_when_none("shuffle stations only")
     genre: list[str]
     genre_sponsorship: str
     ad_genre: str
     anti_target: bool
-    initial_seed: dict[str, Any] | None = None
+    initial_seed: SeedObject | None = absent_when_none("absent for shuffle and Thumbprint Radio")
     adkv: dict[str, str]
     creator_webname: str
     art_id: str
     dominant_color: str
 
 
-def station_object(station: Station, creator_webname: str) -> StationObject:
+STATION_ERRORS = [ErrorCode.STATION_DOES_NOT_EXIST, ErrorCode.USER_NOT_AUTHORIZED]
+TOKEN_ERRORS = [ErrorCode.NOT_FOUND, ErrorCode.USER_NOT_AUTHORIZED, ErrorCode.CONTENT_HAS_EXPIRED]
+
+
+def seed_object(call: Call, kind: str, ref_id: int) -> SeedObject | None:
+    """A seed as spec §6.2 shows it; None when its artist, track or genre left the catalogue."""
+    db = call.reader()
+    from airwave.api.v1.music import artist_art
+
+    kind_name = stations.KIND_NAMES[kind]
+    base = {"music_id": ids.music_id(kind_name, ref_id), "pandora_id": ids.pandora_id(kind_name, ref_id),
+            "listener_count": stations.listener_count(db, kind, ref_id)}
+    try:
+        if kind == "AR":
+            artist = catalog.artist(db, ref_id)
+            seo = ids.seo_token("artist", artist.id, artist.name)
+            return SeedObject(**base, art=artist_art(call, artist), seo_token=seo, artist=SeedArtist(
+                artist_name=artist.name, is_composer=artist.is_composer, is_comedy=False,
+                artist_detail_url=f"{call.base_url}/music/{seo}"))
+        if kind == "TR":
+            catalog.track(db, ref_id)
+            view = catalog.track_views(db, [ref_id])[0]
+            pictures = art(call, view.album_art)
+            seo = ids.seo_token("track", ref_id, view.artist.name, view.album.title, view.track.title)
+            return SeedObject(**base, art=pictures, song=SeedSong(
+                song_title=view.track.title, artist_summary=view.artist.name, album_title=view.album.title,
+                song_detail_url=f"{call.base_url}/music/{seo}", art=pictures))
+        genre = catalog.genre(db, ref_id)
+        sample = catalog.track_views(db, catalog.genre_sample(db, genre.id, 1))
+        return SeedObject(**base, art=art(call, sample[0].album_art) if sample else [], genre=SeedGenre(
+            station_name=f"{genre.name} Radio", is_redirect=False, is_comedy=genre.category.startswith("Comedy")))
+    except ApiError:
+        return None
+
+
+def _station_picture(call: Call, station: Station) -> tuple[list[ArtImage], Artwork | None, list[str]]:
+    """Art, the artwork it comes from (for artId/dominantColor) and genre names, from the initial seed."""
+    db = call.reader()
+    if station.is_shuffle or station.is_thumbprint:
+        hashes = stations.cover_hashes_of(db, station)
+        return mosaic_art(call, hashes), None, []
+    kind, ref = station.initial_kind, station.initial_ref
+    if kind is None or ref is None:
+        return [], None, []
+    if kind == "AR":
+        artist = db.get(Artist, ref)
+        if artist is None:
+            return [], None, []
+        own = catalog.art_of(db, artist.art_id)
+        genres = [catalog.genre(db, g).name for g, _ in catalog.artist_genres(db, artist.id).most_common(3)]
+        if own:
+            return art(call, own), own, genres
+        hashes = catalog.cover_hashes(db, artist.id)
+        first = db.scalar(select(Artwork).where(Artwork.content_hash == hashes[0])) if hashes else None
+        return mosaic_art(call, hashes), first, genres
+    if kind == "TR":
+        views = catalog.track_views(db, [ref])
+        if not views:
+            return [], None, []
+        return art(call, views[0].album_art), views[0].album_art, views[0].genres
+    genre = db.get(Genre, ref)
+    if genre is None:
+        return [], None, []
+    sample = catalog.track_views(db, catalog.genre_sample(db, genre.id, 1))
+    picture = sample[0].album_art if sample else None
+    return art(call, picture), picture, [genre.name]
+
+
+def station_object(call: Call, station: Station, creator_webname: str) -> StationObject:
     station_id = str(station.id)
     plain = not (station.is_shuffle or station.is_thumbprint)
+    pictures, artwork, genres = _station_picture(call, station)
+    initial = (seed_object(call, station.initial_kind, station.initial_ref)
+               if plain and station.initial_kind and station.initial_ref else None)
+    shuffle_ids = None
+    if station.is_shuffle:
+        shuffle_ids = [str(i) for i in stations.shuffle_member_ids(call.reader(), station.id)]
     return StationObject(
         station_id=station_id,
-        station_factory_pandora_id=f"ST:0:{station_id}",
-        pandora_id=f"ST:0:{station_id}",
+        station_factory_pandora_id=ids.pandora_id("station", station.id),
+        pandora_id=ids.pandora_id("station", station.id),
         name=station.name,
         description=station.description,
-        art=[],
+        art=pictures,
         date_created=station.created_at,
         last_played=station.last_played_at,
         total_play_time=station.total_play_time,
@@ -81,16 +189,16 @@ def station_object(station: Station, creator_webname: str) -> StationObject:
         is_artist_messages_enabled=False,
         is_thumbprint=station.is_thumbprint,
         is_shuffle=station.is_shuffle,
-        shuffle_station_ids=[] if station.is_shuffle else None,
-        genre=[],
+        shuffle_station_ids=shuffle_ids,
+        genre=genres,
         genre_sponsorship="",
-        ad_genre="",
+        ad_genre=genres[0] if genres else "",
         anti_target=False,
-        initial_seed=None,
-        adkv={},
+        initial_seed=initial,
+        adkv={"genre": genres[0]} if genres else {},
         creator_webname=creator_webname,
-        art_id="",
-        dominant_color="5c6bc0",
+        art_id=artwork.content_hash if artwork else "",
+        dominant_color=artwork.dominant_color if artwork else "5c6bc0",
     )
 
 
@@ -123,5 +231,361 @@ def get_stations(call: Call, req: GetStationsRequest) -> StationList:
         total_stations=total,
         sorted_by="lastPlayedTime",
         index=req.start_index,
-        stations=[station_object(s, listener.webname) for s in rows],
+        stations=[station_object(call, s, listener.webname) for s in rows],
     )
+
+
+class CreateStationRequest(RequestModel):
+    station_code: str | None = Field(None, max_length=64, description="'mi' or 'mc' + musicId")
+    pandora_id: str | None = Field(None, max_length=64)
+    music_id: str | None = Field(None, max_length=64)
+    station_name: str | None = Field(None, max_length=256, description="at most 64 characters after trimming")
+    search_query: str | None = Field(None, max_length=1024, description="recorded for context; not used")
+    creation_source: str | None = Field(None, max_length=64)
+
+
+@registry.endpoint(
+    "station/createStation", request=CreateStationRequest, response=StationObject, writes=True,
+    errors=[ErrorCode.STATION_CODE_INVALID, ErrorCode.MAX_STATIONS_REACHED],
+    notes="""
+    Give exactly one of `stationCode`, `pandoraId` or `musicId`, naming an artist, track or genre.
+    A seed the listener already has a station for returns that station. Default names:
+    "{artist} Radio", "{song} Radio", "{genre} Radio".
+    """,
+)
+def create_station(call: Call, req: CreateStationRequest) -> StationObject:
+    """A new station grown from one artist, track or genre."""
+    listener = call.require_listener()
+    seed = stations.seed_from(req.station_code, req.pandora_id, req.music_id)
+    policy = call.settings.tier(listener.tier)
+    with call.write() as db:
+        station, _created = stations.create_station(db, listener.id, seed, req.station_name, policy.max_stations,
+                                                    call.now())
+        db.expunge(station)
+    return station_object(call, station, listener.webname)
+
+
+class StationIdRequest(RequestModel):
+    station_id: str = Field(min_length=1, max_length=64)
+
+
+@registry.endpoint("station/removeStation", request=StationIdRequest, response=EmptyResponse, writes=True,
+                   errors=STATION_ERRORS)
+def remove_station(call: Call, req: StationIdRequest) -> EmptyResponse:
+    """Delete a station with its seeds and feedback (its plays stay in the operator's play log)."""
+    listener = call.require_listener()
+    with call.write() as db:
+        stations.remove_station(db, stations.get_station(db, listener.id, req.station_id))
+    return EmptyResponse()
+
+
+class UpdateStationRequest(RequestModel):
+    station_id: str = Field(min_length=1, max_length=64)
+    name: str | None = Field(None, max_length=256, description="at most 64 characters after trimming")
+    description: str | None = Field(None, max_length=4000)
+
+
+@registry.endpoint("station/updateStation", request=UpdateStationRequest, response=StationObject, writes=True,
+                   errors=[*STATION_ERRORS, ErrorCode.CALL_NOT_ALLOWED])
+def update_station(call: Call, req: UpdateStationRequest) -> StationObject:
+    """Rename a station or change its description."""
+    listener = call.require_listener()
+    with call.write() as db:
+        station = stations.get_station(db, listener.id, req.station_id)
+        stations.update_station(station, req.name, req.description)
+        db.flush()
+        db.expunge(station)
+    return station_object(call, station, listener.webname)
+
+
+class DetailsRequest(RequestModel):
+    station_id: str = Field(min_length=1, max_length=64)
+    is_current_station: bool | None = None
+
+
+class StationDetails(StationObject):
+    seeds: list[SeedObject]
+    positive_feedback_count: int
+    negative_feedback_count: int
+
+
+@registry.endpoint("station/getStationDetails", request=DetailsRequest, response=StationDetails,
+                   errors=STATION_ERRORS)
+def station_details(call: Call, req: DetailsRequest) -> StationDetails:
+    """A station with its seeds and how many thumbs it has."""
+    listener = call.require_listener()
+    db = call.reader()
+    station = stations.get_station(db, listener.id, req.station_id)
+    seeds = [seed_object(call, s.kind, s.ref_id) for s in stations.seeds_of(db, station.id)]
+    up, down = stations.feedback_counts(db, station.id)
+    return StationDetails(**station_object(call, station, listener.webname).__dict__,
+                          seeds=[s for s in seeds if s is not None], positive_feedback_count=up,
+                          negative_feedback_count=down)
+
+
+class SeedRequest(RequestModel):
+    station_id: str = Field(min_length=1, max_length=64)
+    music_id: str | None = Field(None, max_length=64)
+    pandora_id: str | None = Field(None, max_length=64)
+
+
+@registry.endpoint("station/addSeed", request=SeedRequest, response=SeedObject, writes=True,
+                   errors=[*STATION_ERRORS, ErrorCode.STATION_CODE_INVALID, ErrorCode.CALL_NOT_ALLOWED])
+def add_seed(call: Call, req: SeedRequest) -> SeedObject:
+    """Grow a station from one more artist, track or genre (adding a seed twice is harmless)."""
+    listener = call.require_listener()
+    seed = stations.seed_from(None, req.pandora_id, req.music_id)
+    with call.write() as db:
+        station = stations.get_station(db, listener.id, req.station_id)
+        stations.add_seed(db, station, seed, call.now())
+    found = seed_object(call, seed.kind, seed.ref_id)
+    assert found is not None
+    return found
+
+
+@registry.endpoint("station/deleteSeed", request=SeedRequest, response=EmptyResponse, writes=True,
+                   errors=[*STATION_ERRORS, ErrorCode.STATION_CODE_INVALID, ErrorCode.CALL_NOT_ALLOWED,
+                           ErrorCode.NOT_FOUND],
+                   notes="The last seed of a station cannot be deleted (`CALL_NOT_ALLOWED`).")
+def delete_seed(call: Call, req: SeedRequest) -> EmptyResponse:
+    """Stop growing a station from one of its seeds."""
+    listener = call.require_listener()
+    seed = stations.seed_from(None, req.pandora_id, req.music_id)
+    with call.write() as db:
+        stations.delete_seed(db, stations.get_station(db, listener.id, req.station_id), seed)
+    return EmptyResponse()
+
+
+class FeedbackObject(ResponseModel):
+    feedback_id: str
+    is_positive: bool
+    station_id: str
+    station_name: str
+    music_id: str
+    pandora_id: str
+    song_title: str
+    album_title: str
+    artist_name: str
+    artist_seo_token: str
+    track_seo_token: str
+    album_seo_token: str
+    track_length: int
+    track_num: int | None
+    disc_num: int | None
+    album_art: list[ArtImage]
+    date_created: Timestamp
+
+
+def feedback_objects(call: Call, rows: list[Feedback]) -> list[FeedbackObject]:
+    db = call.reader()
+    views = {v.track.id: v for v in catalog.track_views(db, list({r.track_id for r in rows}))}
+    names = stations.station_names(db, {r.station_id for r in rows})
+    out = []
+    for row in rows:
+        view = views.get(row.track_id)
+        if view is None:
+            continue
+        t, artist, album = view.track, view.artist, view.album
+        out.append(FeedbackObject(
+            feedback_id=str(row.id), is_positive=row.is_positive, station_id=str(row.station_id),
+            station_name=names.get(row.station_id, ""), music_id=ids.music_id("track", t.id),
+            pandora_id=ids.pandora_id("track", t.id), song_title=t.title, album_title=album.title,
+            artist_name=artist.name, artist_seo_token=ids.seo_token("artist", artist.id, artist.name),
+            track_seo_token=ids.seo_token("track", t.id, artist.name, album.title, t.title),
+            album_seo_token=ids.seo_token("album", album.id, view.album_artist.name, album.title),
+            track_length=round(t.duration), track_num=t.track_no, disc_num=t.disc_no,
+            album_art=art(call, view.album_art), date_created=row.created_at,
+        ))
+    return out
+
+
+class AddFeedbackRequest(RequestModel):
+    track_token: str = Field(min_length=1, max_length=64)
+    is_positive: bool
+
+
+@registry.endpoint(
+    "station/addFeedback", request=AddFeedbackRequest, response=FeedbackObject, writes=True,
+    errors=[*TOKEN_ERRORS, ErrorCode.STATION_DOES_NOT_EXIST, ErrorCode.CALL_NOT_ALLOWED],
+    notes="""
+    Thumbs up or down for the track a `trackToken` names, on the station that played it. A thumbs-down
+    track never plays on that station again. Tracks played by shuffle cannot be rated
+    (`CALL_NOT_ALLOWED`).
+    """,
+)
+def add_feedback(call: Call, req: AddFeedbackRequest) -> FeedbackObject:
+    """Thumb a track up or down."""
+    from airwave.core import playlist
+
+    listener = call.require_listener()
+    with call.write() as db:
+        spin = playlist.spin_by_token(db, listener.id, req.track_token, call.now())
+        station = playlist.feedback_station(db, spin)
+        row = stations.set_feedback(db, listener.id, station.id, spin.track_id, req.is_positive, call.now())
+        db.expunge(row)
+    return feedback_objects(call, [row])[0]
+
+
+class DeleteFeedbackRequest(RequestModel):
+    feedback_id: str | None = Field(None, max_length=64)
+    track_token: str | None = Field(None, max_length=64)
+
+
+@registry.endpoint("station/deleteFeedback", request=DeleteFeedbackRequest, response=EmptyResponse, writes=True,
+                   errors=[*TOKEN_ERRORS, ErrorCode.STATION_DOES_NOT_EXIST, ErrorCode.CALL_NOT_ALLOWED])
+def delete_feedback(call: Call, req: DeleteFeedbackRequest) -> EmptyResponse:
+    """Take back a thumb, named by its feedbackId or by the trackToken it was given on."""
+    from airwave.core import playlist
+
+    listener = call.require_listener()
+    if (req.feedback_id is None) == (req.track_token is None):
+        raise ApiError(ErrorCode.INVALID_REQUEST, "give exactly one of feedbackId or trackToken")
+    with call.write() as db:
+        if req.feedback_id is not None:
+            row = stations.get_feedback(db, listener.id, req.feedback_id)
+        else:
+            spin = playlist.spin_by_token(db, listener.id, req.track_token or "", call.now())
+            station = playlist.feedback_station(db, spin)
+            row = stations.feedback_for(db, station.id, spin.track_id)
+        db.delete(row)
+    return EmptyResponse()
+
+
+class StationFeedbackRequest(RequestModel):
+    station_id: str = Field(min_length=1, max_length=64)
+    positive: bool
+    page_size: int = Field(100, ge=1, le=1000)
+    start_index: int = Field(0, ge=0, le=2**31 - 1)
+
+
+class FeedbackPage(ResponseModel):
+    total: int
+    feedback: list[FeedbackObject]
+
+
+@registry.endpoint("station/getStationFeedback", request=StationFeedbackRequest, response=FeedbackPage,
+                   errors=STATION_ERRORS, notes="Newest first.")
+def station_feedback(call: Call, req: StationFeedbackRequest) -> FeedbackPage:
+    """A station's thumbs-up or thumbs-down, a page at a time."""
+    listener = call.require_listener()
+    db = call.reader()
+    station = stations.get_station(db, listener.id, req.station_id)
+    total, rows = stations.list_feedback(db, listener.id, station.id, req.positive, req.start_index, req.page_size)
+    return FeedbackPage(total=total, feedback=feedback_objects(call, rows))
+
+
+class FeedbackRequest(RequestModel):
+    page_size: int = Field(100, ge=1, le=1000)
+    start_index: int = Field(0, ge=0, le=2**31 - 1)
+    positive: bool | None = Field(None, description="only thumbs-up (true) or thumbs-down (false)")
+
+
+@registry.endpoint("station/getFeedback", request=FeedbackRequest, response=FeedbackPage,
+                   notes="All of the listener's feedback across stations, newest first.")
+def all_feedback(call: Call, req: FeedbackRequest) -> FeedbackPage:
+    """Every thumb the listener has given, a page at a time."""
+    listener = call.require_listener()
+    total, rows = stations.list_feedback(call.reader(), listener.id, None, req.positive, req.start_index,
+                                         req.page_size)
+    return FeedbackPage(total=total, feedback=feedback_objects(call, rows))
+
+
+@registry.endpoint("station/shuffle", request=Empty, response=StationObject, writes=True,
+                   notes="Created on first use, mixing all of the listener's stations.")
+def shuffle(call: Call, req: Empty) -> StationObject:
+    """The listener's shuffle station."""
+    listener = call.require_listener()
+    with call.write() as db:
+        station = stations.ensure_shuffle(db, listener.id, call.now())
+        db.expunge(station)
+    return station_object(call, station, listener.webname)
+
+
+class ShuffleRequest(RequestModel):
+    station_ids: list[str] = Field(max_length=1000)
+
+
+@registry.endpoint("station/updateShuffleStation", request=ShuffleRequest, response=StationObject, writes=True,
+                   errors=[*STATION_ERRORS, ErrorCode.CALL_NOT_ALLOWED],
+                   notes="An empty list is allowed; fragments then answer `UNPLAYABLE_SHUFFLE_STATION`.")
+def update_shuffle(call: Call, req: ShuffleRequest) -> StationObject:
+    """Choose the stations shuffle mixes."""
+    listener = call.require_listener()
+    with call.write() as db:
+        station = stations.set_shuffle(db, listener.id, req.station_ids, call.now())
+        db.expunge(station)
+    return station_object(call, station, listener.webname)
+
+
+@registry.endpoint("station/createThumbprintStation", request=Empty, response=StationObject, writes=True,
+                   errors=[ErrorCode.THUMBPRINT_RADIO_NOT_ELIGIBLE, ErrorCode.MAX_STATIONS_REACHED],
+                   notes=f"Needs {stations.THUMBPRINT_MINIMUM} thumbs-up (distinct tracks) across the listener's "
+                         "stations.")
+def thumbprint(call: Call, req: Empty) -> StationObject:
+    """A station grown from every track the listener gave a thumbs-up."""
+    listener = call.require_listener()
+    policy = call.settings.tier(listener.tier)
+    with call.write() as db:
+        station = stations.create_thumbprint(db, listener.id, policy.max_stations, call.now())
+        db.expunge(station)
+    return station_object(call, station, listener.webname)
+
+
+class TrackTokenRequest(RequestModel):
+    track_token: str = Field(min_length=1, max_length=64)
+
+
+class TrackStarted(ResponseModel):
+    update_facebook_info: bool
+
+
+@registry.endpoint("station/trackStarted", request=TrackTokenRequest, response=TrackStarted, writes=True,
+                   errors=TOKEN_ERRORS)
+def track_started(call: Call, req: TrackTokenRequest) -> TrackStarted:
+    """Record that a track began playing (station lastPlayed, play time, the radio history)."""
+    from airwave.core import playlist
+
+    listener = call.require_listener()
+    assert call.session is not None
+    with call.write() as db:
+        playlist.track_started(db, listener, call.session, req.track_token, call.now())
+    return TrackStarted(update_facebook_info=False)
+
+
+class PausedRequest(RequestModel):
+    sync: bool | None = None
+
+
+@registry.endpoint("station/playbackPaused", request=PausedRequest, response=EmptyResponse, writes=True,
+                   notes="Releases this session's claim to be the account's active player (spec §6.5).")
+def playback_paused(call: Call, req: PausedRequest) -> EmptyResponse:
+    """Playback paused on this device."""
+    from airwave.core import playlist
+
+    listener = call.require_listener()
+    assert call.session is not None
+    with call.write() as db:
+        playlist.release_player(db, listener, call.session)
+    return EmptyResponse()
+
+
+class ResumedRequest(RequestModel):
+    force_active: bool | None = None
+
+
+@registry.endpoint("station/playbackResumed", request=ResumedRequest, response=EmptyResponse, writes=True,
+                   errors=[ErrorCode.STREAM_VIOLATION],
+                   notes="""
+                   Claims the account's active player for this session. While another session played in the
+                   last 10 minutes this answers `STREAM_VIOLATION`, unless `forceActive` is true, which takes
+                   over (the other device's next fragment request then gets `STREAM_VIOLATION`).
+                   """)
+def playback_resumed(call: Call, req: ResumedRequest) -> EmptyResponse:
+    """Playback resumed on this device."""
+    from airwave.core import playlist
+
+    listener = call.require_listener()
+    assert call.session is not None
+    with call.write() as db:
+        playlist.claim_player(db, listener, call.session, call.now(), force=bool(req.force_active))
+    return EmptyResponse()

@@ -1,0 +1,820 @@
+"""Station engine latency: v1/playlist/getFragment over real HTTP on catalogues of 10k, 100k and 1M tracks.
+
+For each size a synthetic catalogue is built once (artists ~N/12, albums ~N/10, 60 genres, 1-2 genres per
+track, 37 sound features with cluster structure: 200 centroids, one per artist, plus noise) with SQLAlchemy
+Core bulk inserts, and its neighbour table by the real code path, `space.build` (timed step by step; above
+40k tracks that is the approximate k-means search). Built catalogues are cached (default
+/tmp/airwave-bench-fragment) and copied into a fresh data dir for every run.
+
+Then `airwave serve` runs as a child process (SQLite, strict radio rules, access log on as in production,
+AIRWAVE_FRAGMENT_LIMIT lifted), one plus-tier listener creates the stations from artist, track and genre
+seeds over the API and thumbs tracks of their fragments up and down, and one keep-alive client asks for
+fragments round-robin over the stations, one request at a time: latency, not throughput. The client's
+figure is the one that counts; the server's own time per request (from its access log) is shown beside it.
+
+    .venv/bin/python bench/fragment.py [--sizes 10000,100000,1000000] [--requests 1000] [--profile]
+
+--profile samples the server with py-spy in an extra pass after the measured one (never during it) and the
+similarity build while it runs (py-spy needs ptrace rights: root, or kernel.yama.ptrace_scope=0), and prints
+where the time goes. A catalogue is rebuilt when space.py changes, and with --rebuild. Prints one line per figure and
+p50(largest)/p50(smallest) measured in the same run; never asserts. Targets (issue): p99 < 25 ms at every
+size and p50(1M)/p50(10k) < 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import re
+import resource
+import secrets
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+TARGET_P99_MS = 25.0
+TARGET_RATIO = 2.0
+CATALOG_VERSION = 1  # bump when the synthetic catalogue changes: cached copies are then rebuilt
+USERNAME = "bench"
+CSRF = "lol"
+GENRES = 60
+CATEGORIES = 12
+CENTROIDS = 200
+UPS, DOWNS = 10, 5
+DEFAULT_CACHE = Path(tempfile.gettempdir()) / "airwave-bench-fragment"
+_LISTENING = re.compile(r"listening on (\S+)")
+
+
+# --------------------------------------------------------------------------- the synthetic catalogue
+
+
+def _batches(n: int, size: int) -> Iterator[tuple[int, int]]:
+    for start in range(0, n, size):
+        yield start, min(n, start + size)
+
+
+@dataclass
+class Shape:
+    """Who made what: album -> artist, track -> album (contiguous, as a scan inserts), genres, sound clusters."""
+
+    tracks: int
+    artists: int
+    albums: int
+    album_artist: np.ndarray
+    album_year: np.ndarray
+    track_album: np.ndarray
+    artist_genre: np.ndarray  # each artist's main genre
+    second_genre: np.ndarray  # per track; -1 = none
+    artist_centroid: np.ndarray
+
+    @classmethod
+    def make(cls, n: int, rng: np.random.Generator) -> "Shape":
+        artists = max(4, n // 12)
+        albums = max(artists, n // 10)
+        album_artist = np.concatenate([np.arange(artists), rng.integers(0, artists, albums - artists)])
+        rng.shuffle(album_artist)
+        track_album = np.minimum(np.arange(n) * albums // n, albums - 1)
+        artist_genre = rng.integers(0, GENRES, artists)
+        second = np.where(rng.random(n) < 0.5, rng.integers(0, GENRES, n), -1)
+        second[second == artist_genre[album_artist[track_album]]] = -1
+        per_genre = CENTROIDS // GENRES + 1  # each genre owns a few sound clusters; an artist sits in one
+        artist_centroid = (artist_genre * per_genre + rng.integers(0, per_genre, artists)) % CENTROIDS
+        return cls(n, artists, albums, album_artist, rng.integers(1955, 2025, albums), track_album, artist_genre,
+                   second, artist_centroid)
+
+
+def insert_catalogue(database: Any, n: int, seed: int, batch: int = 20_000) -> dict[str, float]:
+    """Bulk-insert the synthetic catalogue (SQLAlchemy Core executemany); seconds per table group."""
+    from sqlalchemy import insert
+
+    from airwave.library.analysis import FEATURE_DIM, PROFILE_VERSION
+    from airwave.store.models import Album, Artist, Genre, Track, TrackGenre, TrackProfile
+
+    rng = np.random.default_rng(seed)
+    shape = Shape.make(n, rng)
+    added = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    centroids = rng.standard_normal((CENTROIDS, FEATURE_DIM)).astype(np.float32) * 2.0
+    artist_offset = rng.standard_normal((shape.artists, FEATURE_DIM)).astype(np.float32) * 0.4
+    codecs = ("mp3", "flac", "vorbis")
+    seconds: dict[str, float] = {}
+    with database.engine.begin() as conn:
+        started = time.perf_counter()
+        conn.execute(insert(Genre), [
+            {"id": g + 1, "name": f"Genre {g}", "name_key": f"genre {g}", "category": f"Category {g % CATEGORIES}"}
+            for g in range(GENRES)])
+        for lo, hi in _batches(shape.artists, batch):
+            conn.execute(insert(Artist), [
+                {"id": a + 1, "name": f"Artist {a}", "name_key": f"artist {a}", "sort_name": f"Artist {a}",
+                 "is_composer": False, "created_at": added} for a in range(lo, hi)])
+        for lo, hi in _batches(shape.albums, batch):
+            conn.execute(insert(Album), [
+                {"id": al + 1, "title": f"Album {al}", "title_key": f"album {al}",
+                 "artist_id": int(shape.album_artist[al]) + 1, "year": int(shape.album_year[al]),
+                 "is_compilation": False, "created_at": added} for al in range(lo, hi)])
+        seconds["artists_albums"] = time.perf_counter() - started
+
+        started = time.perf_counter()
+        durations = rng.uniform(120, 420, n)
+        for lo, hi in _batches(n, batch):
+            rows = []
+            for t in range(lo, hi):
+                al = int(shape.track_album[t])
+                rows.append({
+                    "id": t + 1, "title": f"Track {t}", "artist_id": int(shape.album_artist[al]) + 1,
+                    "album_id": al + 1, "track_no": t % 10 + 1, "disc_no": 1, "year": int(shape.album_year[al]),
+                    "duration": float(durations[t]), "bitrate": 320_000, "sample_rate": 44_100, "channels": 2,
+                    "codec": codecs[t % 3], "explicit": False,
+                    "fingerprint": hashlib.sha1(b"t%d" % t).hexdigest(), "path": f"/music/a{al}/t{t}.mp3",
+                    "added_at": added,
+                })
+            conn.execute(insert(Track), rows)
+        seconds["tracks"] = time.perf_counter() - started
+
+        started = time.perf_counter()
+        for lo, hi in _batches(n, batch):
+            rows = []
+            for t in range(lo, hi):
+                main = int(shape.artist_genre[shape.album_artist[shape.track_album[t]]])
+                rows.append({"track_id": t + 1, "genre_id": main + 1, "position": 0})
+                if shape.second_genre[t] >= 0:
+                    rows.append({"track_id": t + 1, "genre_id": int(shape.second_genre[t]) + 1, "position": 1})
+            conn.execute(insert(TrackGenre), rows)
+        seconds["track_genres"] = time.perf_counter() - started
+
+        started = time.perf_counter()
+        for lo, hi in _batches(n, batch):
+            artist = shape.album_artist[shape.track_album[lo:hi]]
+            feats = (centroids[shape.artist_centroid[artist]] + artist_offset[artist]
+                     + rng.standard_normal((hi - lo, FEATURE_DIM)).astype(np.float32) * 0.6).astype("<f4")
+            gains = rng.uniform(-12, 3, hi - lo)
+            conn.execute(insert(TrackProfile), [
+                {"track_id": t + 1, "version": PROFILE_VERSION, "fingerprint": hashlib.sha1(b"t%d" % t).hexdigest(),
+                 "profile": None, "features": feats[t - lo].tobytes(), "gain_db": round(float(gains[t - lo]), 2),
+                 "error": None, "analyzed_at": added}
+                for t in range(lo, hi)])
+        seconds["track_profiles"] = time.perf_counter() - started
+    return seconds
+
+
+# the functions of space.build timed one by one (build calls them through the module, so wrapping works)
+BUILD_STEPS = ("signature", "load_catalogue", "vectors", "sound_block", "nearest", "_exact", "_approximate",
+               "_kmeans", "write_neighbors")
+
+
+def timed_build(database: Any) -> tuple[float, dict[str, float], Any]:
+    """space.build(force=True) as a scan runs it, with the seconds of each of its steps."""
+    from airwave.core.clock import Clock
+    from airwave.core.engine import space
+
+    steps: dict[str, float] = {}
+    originals = {name: getattr(space, name) for name in BUILD_STEPS}
+
+    def timed(name: str, fn: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                steps[name] = steps.get(name, 0.0) + time.perf_counter() - started
+        return wrapper
+
+    for name, fn in originals.items():
+        setattr(space, name, timed(name, fn))
+    try:
+        started = time.perf_counter()
+        report = space.build(database, Clock().now, force=True)
+        return time.perf_counter() - started, steps, report
+    finally:
+        for name, fn in originals.items():
+            setattr(space, name, fn)
+
+
+def ensure_catalogue(size: int, cache: Path, rebuild: bool, profiler: "Profiler | None") -> tuple[Path, dict]:
+    """The cached catalogue of this size (built now when absent), and the figures of its build."""
+    from airwave.config import Settings
+    from airwave.core.services import Services
+
+    from airwave.core.engine import space
+
+    # the neighbour table is the build code's output: a change to space.py means a new build
+    code = hashlib.sha1(Path(space.__file__).read_bytes()).hexdigest()[:10]
+    folder = cache / f"catalog-{size}-v{CATALOG_VERSION}-{code}"
+    marker = folder / "catalog.json"
+    if marker.is_file() and (folder / "airwave.db").is_file() and not rebuild:
+        info = json.loads(marker.read_text())
+        info["cached"] = True
+        return folder / "airwave.db", info
+    for stale in cache.glob(f"catalog-{size}-*"):  # other versions of this size: up to 1.2 GB each
+        shutil.rmtree(stale, ignore_errors=True)
+    folder.mkdir(parents=True)
+    services = Services.open(Settings(data_dir=folder))
+    try:
+        insert_seconds = insert_catalogue(services.database, size, seed=size)
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        with (profiler.record(os.getpid(), folder / "build.spy") if profiler else _nothing()):
+            build_s, steps, report = timed_build(services.database)
+        rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        with services.database.engine.connect() as conn:
+            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        services.close()
+    info = {
+        "tracks": report.tracks, "profiled": report.profiled, "insert_s": insert_seconds, "build_s": build_s,
+        "steps": steps, "peak_rss_mb": max(rss_before, rss_after) / 1024,
+        "db_mb": (folder / "airwave.db").stat().st_size / 2**20, "cached": False,
+    }
+    marker.write_text(json.dumps(info))
+    return folder / "airwave.db", info
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+# --------------------------------------------------------------------------- py-spy
+
+
+class Profiler:
+    """py-spy sampling a process into a raw (collapsed stacks) file."""
+
+    RATE = 250
+
+    def __init__(self, exe: str) -> None:
+        self.exe = exe
+        self.last: Path | None = None
+
+    @contextmanager
+    def record(self, pid: int, out: Path) -> Iterator[None]:
+        proc = subprocess.Popen([self.exe, "record", "--pid", str(pid), "--format", "raw", "-o", str(out),
+                                 "--rate", str(self.RATE), "--nonblocking"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(0.5)  # attached
+        try:
+            yield
+        finally:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            self.last = out
+
+
+def read_stacks(path: Path) -> list[tuple[list[str], int]]:
+    stacks = []
+    for line in path.read_text(errors="replace").splitlines():
+        head, _, count = line.rpartition(" ")
+        if head and count.isdigit():
+            stacks.append((head.split(";"), int(count)))
+    return stacks
+
+
+def _frame_matches(frame: str, pattern: str) -> bool:
+    """'file.py:Class.function' (or several joined by '|') matches the py-spy frame 'Class.function (file.py:line)'."""
+    for one in pattern.split("|"):
+        file_part, _, func = one.rpartition(":")
+        if frame.startswith(func + " (") and (not file_part or f"{file_part}:" in frame):
+            return True
+    return False
+
+
+def inclusive(stacks: list[tuple[list[str], int]], pattern: str, within: str | None = None) -> int:
+    total = 0
+    for frames, count in stacks:
+        if within is not None and not any(_frame_matches(f, within) for f in frames):
+            continue
+        if any(_frame_matches(f, pattern) for f in frames):
+            total += count
+    return total
+
+
+def top_self(stacks: list[tuple[list[str], int]], within: str | None, limit: int) -> list[tuple[str, int]]:
+    counter: Counter[str] = Counter()
+    for frames, count in stacks:
+        if within is not None and not any(_frame_matches(f, within) for f in frames):
+            continue
+        counter[re.sub(r":\d+\)$", ")", frames[-1])] += count
+    return counter.most_common(limit)
+
+
+# where a fragment's time goes: (label, frame pattern), inclusive, within the request handler
+FRAGMENT_PARTS = (
+    ("handler", "playlist.py:get_fragment"),
+    ("lock_station", "stations.py:lock_station"),
+    ("fragment", "core/playlist.py:fragment"),
+    ("claim_player", "playlist.py:claim_player"),
+    ("check_rate", "playlist.py:_check_rate"),
+    ("history", "playlist.py:_history"),
+    ("steering_for", "playlist.py:steering_for"),
+    ("picker_init", "picker.py:Picker.__init__"),
+    ("seed_anchors", "picker.py:_seed_anchors"),
+    ("genre_sample", "picker.py:_genre_sample"),
+    ("neighbors_of", "space.py:neighbors_of"),
+    ("spread", "picker.py:_spread"),
+    ("score", "picker.py:Picker._score"),
+    ("pick", "picker.py:Picker.pick"),
+    ("choose", "picker.py:Picker._choose"),
+    ("load_meta", "picker.py:Picker._load_meta"),
+    ("adjusted", "picker.py:Picker._adjusted"),
+    ("eligible", "picker.py:Picker._eligible"),
+    ("widen", "picker.py:Picker._widen"),
+    ("random_tracks", "picker.py:Picker._random_tracks"),
+    ("flush", "session.py:Session.flush"),
+    ("commit", "session.py:SessionTransaction.commit|session.py:Session.commit"),
+    ("track_objects", "playlist.py:track_objects"),
+    ("sql", "session.py:Session._execute_internal|session.py:Session._flush|default.py:DefaultDialect.do_commit"),
+)
+
+
+# --------------------------------------------------------------------------- the server and its client
+
+
+@dataclass
+class Server:
+    proc: subprocess.Popen
+    url: str
+    log: Path
+
+
+def start_server(data_dir: Path, log: Path, rules: str) -> Server:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRWAVE_")}
+    env.update({"AIRWAVE_DATA_DIR": str(data_dir), "AIRWAVE_FRAGMENT_LIMIT": str(10**9),
+                "AIRWAVE_ANALYZE_AUDIO": "false", "AIRWAVE_RADIO_RULES": rules, "AIRWAVE_LOG_FORMAT": "json"})
+    with log.open("wb") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "airwave", "serve", "--port", "0"], env=env,
+                                stdout=subprocess.PIPE, stderr=stderr, text=True)
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 60
+    url = None
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        match = _LISTENING.search(line)
+        if match:
+            url = match.group(1).rstrip("/")
+            break
+    if url is None:
+        stop_server(proc)
+        raise RuntimeError(f"server did not start; log:\n{tail(log)}")
+    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
+    import httpx
+
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                return Server(proc, url, log)
+        except httpx.TransportError:
+            time.sleep(0.1)
+    stop_server(proc)
+    raise RuntimeError(f"server not healthy; log:\n{tail(log)}")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def tail(path: Path, lines: int = 25) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+class ApiError(RuntimeError):
+    pass
+
+
+class Client:
+    """One keep-alive HTTP/1.1 connection speaking the protocol (CSRF cookie + header, X-AuthToken)."""
+
+    def __init__(self, base: str) -> None:
+        import httpx
+
+        self.http = httpx.Client(base_url=base, timeout=60)
+        self.http.cookies.set("csrftoken", CSRF)
+        self.headers = {"Content-Type": "application/json", "X-CsrfToken": CSRF}
+
+    def call(self, path: str, body: dict, request_id: str | None = None) -> tuple[int, Any, float]:
+        headers = self.headers if request_id is None else {**self.headers, "X-Request-Id": request_id}
+        content = json.dumps(body).encode()
+        started = time.perf_counter()
+        response = self.http.post(f"/api/{path}", content=content, headers=headers)
+        body_bytes = response.read()
+        elapsed = time.perf_counter() - started
+        return response.status_code, json.loads(body_bytes) if body_bytes else None, elapsed
+
+    def ok(self, path: str, body: dict) -> Any:
+        status, data, _ = self.call(path, body)
+        if status != 200:
+            raise ApiError(f"{path}: HTTP {status} {data}")
+        return data
+
+    def login(self, password: str) -> None:
+        data = self.ok("v1/auth/login", {"username": USERNAME, "password": password})
+        self.headers["X-AuthToken"] = data["authToken"]
+
+    def close(self) -> None:
+        self.http.close()
+
+
+def add_listener(data_dir: Path, password: str) -> None:
+    """`airwave user add --tier plus`: unlimited skips, no ads; the CLI is the operator's way."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRWAVE_")}
+    env["AIRWAVE_DATA_DIR"] = str(data_dir)
+    done = subprocess.run([sys.executable, "-m", "airwave", "user", "add", USERNAME, "--tier", "plus",
+                           "--password-stdin"], input=password + "\n", env=env, capture_output=True, text=True,
+                          timeout=120)
+    if done.returncode != 0:
+        raise RuntimeError(f"airwave user add failed: {done.stdout}{done.stderr}")
+
+
+def station_seeds(size: int, count: int, rng: random.Random) -> list[str]:
+    """musicIds: a third artists, a third tracks, a third genres, all distinct."""
+    artists = max(4, size // 12)
+    kinds = ["R", "S", "G"]
+    seeds: list[str] = []
+    pools = {"R": rng.sample(range(1, artists + 1), min(artists, count)),
+             "S": rng.sample(range(1, size + 1), min(size, count)),
+             "G": rng.sample(range(1, GENRES + 1), min(GENRES, count))}
+    i = 0
+    while len(seeds) < count:
+        kind = kinds[i % 3]
+        if pools[kind]:
+            seeds.append(f"{kind}{pools[kind].pop()}")
+        elif not any(pools.values()):
+            break
+        i += 1
+    return seeds
+
+
+def set_up_stations(client: Client, seeds: list[str]) -> tuple[list[str], dict[str, float]]:
+    """Create one station per seed and thumb UPS tracks up and DOWNS down on each, from its own fragments."""
+    figures: dict[str, list[float]] = {"createStation": [], "addFeedback": [], "setup_getFragment": []}
+    station_ids = []
+    for music_id in seeds:
+        started = time.perf_counter()
+        station_ids.append(client.ok("v1/station/createStation", {"musicId": music_id})["stationId"])
+        figures["createStation"].append(time.perf_counter() - started)
+    for station_id in station_ids:
+        tokens: list[str] = []
+        for _ in range(8):
+            if len(tokens) >= UPS + DOWNS:
+                break
+            status, data, seconds = client.call("v1/playlist/getFragment", {"stationId": station_id})
+            if status != 200:
+                raise ApiError(f"getFragment during set-up: HTTP {status} {data}")
+            figures["setup_getFragment"].append(seconds)
+            tokens += [t["trackToken"] for t in data["tracks"]]
+        for n, token in enumerate(tokens[:UPS + DOWNS]):
+            started = time.perf_counter()
+            client.ok("v1/station/addFeedback", {"trackToken": token, "isPositive": n < UPS})
+            figures["addFeedback"].append(time.perf_counter() - started)
+    return station_ids, {k: float(np.median(v)) * 1000 for k, v in figures.items() if v}
+
+
+@dataclass
+class Run:
+    latencies_ms: list[float] = field(default_factory=list)
+    request_ids: list[str] = field(default_factory=list)
+    stations: list[int] = field(default_factory=list)  # index of the station asked, per request
+    errors: Counter[str] = field(default_factory=Counter)
+    tracks: int = 0
+
+
+@dataclass
+class Instance:
+    """One catalogue size: its server, a logged-in client and the stations, and what was measured."""
+
+    size: int
+    server: Server
+    client: Client
+    run_dir: Path
+    seeds: list[str] = field(default_factory=list)
+    station_ids: list[str] = field(default_factory=list)
+    asked: int = 0  # getFragment calls so far (round-robin position over the stations)
+    run: Run = field(default_factory=Run)
+    cpu_s: float = 0.0  # the server's CPU seconds over the measured calls
+
+    def fragment(self, tag: str, run: Run | None = None) -> None:
+        """One getFragment on the next station in turn."""
+        n = self.asked % len(self.station_ids)
+        request_id = f"{tag}-{self.asked}"
+        self.asked += 1
+        status, data, seconds = self.client.call("v1/playlist/getFragment", {"stationId": self.station_ids[n]},
+                                                 request_id)
+        if run is None:
+            return
+        run.latencies_ms.append(seconds * 1000)
+        run.request_ids.append(request_id)
+        run.stations.append(n)
+        if status == 200:
+            run.tracks += len(data["tracks"])
+        else:
+            run.errors[data.get("errorString", str(status)) if isinstance(data, dict) else str(status)] += 1
+
+    def close(self, keep: bool) -> None:
+        self.client.close()
+        stop_server(self.server.proc)
+        if not keep:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+
+
+def server_durations(log: Path, request_ids: list[str]) -> list[float]:
+    """The server's own time per request (its access log's duration_ms), for the given request ids."""
+    wanted = set(request_ids)
+    for _ in range(30):  # the last lines may still be on their way to the file
+        found = []
+        for line in log.read_text(errors="replace").splitlines():
+            if '"request_id"' not in line:
+                continue
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if entry.get("request_id") in wanted and "duration_ms" in entry:
+                found.append(float(entry["duration_ms"]))
+        if len(found) >= len(wanted):
+            break
+        time.sleep(0.1)
+    return found
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) if values else float("nan")
+
+
+# --------------------------------------------------------------------------- CPU accounting
+
+
+def _busy_jiffies() -> int:
+    with open("/proc/stat") as f:
+        parts = f.readline().split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in parts[:8])
+    return user + nice + system + irq + softirq + steal
+
+
+def _proc_jiffies(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return int(fields[11]) + int(fields[12])  # utime + stime
+    except OSError:
+        return 0
+
+
+class CpuWatch:
+    """CPU seconds of the servers, of this client and of everything else on the machine meanwhile."""
+
+    def __init__(self, server_pids: list[int]) -> None:
+        self.pids = server_pids
+        self.tick = float(os.sysconf("SC_CLK_TCK"))
+        self.start = self._sample()
+
+    def _sample(self) -> tuple[int, list[int], int, float, float]:
+        return (_busy_jiffies(), [_proc_jiffies(p) for p in self.pids], _proc_jiffies(os.getpid()), time.monotonic(),
+                os.getloadavg()[0])
+
+    def stop(self) -> tuple[str, list[float]]:
+        """A summary line, and each server's CPU seconds."""
+        busy, servers, me, at, load = self._sample()
+        b0, s0, m0, t0, load0 = self.start
+        per_server = [(b - a) / self.tick for a, b in zip(s0, servers)]
+        server_s = sum(per_server)
+        client_s = (me - m0) / self.tick
+        other_s = max(0.0, (busy - b0) / self.tick - server_s - client_s)
+        wall = at - t0
+        return (f"loadavg_1m_start={load0:.2f} loadavg_1m_end={load:.2f} wall_s={wall:.1f} "
+                f"servers_cpu_s={server_s:.1f} client_cpu_s={client_s:.1f} other_cpu_s={other_s:.1f} "
+                f"(other work used {other_s / wall if wall else 0:.2f} of {os.cpu_count()} CPUs)"), per_server
+
+
+# --------------------------------------------------------------------------- one size: catalogue, server, stations
+
+
+def prepare(size: int, args: argparse.Namespace, work: Path, profiler: Profiler | None) -> Instance:
+    db_file, info = ensure_catalogue(size, args.cache, args.rebuild, profiler)
+    steps = info["steps"]
+    how = "cached build; its figures are from when it was built" if info["cached"] else "built now"
+    inserted = info["insert_s"]
+    print(f"catalog size={size} tracks={info['tracks']} profiled={info['profiled']} artists={max(4, size // 12)} "
+          f"albums={max(4, size // 12, size // 10)} genres={GENRES} db_mb={info['db_mb']:.0f} ({how})", flush=True)
+    print(f"insert catalog={size} seconds={sum(inserted.values()):.1f} "
+          + " ".join(f"{k}_s={v:.1f}" for k, v in inserted.items()) + " (bench set-up, not Airwave code)", flush=True)
+    step_text = " ".join(f"{k.lstrip('_')}_s={steps[k]:.2f}" for k in BUILD_STEPS if k in steps)
+    print(f"similarity_build catalog={size} seconds={info['build_s']:.1f} {step_text} "
+          f"peak_rss_mb={info['peak_rss_mb']:.0f} (space.build force=True; nested steps are inside their callers)",
+          flush=True)
+    if profiler and not info["cached"] and profiler.last is not None:
+        print_build_profile(profiler.last, size)
+
+    run_dir = work / f"run-{size}"
+    shutil.rmtree(run_dir, ignore_errors=True)
+    run_dir.mkdir(parents=True)
+    shutil.copyfile(db_file, run_dir / "airwave.db")
+    password = secrets.token_urlsafe(12)
+    add_listener(run_dir, password)
+    server = start_server(run_dir, run_dir / "server.log", args.rules)
+    inst = Instance(size, server, Client(server.url), run_dir)
+    try:
+        inst.client.login(password)
+        inst.seeds = station_seeds(size, args.stations, random.Random(size))
+        started = time.perf_counter()
+        try:
+            inst.station_ids, setup = set_up_stations(inst.client, inst.seeds)
+        except ApiError as exc:
+            log = tail(server.log, 200)
+            if "signer" in log or "audio_url_lifetime" in log:
+                raise RuntimeError(f"{exc}\nthe server lacks Services.signer / Settings.audio_url_lifetime; until the "
+                                   "audio module lands, run with PYTHONPATH=/tmp/awshim (a local shim)") from None
+            raise RuntimeError(f"{exc}\n{tail(server.log)}") from None
+        print(f"setup catalog={size} stations={len(inst.station_ids)} seeds=AR/TR/GE thumbs_up={UPS} "
+              f"thumbs_down={DOWNS} per_station seconds={time.perf_counter() - started:.1f} "
+              + " ".join(f"{k}_p50_ms={v:.1f}" for k, v in setup.items()), flush=True)
+        return inst
+    except BaseException:
+        inst.close(args.keep)
+        raise
+
+
+def print_build_profile(path: Path, size: int) -> None:
+    """Where space.build spends its time: the innermost space.py line of each sample."""
+    stacks = read_stacks(path)
+    total = sum(c for _, c in stacks) or 1
+    where: Counter[str] = Counter()
+    for frames, count in stacks:
+        own = [f for f in frames if "(space.py:" in f or "/space.py:" in f]
+        where[own[-1] if own else "outside space.py: " + frames[-1]] += count
+    for frame, count in where.most_common(10):
+        print(f"  build_profile catalog={size} seconds={count / Profiler.RATE:.1f} pct={100 * count / total:.1f} "
+              f"at={frame}", flush=True)
+
+
+def report(inst: Instance, args: argparse.Namespace) -> float:
+    run, size = inst.run, inst.size
+    lat = run.latencies_ms
+    served = len(lat) - sum(run.errors.values())
+    errors = " errors=" + ",".join(f"{k}:{v}" for k, v in run.errors.items()) if run.errors else ""
+    p50 = pct(lat, 50)
+    print(f"getFragment p50_ms={p50:.2f} p90_ms={pct(lat, 90):.2f} p99_ms={pct(lat, 99):.2f} max_ms={max(lat):.2f} "
+          f"mean_ms={float(np.mean(lat)):.2f} catalog={size} requests={len(lat)} stations={len(inst.station_ids)} "
+          f"tracks_per_fragment={run.tracks / max(1, served):.2f}{errors} target_p99_ms<{TARGET_P99_MS:g}", flush=True)
+    kinds: dict[str, list[float]] = {}
+    for n, ms in zip(run.stations, lat):
+        kinds.setdefault(inst.seeds[n][0], []).append(ms)
+    for kind, values in sorted(kinds.items()):
+        name = {"R": "artist", "S": "track", "G": "genre"}[kind]
+        print(f"getFragment_by_seed seed={name} p50_ms={pct(values, 50):.2f} p90_ms={pct(values, 90):.2f} "
+              f"p99_ms={pct(values, 99):.2f} catalog={size} requests={len(values)}", flush=True)
+    own = server_durations(inst.server.log, run.request_ids)
+    if own:
+        print(f"getFragment_server p50_ms={pct(own, 50):.2f} p90_ms={pct(own, 90):.2f} p99_ms={pct(own, 99):.2f} "
+              f"max_ms={max(own):.2f} catalog={size} requests={len(own)} (the server's access-log duration_ms: "
+              "no client or socket time)", flush=True)
+    print(f"getFragment_cpu server_cpu_ms_per_request={inst.cpu_s * 1000 / max(1, len(lat)):.2f} catalog={size} "
+          "(the server process's CPU time over the measured calls: less sensitive than latency to waiting for a CPU "
+          "on a busy machine)", flush=True)
+    return p50
+
+
+def profile_pass(inst: Instance, args: argparse.Namespace, profiler: Profiler) -> None:
+    """A further pass under py-spy (never the measured one): ms per fragment in each part of the handler."""
+    requests = args.profile_requests
+    out = inst.run_dir / "fragment.spy"
+    run = Run()
+    with profiler.record(inst.server.proc.pid, out):
+        for _ in range(requests):
+            inst.fragment("p", run)
+    stacks = read_stacks(out)
+    per_ms = 1000.0 / Profiler.RATE / requests
+    all_ms = sum(c for _, c in stacks) * per_ms
+    parts = " ".join(f"{label}={inclusive(stacks, pattern, 'playlist.py:get_fragment') * per_ms:.2f}"
+                     for label, pattern in FRAGMENT_PARTS)
+    print(f"fragment_profile catalog={inst.size} requests={requests} sampled_ms_per_request={all_ms:.2f} "
+          f"client_p50_ms={pct(run.latencies_ms, 50):.2f} ms_per_request(inclusive): {parts}", flush=True)
+    for func, count in top_self(stacks, "playlist.py:get_fragment", 12):
+        print(f"  fragment_self catalog={inst.size} ms_per_request={count * per_ms:.3f} frame={func}", flush=True)
+
+
+def measure(instances: list[Instance], args: argparse.Namespace) -> None:
+    """Warm-up, then the measured calls; with several sizes, interleaved (one call to each size in turn, the order
+    rotating) so that whatever else the machine is doing weighs on every size alike."""
+    for inst in instances:
+        for _ in range(args.warmup):
+            inst.fragment("warm")
+    cpu = CpuWatch([inst.server.proc.pid for inst in instances])
+    for i in range(args.requests):
+        for k in range(len(instances)):
+            inst = instances[(i + k) % len(instances)]
+            inst.fragment("m", inst.run)
+    summary, per_server = cpu.stop()
+    for inst, seconds in zip(instances, per_server):
+        inst.cpu_s = seconds
+    print(f"machine while measuring: {summary} sizes_interleaved={len(instances) > 1}", flush=True)
+
+
+# --------------------------------------------------------------------------- main
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="getFragment latency over HTTP on synthetic catalogues of "
+                                     "several sizes, with the similarity build time of each.")
+    parser.add_argument("--sizes", default="10000,100000,1000000",
+                        help="catalogue sizes (default 10000,100000,1000000)")
+    parser.add_argument("--requests", type=int, default=1000, help="measured getFragment calls per size (default 1000)")
+    parser.add_argument("--warmup", type=int, default=100, help="unmeasured calls first (default 100: one per station)")
+    parser.add_argument("--stations", type=int, default=100, help="stations (default 100)")
+    parser.add_argument("--rules", choices=["strict", "relaxed"], default="strict", help="radio rules (default strict)")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help=f"built catalogues (default {DEFAULT_CACHE})")
+    parser.add_argument("--rebuild", action="store_true", help="rebuild cached catalogues")
+    parser.add_argument("--keep", action="store_true", help="keep the run data dirs (with server logs)")
+    parser.add_argument("--profile", action="store_true", help="py-spy: where a fragment's (and a build's) time goes")
+    parser.add_argument("--py-spy", default=None, help="py-spy executable (default: on PATH)")
+    parser.add_argument("--profile-requests", type=int, default=300, help="calls in the profiled pass (default 300)")
+    args = parser.parse_args()
+    try:
+        args.sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
+    except ValueError:
+        parser.error("--sizes takes integers such as 10000,100000")
+    if not args.sizes or min(args.sizes) < 1000 or max(args.sizes) > 5_000_000:
+        parser.error("sizes must be between 1000 and 5000000")
+    if not 1 <= args.requests <= 100_000 or not 0 <= args.warmup <= 10_000 or not 3 <= args.stations <= 250:
+        parser.error("--requests in [1, 100000], --warmup in [0, 10000], --stations in [3, 250]")
+    return args
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def main() -> None:
+    args = parse_args()
+    signal.signal(signal.SIGTERM, _interrupt)
+    for name in [k for k in os.environ if k.startswith("AIRWAVE_")]:
+        del os.environ[name]
+    profiler = None
+    if args.profile:
+        exe = args.py_spy or shutil.which("py-spy")
+        if exe is None:
+            sys.exit("--profile needs py-spy (pip install py-spy, or --py-spy PATH)")
+        profiler = Profiler(exe)
+    args.cache.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="airwave-bench-fragment-run-"))
+    print(f"config sizes={','.join(map(str, args.sizes))} requests={args.requests} warmup={args.warmup} "
+          f"stations={args.stations} rules={args.rules} db=sqlite client=httpx keep-alive, one request at a time "
+          f"server=`airwave serve` subprocess per size (access log on) cpus={os.cpu_count()} "
+          f"loadavg_1m={os.getloadavg()[0]:.2f} cache={args.cache}", flush=True)
+    instances: list[Instance] = []
+    try:
+        for size in args.sizes:
+            instances.append(prepare(size, args, work, profiler))
+        measure(instances, args)
+        p50s = {inst.size: report(inst, args) for inst in instances}
+        if len(p50s) >= 2:
+            small, large = min(p50s), max(p50s)
+            print(f"ratio p50({large})/p50({small})={p50s[large] / p50s[small]:.3f} target<{TARGET_RATIO:g}"
+                  + ("" if (small, large) == (10_000, 1_000_000) else " (the target is stated for 1M/10k)"), flush=True)
+        if profiler is not None:
+            for inst in instances:
+                profile_pass(inst, args, profiler)
+    except KeyboardInterrupt:
+        print("interrupted; cleaning up", file=sys.stderr)
+        sys.exit(130)
+    except (RuntimeError, OSError, sqlite3.Error) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(1)
+    finally:
+        for inst in instances:
+            inst.close(args.keep)
+        if args.keep:
+            print(f"kept {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

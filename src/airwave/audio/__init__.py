@@ -1,0 +1,1 @@
+"""Audio delivery: signed URLs, byte-range file serving, transcoding and its on-disk cache."""

@@ -1,0 +1,136 @@
+"""Transcodes run in child processes forked from a warm forkserver (PyAV already imported).
+
+A child shares no GIL with the server's event loop, a decoder that crashes on a damaged file takes
+only the child down, and a transcode nobody listens to any more is stopped by ending its process.
+The child writes the part file it is given, reports progress over a pipe, fsyncs and exits 0; the
+parent publishes the result. When the server dies the child's next progress report fails and it exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import multiprocessing.forkserver
+import os
+import signal
+import struct
+from dataclasses import dataclass
+from functools import cache
+from multiprocessing.connection import Connection
+from multiprocessing.context import ForkServerContext, SpawnContext
+from multiprocessing.process import BaseProcess
+from typing import Callable
+
+from airwave.audio.formats import Profile
+
+_NOTIFY_BYTES = 16 * 1024  # the child reports progress at most once per this much output
+_ERROR = b"E"
+
+
+@cache
+def _context() -> ForkServerContext | SpawnContext:
+    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" not in methods:
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["airwave.audio.transcode", "av", "numpy"])
+    return context
+
+
+def warm_up() -> None:
+    """Start the forkserver now (blocking, ~0.3 s) so that the first transcode does not wait for it."""
+    if _context().get_start_method() == "forkserver":
+        multiprocessing.forkserver.ensure_running()
+
+
+@dataclass
+class Outcome:
+    ok: bool
+    error: str = ""
+
+
+class Worker:
+    """One transcode in a child process; `finished()` waits for it, `stop()` ends it."""
+
+    def __init__(self, process: BaseProcess, conn: Connection) -> None:
+        self.process = process
+        self.conn = conn
+
+    @classmethod
+    def start(cls, source: str, part: str, profile: Profile, system_lame: bool) -> "Worker":
+        """Fork the child (blocking for a few milliseconds: call from a worker thread)."""
+        context = _context()
+        reader, writer = context.Pipe(duplex=False)
+        process = context.Process(target=_child, args=(source, part, profile, system_lame, writer),
+                                  name="airwave-transcode", daemon=True)
+        process.start()
+        writer.close()
+        return cls(process, reader)
+
+    async def finished(self, progress: Callable[[], None]) -> Outcome:
+        """Wait for the child to end, calling progress() whenever it reports output."""
+        loop = asyncio.get_running_loop()
+        ended: asyncio.Future[None] = loop.create_future()
+        error = ""
+        fd = self.conn.fileno()
+
+        def readable() -> None:
+            nonlocal error
+            try:
+                message = self.conn.recv_bytes()
+            except (EOFError, OSError):
+                loop.remove_reader(fd)
+                if not ended.done():
+                    ended.set_result(None)
+                return
+            if message.startswith(_ERROR):
+                error = message[1:].decode("utf-8", "replace")
+            else:
+                progress()
+
+        loop.add_reader(fd, readable)
+        try:
+            await ended
+        finally:
+            loop.remove_reader(fd)
+            self.conn.close()
+        await loop.run_in_executor(None, self.process.join)
+        code = self.process.exitcode
+        if code == 0:
+            return Outcome(True)
+        if not error:
+            error = f"the transcoding process ended with {'signal ' + str(-code) if code and code < 0 else code}"
+        return Outcome(False, error)
+
+    def stop(self) -> None:
+        """End the child now (its part file is the caller's to delete)."""
+        if self.process.is_alive():
+            self.process.kill()
+
+
+def _child(source: str, part: str, profile: Profile, system_lame: bool, conn: Connection) -> None:
+    """In the child: transcode into `part`, fsync, exit 0; or report the error and exit 1."""
+    from airwave.audio.transcode import TranscodeError, transcode
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the server decides
+    reported = 0
+
+    def progress(written: int) -> None:
+        nonlocal reported
+        if written - reported >= _NOTIFY_BYTES or reported == 0:
+            reported = written
+            conn.send_bytes(struct.pack("<q", written))  # BrokenPipeError when the server is gone: we stop
+
+    fd = os.open(part, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        transcode(source, fd, profile, progress, system_lame=system_lame)
+        os.fsync(fd)
+    except BrokenPipeError:
+        os._exit(2)
+    except Exception as exc:  # TranscodeError, or a failure nobody foresaw: the server logs it
+        message = str(exc) if isinstance(exc, TranscodeError) else f"{type(exc).__name__}: {exc}"
+        conn.send_bytes(_ERROR + message.encode("utf-8", "replace")[:2000])
+        os._exit(1)
+    finally:
+        os.close(fd)
+    conn.close()

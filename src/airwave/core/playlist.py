@@ -1,0 +1,307 @@
+"""Fragments and spins: what a station plays next, track tokens, skips, the active player, replays, tired tracks."""
+
+from __future__ import annotations
+
+import random
+import secrets
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from airwave.config import Settings, TierPolicy
+from airwave.core import stations
+from airwave.core.engine.picker import Pick, Picker, Steering
+from airwave.core.engine.rules import History, Played, Rules
+from airwave.errors import ApiError, ErrorCode
+from airwave.store.models import (
+    AuthSession,
+    Feedback,
+    Listener,
+    SkipEvent,
+    Spin,
+    Station,
+    TiredTrack,
+    Track,
+)
+
+FRAGMENT_SIZE = 4
+TOKEN_LIFETIME = timedelta(hours=24)
+ACTIVE_WINDOW = timedelta(minutes=10)
+TIRED_FOR = timedelta(days=30)
+REASONS = ("Normal", "Skip", "ThumbsDown", "Tired")
+
+
+@dataclass
+class Fragment:
+    station: Station
+    spins: list[Spin]
+    allow_skip: bool
+    skips_left: int | None  # None = unlimited
+
+
+# ---------------------------------------------------------------- track tokens
+
+
+def spin_by_token(db: Session, listener_id: int, token: str, now: datetime, *, for_update: bool = False) -> Spin:
+    """The spin a trackToken names: NOT_FOUND, USER_NOT_AUTHORIZED (another listener's) or CONTENT_HAS_EXPIRED."""
+    query = select(Spin).where(Spin.token == token[:64])
+    spin = db.scalar(query.with_for_update() if for_update else query)
+    if spin is None:
+        raise ApiError(ErrorCode.NOT_FOUND, "unknown trackToken")
+    if spin.listener_id != listener_id:
+        raise ApiError(ErrorCode.USER_NOT_AUTHORIZED, "that trackToken was issued to another listener")
+    if now - spin.issued_at > TOKEN_LIFETIME:
+        raise ApiError(ErrorCode.CONTENT_HAS_EXPIRED, "that trackToken is more than 24 hours old")
+    return spin
+
+
+def feedback_station(db: Session, spin: Spin) -> Station:
+    """The station a spin's feedback belongs to; CALL_NOT_ALLOWED for shuffle spins (spec §4)."""
+    if spin.station_id is None:
+        raise ApiError(ErrorCode.STATION_DOES_NOT_EXIST, "the station of that track has been deleted")
+    station = db.get(Station, spin.station_id)
+    assert station is not None
+    if station.is_shuffle:
+        raise ApiError(ErrorCode.CALL_NOT_ALLOWED, "tracks played by shuffle cannot be rated; rate them on their station")
+    return station
+
+
+# ---------------------------------------------------------------- the active player (spec §6.5)
+
+
+def claim_player(db: Session, listener: Listener, session: AuthSession, now: datetime, *, force: bool) -> None:
+    """Make this session the account's active player, unless another one played in the last 10 minutes."""
+    row = db.get(Listener, listener.id, with_for_update=True)
+    assert row is not None
+    other_active = (row.active_session_id not in (None, session.id) and row.active_at is not None
+                    and now - row.active_at < ACTIVE_WINDOW)
+    if other_active and not force:
+        raise ApiError(ErrorCode.STREAM_VIOLATION,
+                       "this account is playing on another device; resume with forceActive to play here")
+    row.active_session_id, row.active_at = session.id, now
+
+
+def release_player(db: Session, listener: Listener, session: AuthSession) -> None:
+    db.execute(update(Listener).where(Listener.id == listener.id, Listener.active_session_id == session.id)
+               .values(active_session_id=None, active_at=None))
+
+
+# ---------------------------------------------------------------- limits
+
+
+def _check_rate(db: Session, settings: Settings, listener_id: int, now: datetime) -> None:
+    since = now - timedelta(seconds=settings.fragment_window)
+    recent = (select(Spin.id).where(Spin.listener_id == listener_id, Spin.issued_at > since, Spin.is_replay.is_(False))
+              .limit(settings.fragment_limit * FRAGMENT_SIZE + 1).subquery())
+    spins = db.scalar(select(func.count()).select_from(recent)) or 0
+    fragments = -(-spins // FRAGMENT_SIZE)
+    if fragments >= settings.fragment_limit:
+        raise ApiError(ErrorCode.PLAYLIST_EXCEEDED,
+                       f"at most {settings.fragment_limit} fragments per {settings.fragment_window} s; wait a moment",
+                       headers={"Retry-After": "60"})
+
+
+def skips_left(db: Session, policy: TierPolicy, listener_id: int, station_id: int, now: datetime) -> int | None:
+    """Skips the listener may still spend on this station now (None = unlimited)."""
+    left: list[int] = []
+    if policy.station_skip_limit:
+        used = db.scalar(select(func.count(SkipEvent.id)).where(
+            SkipEvent.listener_id == listener_id, SkipEvent.station_id == station_id,
+            SkipEvent.at > now - timedelta(hours=1))) or 0
+        left.append(policy.station_skip_limit - used)
+    if policy.daily_skip_limit:
+        used = db.scalar(select(func.count(SkipEvent.id)).where(
+            SkipEvent.listener_id == listener_id, SkipEvent.at > now - timedelta(days=1))) or 0
+        left.append(policy.daily_skip_limit - used)
+    return max(0, min(left)) if left else None
+
+
+def _spend_skip(db: Session, policy: TierPolicy, listener_id: int, station_id: int, now: datetime) -> None:
+    left = skips_left(db, policy, listener_id, station_id, now)
+    if left is not None and left <= 0:
+        raise ApiError(ErrorCode.STATION_LIMIT_REACHED,
+                       f"skip limit reached ({policy.station_skip_limit} per station per hour, "
+                       f"{policy.daily_skip_limit} per day)")
+    db.add(SkipEvent(listener_id=listener_id, station_id=station_id, at=now))
+
+
+# ---------------------------------------------------------------- steering and history
+
+
+def _history(db: Session, station_id: int, rules: Rules, now: datetime) -> History:
+    """The station's recent spins (replays are on demand, not radio): the last N plus all in the window."""
+    base = select(Spin.id, Spin.track_id, Spin.artist_id, Spin.album_id, Spin.issued_at).where(
+        Spin.station_id == station_id, Spin.is_replay.is_(False))
+    rows = {r[0]: r for r in db.execute(base.order_by(Spin.issued_at.desc(), Spin.id.desc())
+                                        .limit(max(rules.repeat_spins, rules.artist_run, rules.album_run)))}
+    for r in db.execute(base.where(Spin.issued_at > now - rules.window).order_by(Spin.issued_at.desc()).limit(2000)):
+        rows[r[0]] = r
+    ordered = sorted(rows.values(), key=lambda r: (r[4], r[0]), reverse=True)
+    return History([Played(r[1], r[2], r[3], r[4]) for r in ordered], now, rules)
+
+
+def _rules(db: Session, settings: Settings) -> Rules:
+    if settings.radio_rules == "strict":
+        return Rules()
+    present = Track.missing_since.is_(None)
+
+    def at_most(column: Any, limit: int) -> int:  # bounded: the rules only need to know "small or not"
+        inner = select(column).where(present).distinct().limit(limit).subquery()
+        return db.scalar(select(func.count()).select_from(inner)) or 0
+
+    return Rules.relaxed(at_most(Track.id, 101), at_most(Track.artist_id, 4), at_most(Track.album_id, 3))
+
+
+def _tired(db: Session, listener_id: int, now: datetime) -> set[int]:
+    return set(db.scalars(select(TiredTrack.track_id).where(TiredTrack.listener_id == listener_id,
+                                                            TiredTrack.until > now)))
+
+
+def steering_for(db: Session, station: Station, listener: Listener, now: datetime, rng: random.Random,
+                 tired: set[int]) -> Steering:
+    """Seeds, thumbs and bans of one (non-shuffle) station."""
+    feedback = db.execute(select(Feedback.track_id, Feedback.is_positive, Track.artist_id)
+                          .join(Track, Track.id == Feedback.track_id).where(Feedback.station_id == station.id)
+                          .order_by(Feedback.created_at.desc(), Feedback.id.desc())).all()
+    positives = [t for t, up, _ in feedback if up]
+    negatives = [t for t, up, _ in feedback if not up]
+    seeds = [(s.kind, s.ref_id) for s in stations.seeds_of(db, station.id)]
+    if station.is_thumbprint:
+        liked = list(db.scalars(select(Feedback.track_id).where(Feedback.listener_id == listener.id,
+                                                                Feedback.is_positive.is_(True))
+                                .order_by(Feedback.created_at.desc()).limit(400)))
+        liked = list(dict.fromkeys(liked))
+        seeds = [("TR", t) for t in rng.sample(liked, min(len(liked), 30))]
+    return Steering(
+        seeds=seeds, positives=positives, negatives=negatives,
+        negative_artists=Counter(a for _, up, a in feedback if not up),
+        banned=set(negatives) | tired, explicit_filter=listener.explicit_filter,
+    )
+
+
+def engine_random(settings: Settings, station_id: int, served: int) -> random.Random:
+    """The engine's random source: reproducible when the operator (or a test) sets engine_seed."""
+    if settings.engine_seed is None:
+        return random.Random(secrets.randbits(64))
+    return random.Random(f"{settings.engine_seed}:{station_id}:{served}")
+
+
+# ---------------------------------------------------------------- fragments
+
+
+def fragment(db: Session, settings: Settings, listener: Listener, session: AuthSession, station: Station,
+             reason: str, now: datetime) -> Fragment:
+    """The next tracks of a station, with every rule of spec §6.4-6.6 applied; writes the spins."""
+    policy = settings.tier(listener.tier)
+    claim_player(db, listener, session, now, force=False)
+    _check_rate(db, settings, listener.id, now)
+    if reason == "Skip":
+        _spend_skip(db, policy, listener.id, station.id, now)
+    rules = _rules(db, settings)
+    history = _history(db, station.id, rules, now)
+    rng = engine_random(settings, station.id, len(history.spins))
+    tired = _tired(db, listener.id, now)
+    picks: list[tuple[Pick, int | None]] = []
+    if station.is_shuffle:
+        members = stations.shuffle_member_ids(db, station.id)
+        if not members:
+            raise ApiError(ErrorCode.UNPLAYABLE_SHUFFLE_STATION, "choose at least one station for shuffle")
+        pickers: dict[int, Picker] = {}
+        order = [rng.choice(members) for _ in range(FRAGMENT_SIZE)]
+        for member in order:
+            if member not in pickers:
+                source = db.get(Station, member)
+                assert source is not None
+                pickers[member] = Picker(db, steering_for(db, source, listener, now, rng, tired), history, rng)
+            got = pickers[member].pick(1)
+            if not got:  # this station is exhausted: let another member fill the slot
+                for other in members:
+                    if other not in pickers:
+                        source = db.get(Station, other)
+                        assert source is not None
+                        pickers[other] = Picker(db, steering_for(db, source, listener, now, rng, tired), history, rng)
+                    got = pickers[other].pick(1)
+                    if got:
+                        member = other
+                        break
+            picks += [(p, member) for p in got]
+    else:
+        picker = Picker(db, steering_for(db, station, listener, now, rng, tired), history, rng)
+        picks = [(p, None) for p in picker.pick(FRAGMENT_SIZE)]
+    if not picks:
+        raise ApiError(ErrorCode.PLAYLIST_END, "this station has no playable track left; add a seed or remove "
+                                               "some thumbs-down")
+    spins = []
+    for offset, (pick, origin) in enumerate(picks):
+        spin = Spin(token=secrets.token_urlsafe(18), listener_id=listener.id, station_id=station.id,
+                    origin_station_id=origin, track_id=pick.track_id, artist_id=pick.artist_id,
+                    album_id=pick.album_id, seed_music_id=pick.seed_music_id, reason=reason,
+                    issued_at=now + timedelta(microseconds=offset), seconds_played=0.0, is_replay=False)
+        db.add(spin)
+        spins.append(spin)
+    db.flush()
+    left = skips_left(db, policy, listener.id, station.id, now)
+    return Fragment(station, spins, left is None or left > 0, left)
+
+
+def track_started(db: Session, listener: Listener, session: AuthSession, token: str, now: datetime) -> Spin:
+    """The listener began playing a spin: the station's lastPlayed and play time, and the player's claim."""
+    spin = spin_by_token(db, listener.id, token, now, for_update=True)
+    if spin.started_at is None:
+        spin.started_at = now
+        if spin.station_id is not None:
+            station = db.get(Station, spin.station_id)
+            track = db.get(Track, spin.track_id)
+            if station is not None:
+                station.last_played_at = now
+                station.total_play_time += round(track.duration) if track else 0
+    db.execute(update(Listener).where(Listener.id == listener.id, Listener.active_session_id == session.id)
+               .values(active_at=now))
+    return spin
+
+
+def replay(db: Session, settings: Settings, listener: Listener, station: Station, token: str,
+           now: datetime) -> Spin:
+    """A spin played again on request (tiers with replays)."""
+    if not settings.tier(listener.tier).replays:
+        raise ApiError(ErrorCode.LISTENER_NOT_AUTHORIZED, "replays are not part of your plan")
+    original = spin_by_token(db, listener.id, token, now)
+    if original.station_id != station.id:
+        raise ApiError(ErrorCode.INVALID_REQUEST, "that trackToken was not played on this station")
+    source = original.origin_station_id or station.id
+    downed = db.scalar(select(Feedback.id).where(Feedback.station_id == source, Feedback.track_id == original.track_id,
+                                                 Feedback.is_positive.is_(False)))
+    track = db.get(Track, original.track_id)
+    if downed is not None or track is None or track.missing_since is not None:
+        raise ApiError(ErrorCode.CALL_NOT_ALLOWED, "that track cannot be replayed")
+    spin = Spin(token=secrets.token_urlsafe(18), listener_id=listener.id, station_id=station.id,
+                origin_station_id=original.origin_station_id, track_id=original.track_id,
+                artist_id=original.artist_id, album_id=original.album_id, seed_music_id=original.seed_music_id,
+                reason="Replay", issued_at=now, seconds_played=0.0, is_replay=True)
+    db.add(spin)
+    db.flush()
+    return spin
+
+
+def add_tired(db: Session, listener: Listener, token: str, now: datetime) -> None:
+    spin = spin_by_token(db, listener.id, token, now)
+    row = db.get(TiredTrack, (listener.id, spin.track_id))
+    if row is None:
+        db.add(TiredTrack(listener_id=listener.id, track_id=spin.track_id, until=now + TIRED_FOR))
+    else:
+        row.until = now + TIRED_FOR
+
+
+def ratings(db: Session, spins: list[Spin]) -> dict[int, int]:
+    """1 for spins whose track has a thumbs-up on its station."""
+    pairs = {(s.origin_station_id or s.station_id, s.track_id) for s in spins}
+    if not pairs:
+        return {}
+    liked = set(db.execute(select(Feedback.station_id, Feedback.track_id).where(
+        Feedback.station_id.in_({p[0] for p in pairs}), Feedback.track_id.in_({p[1] for p in pairs}),
+        Feedback.is_positive.is_(True))).all())
+    return {s.id: int((s.origin_station_id or s.station_id, s.track_id) in liked) for s in spins}
