@@ -18,7 +18,7 @@ import anyio.to_thread
 import orjson
 from starlette.types import Message, Receive, Scope, Send
 
-from airwave.api.protocol import request_id_of, send_error, send_json
+from airwave.api.protocol import read_body, request_id_of, send_error, send_json
 from airwave.audio import cache
 from airwave.audio.cache import Job, TranscodeCache
 from airwave.audio.files import Incomplete, OpenFile, open_file, request_headers, send_file, send_growing
@@ -145,7 +145,8 @@ class AudioRoutes:
     async def _receipt(self, scope: Scope, receive: Receive, send: Send, outcome: plays.Outcome, token: str) -> None:
         if self.services.settings.readonly_mode:
             raise ApiError(ErrorCode.READONLY_MODE, "the server is in read-only maintenance mode")
-        reported = _reported_seconds(scope, await _read_body(receive))
+        body = await read_body(receive, None, MAX_RECEIPT_BODY, "a receipt body is at most 4 KiB")
+        reported = _reported_seconds(scope, body)
         now = self.services.clock.now()
         grant = self.services.signer.verify_receipt(token, now)
         scope.setdefault("state", {})["listener_id"] = grant.listener_id
@@ -181,22 +182,6 @@ def _streams_whole(scope: Scope) -> bool:
         return False
     value = request_headers(scope).get("range")
     return value is None or value.replace(" ", "").lower() == "bytes=0-"
-
-
-async def _read_body(receive: Receive) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise ApiError(ErrorCode.INVALID_REQUEST, "client disconnected before sending the body")
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_RECEIPT_BODY:
-            raise ApiError(ErrorCode.INVALID_REQUEST, "a receipt body is at most 4 KiB", http_status=413)
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
 
 
 def _reported_seconds(scope: Scope, body: bytes) -> float | None:

@@ -149,7 +149,7 @@ class ApiDispatcher:
             raise ApiError(ErrorCode.CALL_NOT_ALLOWED, f"{endpoint.path} is disabled on this server")
         if endpoint.writes and self.services.settings.readonly_mode:
             raise ApiError(ErrorCode.READONLY_MODE, "the server is in read-only maintenance mode")
-        body = await _read_body(receive, headers.get("content-length"))
+        body = await read_body(receive, headers.get("content-length"))
         _check_content_type(headers.get("content-type"), body)
         client = scope.get("client")
         call = Call(
@@ -239,12 +239,14 @@ def _check_content_type(content_type: str | None, body: bytes) -> None:
         raise ApiError(ErrorCode.INVALID_REQUEST, f"Content-Type must be application/json, not {media[:80]!r}")
 
 
-async def _read_body(receive: Receive, content_length: str | None) -> bytes:
+async def read_body(receive: Receive, content_length: str | None, limit: int = MAX_BODY,
+                    too_large: str = "request body is larger than 1 MiB") -> bytes:
+    """The whole request body, refused with 413 in the envelope once it passes `limit` bytes."""
     if content_length is not None:
         if not content_length.isdigit():
             raise ApiError(ErrorCode.INVALID_REQUEST, "Content-Length is not a number")
-        if int(content_length) > MAX_BODY:
-            raise ApiError(ErrorCode.INVALID_REQUEST, "request body is larger than 1 MiB", http_status=413)
+        if int(content_length) > limit:
+            raise ApiError(ErrorCode.INVALID_REQUEST, too_large, http_status=413)
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -253,8 +255,8 @@ async def _read_body(receive: Receive, content_length: str | None) -> bytes:
             raise ApiError(ErrorCode.INVALID_REQUEST, "client disconnected before sending the body")
         chunk = message.get("body", b"")
         size += len(chunk)
-        if size > MAX_BODY:
-            raise ApiError(ErrorCode.INVALID_REQUEST, "request body is larger than 1 MiB", http_status=413)
+        if size > limit:
+            raise ApiError(ErrorCode.INVALID_REQUEST, too_large, http_status=413)
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
