@@ -87,6 +87,28 @@ class Settings(BaseSettings):
     password_min_length: int = Field(8, ge=1)
     minimum_age: int = Field(13, ge=0)
 
+    anonymous_login: bool = Field(False, description="allow auth/anonymousLogin: throw-away free listeners")
+    anonymous_idle_timeout: int = Field(
+        86400, ge=60, description="seconds of inactivity after which an anonymous listener is deleted")
+
+    smtp_host: str | None = Field(None, description="mail server for password reset mails; unset = no mail")
+    smtp_port: int = Field(587, ge=1, le=65535)
+    smtp_security: Literal["starttls", "ssl", "none"] = Field(
+        "starttls", description="starttls (port 587), ssl (implicit TLS, port 465) or none")
+    smtp_username: str | None = Field(None, description="SMTP AUTH user; unset = no authentication")
+    smtp_password: str | None = None
+    smtp_from: str = Field("Airwave <airwave@localhost>", description="From: of the mails Airwave sends")
+    smtp_timeout: float = Field(10.0, gt=0, description="seconds to wait for the mail server")
+    smtp_verify_tls: bool = Field(True, description="check the mail server's certificate")
+    password_reset_lifetime: int = Field(3600, ge=60, description="seconds a password reset link stays valid")
+    password_reset_limit: int = Field(
+        3, ge=1, description="reset mails per username (and 10x per client address) per password_reset_window")
+    password_reset_window: int = Field(3600, ge=1)
+
+    ad_interval_minutes: float = Field(
+        15.0, gt=0, description="minutes of listening between two ads for listeners whose tier has ads")
+    ad_broken_threshold: int = Field(3, ge=1, description="brokenAd reports after which an ad stops being served")
+
     login_window: int = Field(900, ge=1, description="seconds over which failed logins are counted")
     login_max_failures_per_user: int = Field(5, ge=1)
     login_max_failures_per_address: int = Field(50, ge=1)

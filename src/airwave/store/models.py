@@ -77,6 +77,12 @@ class Listener(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     last_login_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     # the account's active player (spec §6.5): the session that last asked for music, and when
+    bio: Mapped[str] = mapped_column(Text, default="")
+    email: Mapped[str | None] = mapped_column(String(254), nullable=True)
+    explicit_pin_hash: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    artist_audio_messages: Mapped[bool] = mapped_column(Boolean, default=True)
+    is_anonymous: Mapped[bool] = mapped_column(Boolean, default=False)
+    password_changed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     active_session_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     active_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
@@ -383,3 +389,77 @@ class SimilarityIndex(Base):
     tracks: Mapped[int] = mapped_column(Integer)
     built_at: Mapped[datetime] = mapped_column(UTCDateTime)
     seconds: Mapped[float] = mapped_column(Float)
+
+
+class Bookmark(Base):
+    """A track or artist the listener saved (bookmark/*)."""
+
+    __tablename__ = "bookmarks"
+    __table_args__ = (UniqueConstraint("listener_id", "kind", "ref_id", name="uq_bookmarks_listener_kind_ref"),
+                      Index("ix_bookmarks_listener_created", "listener_id", "created_at"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    listener_id: Mapped[int] = mapped_column(ForeignKey("listeners.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(2))  # "AR" artist, "TR" track
+    ref_id: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class PasswordReset(Base):
+    """A single-use password reset token (stored as a hash), mailed by listener/emailPassword."""
+
+    __tablename__ = "password_resets"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    listener_id: Mapped[int] = mapped_column(ForeignKey("listeners.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class AdCampaign(Base):
+    """An operator's ad: an audio file, a title, a click-through URL, a flight window and a weight."""
+
+    __tablename__ = "ad_campaigns"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    title: Mapped[str] = mapped_column(String(256))
+    path: Mapped[str] = mapped_column(Text)  # copy kept under data_dir/ads
+    codec: Mapped[str] = mapped_column(String(16))
+    duration: Mapped[float] = mapped_column(Float, default=0.0)
+    click_url: Mapped[str] = mapped_column(Text)
+    art_id: Mapped[int | None] = mapped_column(ForeignKey("artwork.id", ondelete="SET NULL"), nullable=True)
+    starts_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    ends_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    weight: Mapped[int] = mapped_column(Integer, default=1)
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    broken_reports: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class AdSpin(Base):
+    """One ad handed to one listener (its adToken); the impression is counted once per token."""
+
+    __tablename__ = "ad_spins"
+    __table_args__ = (Index("ix_ad_spins_listener_issued", "listener_id", "issued_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token: Mapped[str] = mapped_column(String(32), unique=True)
+    listener_id: Mapped[int] = mapped_column(ForeignKey("listeners.id", ondelete="CASCADE"))
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("ad_campaigns.id", ondelete="CASCADE"), index=True)
+    station_id: Mapped[int | None] = mapped_column(ForeignKey("stations.id", ondelete="SET NULL"), nullable=True)
+    in_fragment: Mapped[bool] = mapped_column(Boolean, default=False)
+    issued_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    impression_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    reported_broken: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class AdImpressionDay(Base):
+    """Impressions per campaign and UTC day: the operator's report, kept when listeners leave."""
+
+    __tablename__ = "ad_impression_days"
+
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("ad_campaigns.id", ondelete="CASCADE"), primary_key=True)
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)  # YYYY-MM-DD
+    impressions: Mapped[int] = mapped_column(Integer, default=0)
