@@ -181,10 +181,17 @@ class AirwaveApp:
             await anyio.sleep(self.services.settings.housekeeping_interval)
 
     def _purge(self) -> None:
+        from airwave.core import anonymous
+
+        now = self.services.clock.now()
         with self.services.database.write() as db:
-            removed = sessions.purge_expired(db, self.services.settings, self.services.clock.now())
+            removed = sessions.purge_expired(db, self.services.settings, now)
         if removed:
             access_log.info("expired sessions removed", extra={"count": removed})
+        with self.services.database.write() as db:
+            idle = anonymous.purge_idle(db, self.services.settings, now)
+        if idle:
+            access_log.info("idle anonymous listeners removed", extra={"count": idle})
 
 
 

@@ -12,6 +12,7 @@ import math
 import os
 import re
 import threading
+from datetime import datetime
 from urllib.parse import parse_qs
 
 import anyio.to_thread
@@ -23,7 +24,7 @@ from airwave.audio import cache
 from airwave.audio.cache import Job, TranscodeCache
 from airwave.audio.files import Incomplete, OpenFile, open_file, request_headers, send_file, send_growing
 from airwave.audio.formats import PROFILES, original_content_type
-from airwave.audio.signing import AudioGrant
+from airwave.audio.signing import AudioGrant, ReceiptGrant
 from airwave.audio.transcode import TranscodeError
 from airwave.core import delivery, plays
 from airwave.core.services import Services
@@ -150,6 +151,9 @@ class AudioRoutes:
         now = self.services.clock.now()
         grant = self.services.signer.verify_receipt(token, now)
         scope.setdefault("state", {})["listener_id"] = grant.listener_id
+        if grant.ad:
+            await self._ad_receipt(send, grant, outcome, reported, now)
+            return
 
         def record() -> plays.SpinEnd:
             with self.services.database.write() as db:
@@ -158,6 +162,19 @@ class AudioRoutes:
         end = await anyio.to_thread.run_sync(record)
         await send_json(send, 200, orjson.dumps(
             {"outcome": end.outcome, "secondsPlayed": end.seconds_played, "recorded": end.recorded}))
+
+    async def _ad_receipt(self, send: Send, grant: ReceiptGrant, outcome: plays.Outcome, reported: float | None,
+                          now: datetime) -> None:
+        """An ad's receipt counts its impression (once per ad); an ad's skip URL records nothing."""
+        from airwave.core import ads
+
+        def record() -> tuple[bool, float]:
+            with self.services.database.write() as db:
+                return ads.record_receipt(db, grant.listener_id, grant.spin_id, outcome == "completed", now)
+
+        counted, duration = await anyio.to_thread.run_sync(record)
+        seconds = reported if reported is not None else (duration if outcome == "completed" else 0.0)
+        await send_json(send, 200, orjson.dumps({"outcome": outcome, "secondsPlayed": seconds, "recorded": counted}))
 
 
 async def _first_bytes(job: Job) -> int | None:

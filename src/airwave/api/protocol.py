@@ -49,6 +49,7 @@ class Call:
     set_cookies: list[str] = field(default_factory=list)
     db: Session | None = None  # the call's read-only session, shared with authentication
     base_url: str = ""  # how the client reaches this server, for absolute URLs in responses
+    auth_token: str | None = None  # the X-AuthToken the call was authenticated with
 
     @property
     def settings(self) -> Settings:
@@ -193,7 +194,7 @@ class ApiDispatcher:
                 if auth.needs_touch:
                     with database.write() as writer:
                         sessions.touch(writer, auth.session.id, now)
-                call.listener, call.session = auth.listener, auth.session
+                call.listener, call.session, call.auth_token = auth.listener, auth.session, token
             request = parse_request(endpoint.request, body)
             response = endpoint.handler(call, request)
             call.db = None

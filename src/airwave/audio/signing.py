@@ -27,8 +27,9 @@ KEY_FILE = "url-signing-keys.json"
 DEFAULT_GRACE = 24 * 3600  # longer than an audio URL lives (12 h), so URLs issued before a rotation keep working
 _VERSION = 1
 _AUDIO, _RECEIPT = 0x41, 0x52  # "A", "R": a receipt token never passes as an audio token, nor the reverse
+_AD_AUDIO, _AD_RECEIPT = 0x44, 0x49  # "D", "I": the same for an ad (campaign audio; an impression receipt)
 _MAC_BYTES = 16
-# version, kind, key id, listener, track, spin (0 = none), encoding, expiry (epoch seconds)
+# version, kind, key id, listener, track (ads: campaign), spin (ads: ad spin; 0 = none), encoding, expiry (epoch s)
 _AUDIO_LAYOUT = struct.Struct(">BBHIIIBI")
 # version, kind, key id, listener, spin, expiry
 _RECEIPT_LAYOUT = struct.Struct(">BBHIII")
@@ -45,6 +46,7 @@ class AudioGrant:
     encoding: str
     expires_at: datetime
     spin_id: int | None
+    campaign_id: int | None = None  # set for an ad's audio (then track_id is 0 and spin_id names the ad spin)
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ class ReceiptGrant:
     listener_id: int
     spin_id: int
     expires_at: datetime
+    ad: bool = False  # spin_id names an ad spin: the receipt counts the ad's impression
 
 
 @dataclass(frozen=True)
@@ -109,28 +112,44 @@ class UrlSigner:
         payload = _RECEIPT_LAYOUT.pack(_VERSION, _RECEIPT, key.id, listener_id, spin_id, _epoch(expires_at))
         return _encode(payload + _mac(key.secret, payload))
 
+    def ad_audio_token(self, *, listener_id: int, campaign_id: int, ad_spin_id: int, encoding: str,
+                       expires_at: datetime) -> str:
+        """Token for /audio/{token} delivering an ad campaign's audio to the listener it was issued to."""
+        key = self._current()
+        payload = _AUDIO_LAYOUT.pack(_VERSION, _AD_AUDIO, key.id, listener_id, campaign_id, ad_spin_id,
+                                     ENCODINGS.index(encoding), _epoch(expires_at))
+        return _encode(payload + _mac(key.secret, payload))
+
+    def ad_receipt_token(self, *, listener_id: int, ad_spin_id: int, expires_at: datetime) -> str:
+        """Token for the receipt and skip URLs of one ad spin."""
+        key = self._current()
+        payload = _RECEIPT_LAYOUT.pack(_VERSION, _AD_RECEIPT, key.id, listener_id, ad_spin_id, _epoch(expires_at))
+        return _encode(payload + _mac(key.secret, payload))
+
     # ------------------------------------------------------------------ verifying
 
     def verify_audio(self, token: str, now: datetime) -> AudioGrant:
         """The grant of an audio token: USER_NOT_AUTHORIZED when forged or altered, CONTENT_HAS_EXPIRED when old."""
-        fields = self._open(token, _AUDIO, _AUDIO_LAYOUT, now)
-        _, _, _, listener_id, track_id, spin_id, encoding, expiry = fields
+        fields = self._open(token, (_AUDIO, _AD_AUDIO), _AUDIO_LAYOUT, now)
+        _, kind, _, listener_id, track_id, spin_id, encoding, expiry = fields
         if encoding >= len(ENCODINGS):
             raise _forged()
+        if kind == _AD_AUDIO:
+            return AudioGrant(listener_id, 0, ENCODINGS[encoding], _datetime(expiry), spin_id or None, track_id)
         return AudioGrant(listener_id, track_id, ENCODINGS[encoding], _datetime(expiry), spin_id or None)
 
     def verify_receipt(self, token: str, now: datetime) -> ReceiptGrant:
         """The grant of a receipt token, with the same refusals as verify_audio."""
-        _, _, _, listener_id, spin_id, expiry = self._open(token, _RECEIPT, _RECEIPT_LAYOUT, now)
-        return ReceiptGrant(listener_id, spin_id, _datetime(expiry))
+        _, kind, _, listener_id, spin_id, expiry = self._open(token, (_RECEIPT, _AD_RECEIPT), _RECEIPT_LAYOUT, now)
+        return ReceiptGrant(listener_id, spin_id, _datetime(expiry), ad=kind == _AD_RECEIPT)
 
-    def _open(self, token: str, kind: int, layout: struct.Struct, now: datetime) -> tuple[int, ...]:
+    def _open(self, token: str, kinds: tuple[int, ...], layout: struct.Struct, now: datetime) -> tuple[int, ...]:
         raw = _decode(token)
         if raw is None or len(raw) != layout.size + _MAC_BYTES:
             raise _forged()
         payload, mac = raw[:layout.size], raw[layout.size:]
         fields = layout.unpack(payload)
-        if fields[0] != _VERSION or fields[1] != kind:
+        if fields[0] != _VERSION or fields[1] not in kinds:
             raise _forged()
         key = self._key(fields[2], now)
         if key is None or not hmac.compare_digest(mac, _mac(key.secret, payload)):

@@ -7,18 +7,36 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, select
+from typing import Any
+
+from sqlalchemy import delete, func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from airwave.config import TIERS, Settings
 from airwave.core import passwords
 from airwave.errors import ApiError, ErrorCode
-from airwave.store.models import AuthSession, Listener, Station
+from airwave.store.db import Database
+from airwave.store.models import (
+    AuthSession,
+    Base,
+    Bookmark,
+    Feedback,
+    Listener,
+    LoginFailure,
+    ShuffleMember,
+    Station,
+    StationSeed,
+)
 
 GENDERS = ("male", "female", "nonbinary", "unspecified")
 _USERNAME = re.compile(r"^[^\s\x00-\x1f\x7f]{1,64}$")
 _POSTAL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 \-]{1,8}[A-Za-z0-9]$")
+_EMAIL = re.compile(r"^[^@\s\x00-\x1f\x7f<>,;:\"]+@[^@\s\x00-\x1f\x7f<>,;:\"\[\]]+\.[^@\s\x00-\x1f\x7f<>,;:\"\[\]]+$")
+_PIN = re.compile(r"^[0-9]{4}$", re.ASCII)
+DISPLAY_NAME_MAX = 64
+BIO_MAX = 2000
+EMAIL_MAX = 254
 
 
 def username_key(username: str) -> str:
@@ -153,7 +171,7 @@ def list_listeners(db: Session) -> list[Listener]:
 
 
 def set_password(db: Session, listener: Listener, password: str) -> None:
-    """New password; every session of the listener ends with it."""
+    """New password; every session of the listener ends with it (the operator's `airwave user passwd`)."""
     if not password:
         raise ApiError(ErrorCode.INVALID_PASSWORD, "password must not be empty")
     listener.password_hash = passwords.hash_password(password)
@@ -170,8 +188,241 @@ def set_tier(listener: Listener, tier: str) -> None:
     listener.tier = tier
 
 
+def is_email_address(value: str | None) -> bool:
+    return bool(value) and len(value) <= EMAIL_MAX and _EMAIL.match(value) is not None  # type: ignore[arg-type]
+
+
+def check_email(email: str | None) -> str | None:
+    """An address for reset mails, or None to remove it (INVALID_REQUEST naming `email`)."""
+    if email is None or not email.strip():
+        return None
+    value = email.strip()
+    if not is_email_address(value):
+        raise ApiError(ErrorCode.INVALID_REQUEST, "email: not an email address such as name@example.org")
+    return value
+
+
+def mail_address(listener: Listener) -> str | None:
+    """Where mail for the listener goes: their `email`, else their username when it is an address."""
+    if listener.email:
+        return listener.email
+    return listener.username if is_email_address(listener.username) else None
+
+
+def _clean_text(value: str, field: str, limit: int, *, multiline: bool) -> str:
+    text = unicodedata.normalize("NFC", value).strip()
+    allowed = "\n\t" if multiline else ""
+    if any(unicodedata.category(c) == "Cc" and c not in allowed for c in text):
+        raise ApiError(ErrorCode.INVALID_REQUEST, f"{field}: must not contain control characters")
+    if len(text) > limit:
+        raise ApiError(ErrorCode.INVALID_REQUEST, f"{field}: at most {limit} characters")
+    return text
+
+
+# --- profile ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Profile:
+    listener: Listener
+    station_count: int
+    thumbs_up_count: int
+    bookmark_count: int
+
+
+def profile_of(db: Session, listener: Listener) -> Profile:
+    from airwave.core.stations import count_stations
+
+    thumbs = db.scalar(select(func.count(Feedback.id)).where(Feedback.listener_id == listener.id,
+                                                            Feedback.is_positive.is_(True))) or 0
+    bookmarks = db.scalar(select(func.count(Bookmark.id)).where(Bookmark.listener_id == listener.id)) or 0
+    return Profile(listener, count_stations(db, listener.id), thumbs, bookmarks)
+
+
+def visible_profile(db: Session, viewer: Listener, webname: str | None) -> Profile:
+    """The viewer's own profile, or another listener's public one (NOT_FOUND, USER_NOT_AUTHORIZED)."""
+    if not webname or webname == viewer.webname:
+        return profile_of(db, viewer)
+    other = db.scalar(select(Listener).where(Listener.webname == webname))
+    if other is None or other.is_anonymous or other.disabled:
+        raise ApiError(ErrorCode.NOT_FOUND, f"no listener with webname {webname[:80]!r}")
+    if other.profile_private:
+        raise ApiError(ErrorCode.USER_NOT_AUTHORIZED, "this listener's profile is private")
+    return profile_of(db, other)
+
+
+def set_profile(db: Session, listener_id: int, changes: dict[str, Any]) -> Listener:
+    """Apply any of display_name, bio, profile_private; an empty display name removes it."""
+    row = _locked(db, listener_id)
+    display_name = bio = None
+    if "display_name" in changes:
+        display_name = _clean_text(changes["display_name"] or "", "displayName", DISPLAY_NAME_MAX, multiline=False)
+    if "bio" in changes:
+        bio = _clean_text(changes["bio"] or "", "bio", BIO_MAX, multiline=True)
+    if "display_name" in changes:
+        row.display_name = display_name or None
+    if "bio" in changes:
+        row.bio = bio or ""
+    if changes.get("profile_private") is not None:
+        row.profile_private = changes["profile_private"]
+    return row
+
+
+def _locked(db: Session, listener_id: int) -> Listener:
+    row = db.get(Listener, listener_id, with_for_update=True, populate_existing=True)
+    if row is None:
+        raise ApiError(ErrorCode.AUTH_INVALID_TOKEN, "the account no longer exists")
+    return row
+
+
+# --- settings and the explicit-content PIN ----------------------------------------------------------------
+
+SETTING_FIELDS = ("explicit_filter", "high_quality_streaming", "email_opt_out", "artist_audio_messages",
+                  "zip_code", "birth_year", "gender", "email")
+
+
+def check_pin_format(pin: str | None, field: str = "pin") -> str:
+    if pin is None or not _PIN.match(pin):
+        raise ApiError(ErrorCode.EXPLICIT_PIN_MALFORMED, f"{field} must be exactly 4 digits")
+    return pin
+
+
+def _pin_key(listener_id: int) -> str:
+    from airwave.core.sessions import throttle_key
+
+    return throttle_key("pin:", str(listener_id))
+
+
+def verify_pin(database: Database, settings: Settings, now: datetime, listener_id: int, pin: str | None,
+               field: str = "pin") -> None:
+    """The listener's PIN was given: EXPLICIT_PIN_MALFORMED / _INCORRECT; wrong PINs are throttled.
+
+    Four digits are quickly guessed, so wrong PINs count like failed logins (`login_max_failures_per_user`
+    per `login_window`), then RATE_LIMITED. Failures are committed in their own transaction.
+    """
+    from airwave.core import sessions
+
+    key = _pin_key(listener_id)
+    with database.read() as db:
+        sessions.check_limit(db, now, [(key, settings.login_max_failures_per_user)], settings.login_window,
+                             "wrong PINs")
+        stored = db.scalar(select(Listener.explicit_pin_hash).where(Listener.id == listener_id))
+    if stored is None:
+        return
+    if pin is None:
+        raise ApiError(ErrorCode.EXPLICIT_PIN_INCORRECT, f"{field} is required: the explicit filter is locked by a PIN")
+    check_pin_format(pin, field)
+    if not passwords.verify_password(stored, pin):
+        with database.write() as db:
+            sessions.record_events(db, settings, now, [key])
+        raise ApiError(ErrorCode.EXPLICIT_PIN_INCORRECT, f"{field} does not match the explicit filter PIN")
+
+
+def validate_settings(settings: Settings, now: datetime, changes: dict[str, Any]) -> dict[str, Any]:
+    """Check every given setting before any is applied; values come back normalised."""
+    clean = dict(changes)
+    for flag in ("explicit_filter", "high_quality_streaming", "email_opt_out", "artist_audio_messages"):
+        if flag in clean and clean[flag] is None:
+            raise ApiError(ErrorCode.INVALID_REQUEST, f"{_camel(flag)}: must be true or false")
+    if "zip_code" in clean:
+        clean["zip_code"] = check_zip_code(clean["zip_code"] or None)
+    if "birth_year" in clean:
+        check_birth_year(clean["birth_year"], settings, now)
+    if "gender" in clean:
+        clean["gender"] = check_gender(clean["gender"] or None)
+    if "email" in clean:
+        clean["email"] = check_email(clean["email"])
+    return clean
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def needs_pin(listener: Listener, changes: dict[str, Any]) -> bool:
+    """Turning the explicit filter off while a PIN is set needs the PIN."""
+    return (changes.get("explicit_filter") is False and listener.explicit_filter
+            and listener.explicit_pin_hash is not None)
+
+
+def apply_settings(db: Session, listener_id: int, clean: dict[str, Any], *, pin_checked: bool) -> Listener:
+    """Apply validated settings; the PIN rule is checked again on the locked row (a PIN set meanwhile)."""
+    row = _locked(db, listener_id)
+    if needs_pin(row, clean) and not pin_checked:
+        raise ApiError(ErrorCode.EXPLICIT_PIN_INCORRECT, "pin is required: the explicit filter is locked by a PIN")
+    for name in SETTING_FIELDS:
+        if name in clean:
+            setattr(row, name, clean[name])
+    return row
+
+
+def set_explicit_pin(db: Session, listener_id: int, pin: str) -> Listener:
+    """Store a new PIN (hashed) and turn the explicit filter on: a PIN exists to lock it."""
+    row = _locked(db, listener_id)
+    row.explicit_pin_hash = passwords.hash_password(check_pin_format(pin))
+    row.explicit_filter = True
+    return row
+
+
+# --- account changes ------------------------------------------------------------------------------------
+
+
+def update_account(db: Session, settings: Settings, now: datetime, listener_id: int, *, new_username: str | None,
+                   new_password: str | None, explicit_filter: bool | None) -> tuple[Listener, bool]:
+    """Rename, new password, explicit filter; all checked before any is applied. True when the password changed.
+
+    The caller has re-authenticated with the account password, which outranks the explicit filter PIN.
+    """
+    row = _locked(db, listener_id)
+    name = row.username
+    if new_username is not None:
+        name = check_username(new_username)
+        key = username_key(name)
+        if key != row.username_key and db.scalar(select(Listener.id).where(Listener.username_key == key)) is not None:
+            raise ApiError(ErrorCode.USERNAME_ALREADY_EXISTS, f"username {name!r} is taken")
+    if new_password is not None:
+        passwords.check_strength(new_password, name, settings.password_min_length)
+    if new_username is not None and name != row.username:
+        old_key = row.username_key
+        row.username, row.username_key = name, username_key(name)
+        db.execute(delete(LoginFailure).where(LoginFailure.key.in_(_name_keys(old_key))))
+        try:
+            db.flush()
+        except IntegrityError as exc:  # a concurrent registration took the name
+            raise ApiError(ErrorCode.USERNAME_ALREADY_EXISTS, f"username {name!r} is taken") from exc
+    if explicit_filter is not None:
+        row.explicit_filter = explicit_filter
+    if new_password is not None:
+        row.password_hash = passwords.hash_password(new_password)
+        row.password_changed_at = now
+        db.execute(delete(LoginFailure).where(LoginFailure.key.in_(_name_keys(row.username_key))))
+    return row, new_password is not None
+
+
+def _name_keys(key: str) -> list[str]:
+    """The throttling keys that carry a username: failed logins and reset mail requests."""
+    from airwave.core.sessions import throttle_key
+
+    return [throttle_key("user:", key[:150]), throttle_key("reset:user:", key[:140])]
+
+
 def delete_listener(db: Session, listener: Listener) -> None:
-    """Remove the listener and everything of theirs (rows cascade by foreign key)."""
-    db.execute(delete(AuthSession).where(AuthSession.listener_id == listener.id))
+    """Remove the listener and every row of theirs, in the caller's transaction.
+
+    Every table with a `listener_id` column is swept (so tables added later are covered without a change
+    here), children of the listener's stations first, then the throttling records that name them.
+    """
+    stations = select(Station.id).where(Station.listener_id == listener.id).scalar_subquery()
+    db.execute(delete(ShuffleMember).where(or_(ShuffleMember.shuffle_id.in_(stations),
+                                               ShuffleMember.station_id.in_(stations))))
+    db.execute(delete(StationSeed).where(StationSeed.station_id.in_(stations)))
+    for table in reversed(Base.metadata.sorted_tables):
+        if table.name != Station.__tablename__ and "listener_id" in table.c:
+            db.execute(table.delete().where(table.c.listener_id == listener.id))
     db.execute(delete(Station).where(Station.listener_id == listener.id))
-    db.delete(listener)
+    db.execute(delete(LoginFailure).where(LoginFailure.key.in_([*_name_keys(listener.username_key),
+                                                                 _pin_key(listener.id)])))
+    db.execute(delete(Listener).where(Listener.id == listener.id))
+    if listener in db:
+        db.expunge(listener)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import secrets
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -13,7 +13,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings, TierPolicy
-from airwave.core import stations
+from airwave.core import ads, stations
 from airwave.core.engine.picker import Pick, Picker, Steering
 from airwave.core.engine.rules import History, Played, Rules
 from airwave.errors import ApiError, ErrorCode
@@ -41,6 +41,7 @@ class Fragment:
     spins: list[Spin]
     allow_skip: bool
     skips_left: int | None  # None = unlimited
+    ad_breaks: list[ads.AdBreak] = field(default_factory=list)  # free tier: ads placed between the spins
 
 
 # ---------------------------------------------------------------- track tokens
@@ -51,6 +52,7 @@ def spin_by_token(db: Session, listener_id: int, token: str, now: datetime, *, f
     query = select(Spin).where(Spin.token == token[:64])
     spin = db.scalar(query.with_for_update() if for_update else query)
     if spin is None:
+        ads.refuse_ad_token(db, listener_id, token)
         raise ApiError(ErrorCode.NOT_FOUND, "unknown trackToken")
     if spin.listener_id != listener_id:
         raise ApiError(ErrorCode.USER_NOT_AUTHORIZED, "that trackToken was issued to another listener")
@@ -244,8 +246,9 @@ def fragment(db: Session, settings: Settings, listener: Listener, session: AuthS
         db.add(spin)
         spins.append(spin)
     db.flush()
+    breaks = ads.fragment_breaks(db, settings, listener, station.id, spins, rng)
     left = skips_left(db, policy, listener.id, station.id, now)
-    return Fragment(station, spins, left is None or left > 0, left)
+    return Fragment(station, spins, left is None or left > 0, left, breaks)
 
 
 def track_started(db: Session, listener: Listener, session: AuthSession, token: str, now: datetime) -> Spin:
@@ -305,3 +308,20 @@ def ratings(db: Session, spins: list[Spin]) -> dict[int, int]:
         Feedback.station_id.in_({p[0] for p in pairs}), Feedback.track_id.in_({p[1] for p in pairs}),
         Feedback.is_positive.is_(True))).all())
     return {s.id: int((s.origin_station_id or s.station_id, s.track_id) in liked) for s in spins}
+
+
+def on_demand(db: Session, settings: Settings, listener: Listener, track_id: int, encoding: str,
+              now: datetime) -> Spin:
+    """A spin of any track outside radio (tiers with on-demand): logged for the play export, no station."""
+    if not settings.tier(listener.tier).on_demand:
+        raise ApiError(ErrorCode.LISTENER_NOT_AUTHORIZED, "on-demand playback is not part of your plan")
+    track = db.get(Track, track_id)
+    if track is None or track.missing_since is not None:
+        raise ApiError(ErrorCode.NOT_FOUND, f"no track TR:{track_id}")
+    spin = Spin(token=secrets.token_urlsafe(18), listener_id=listener.id, station_id=None, origin_station_id=None,
+                track_id=track.id, artist_id=track.artist_id, album_id=track.album_id,
+                seed_music_id=None, reason="OnDemand", audio_encoding=encoding, issued_at=now, seconds_played=0.0,
+                is_replay=False)
+    db.add(spin)
+    db.flush()
+    return spin

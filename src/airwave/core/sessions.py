@@ -17,7 +17,7 @@ from airwave.core import passwords
 from airwave.core.accounts import find_listener, username_key
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.db import Database
-from airwave.store.models import AuthSession, Listener, LoginFailure
+from airwave.store.models import AuthSession, Listener, LoginFailure, PasswordReset
 
 # Refresh last_seen at most this often: activity is tracked to the minute, not per request.
 TOUCH_INTERVAL = timedelta(seconds=60)
@@ -52,35 +52,81 @@ class Authenticated:
 
 def check_throttle(db: Session, settings: Settings, now: datetime, username: str | None, address: str | None) -> None:
     """RATE_LIMITED with Retry-After while either the username or the address has too many failures."""
-    since = now - timedelta(seconds=settings.login_window)
-    for key, limit in _keys(settings, username, address):
+    check_limit(db, now, _keys(settings, username, address), settings.login_window, "failed logins")
+
+
+def check_limit(db: Session, now: datetime, keys: list[tuple[str, int]], window: int, what: str) -> None:
+    """RATE_LIMITED with Retry-After while any key has `limit` or more events in the last `window` seconds."""
+    since = now - timedelta(seconds=window)
+    for key, limit in keys:
         count, oldest = db.execute(
             select(func.count(LoginFailure.id), func.min(LoginFailure.at)).where(
                 LoginFailure.key == key, LoginFailure.at > since
             )
         ).one()
         if count >= limit:
-            retry = max(1, math.ceil((oldest + timedelta(seconds=settings.login_window) - now).total_seconds()))
+            retry = max(1, math.ceil((oldest + timedelta(seconds=window) - now).total_seconds()))
             raise ApiError(
                 ErrorCode.RATE_LIMITED,
-                f"too many failed logins; try again in {retry} seconds",
+                f"too many {what}; try again in {retry} seconds",
                 headers={"Retry-After": str(retry)},
             )
+
+
+def throttle_key(prefix: str, value: str) -> str:
+    """A LoginFailure key: the kind of event, then what it is counted against (fits the column)."""
+    return (prefix + value)[:160]
+
+
+def user_key(username: str) -> str:
+    return throttle_key("user:", username_key(username)[:150])
 
 
 def _keys(settings: Settings, username: str | None, address: str | None) -> list[tuple[str, int]]:
     keys = []
     if username:
-        keys.append(("user:" + username_key(username)[:150], settings.login_max_failures_per_user))
+        keys.append((user_key(username), settings.login_max_failures_per_user))
     if address:
-        keys.append(("addr:" + address[:150], settings.login_max_failures_per_address))
+        keys.append((throttle_key("addr:", address[:150]), settings.login_max_failures_per_address))
     return keys
 
 
-def record_failure(db: Session, settings: Settings, now: datetime, username: str | None, address: str | None) -> None:
-    db.execute(delete(LoginFailure).where(LoginFailure.at <= now - timedelta(seconds=settings.login_window)))
-    for key, _ in _keys(settings, username, address):
+def _retention(settings: Settings) -> timedelta:
+    """How long throttling events are kept: the longest window any of them is counted over."""
+    return timedelta(seconds=max(settings.login_window, settings.password_reset_window))
+
+
+def record_events(db: Session, settings: Settings, now: datetime, keys: list[str]) -> None:
+    """Count one event against each key (and drop events no window looks at any more)."""
+    db.execute(delete(LoginFailure).where(LoginFailure.at <= now - _retention(settings)))
+    for key in keys:
         db.add(LoginFailure(key=key, at=now))
+
+
+def record_failure(db: Session, settings: Settings, now: datetime, username: str | None, address: str | None) -> None:
+    record_events(db, settings, now, [key for key, _ in _keys(settings, username, address)])
+
+
+def clear_failures(db: Session, listener: Listener) -> None:
+    """Forget the failed logins counted against the listener's name (after a password change or reset)."""
+    db.execute(delete(LoginFailure).where(LoginFailure.key == user_key(listener.username)))
+
+
+def reauthenticate(
+    database: Database, settings: Settings, now: datetime, listener: Listener, password: str, address: str | None
+) -> None:
+    """A logged-in listener proves it is them again (account changes): INVALID_PASSWORD, throttled like logins.
+
+    Failures count towards the same limits as failed logins of that username and client address.
+    """
+    with database.read() as db:
+        check_throttle(db, settings, now, listener.username, address)
+        current = db.get(Listener, listener.id)
+        ok = passwords.verify_password(current.password_hash if current else None, password)
+    if not ok:
+        with database.write() as db:
+            record_failure(db, settings, now, listener.username, address)
+        raise ApiError(ErrorCode.INVALID_PASSWORD, "currentPassword is not the account's password")
 
 
 def verify_credentials(db: Session, username: str, password: str) -> Listener | None:
@@ -103,7 +149,7 @@ def start_session(
     """After a successful check of credentials: clear failures, open a session."""
     if listener.disabled:
         raise ApiError(ErrorCode.LISTENER_SUSPENDED, "this account has been disabled by an administrator")
-    db.execute(delete(LoginFailure).where(LoginFailure.key == "user:" + listener.username_key[:150]))
+    clear_failures(db, listener)
     is_new = listener.last_login_at is None
     listener.last_login_at = now
     token, cookie = new_secret(), new_secret()
@@ -190,9 +236,32 @@ def end_session(db: Session, session_id: int) -> None:
     db.execute(delete(AuthSession).where(AuthSession.id == session_id))
 
 
+def end_other_sessions(db: Session, listener_id: int, keep_session_id: int | None) -> None:
+    """Log out every session of the listener but one (the caller's, after it changed the password)."""
+    query = delete(AuthSession).where(AuthSession.listener_id == listener_id)
+    if keep_session_id is not None:
+        query = query.where(AuthSession.id != keep_session_id)
+    db.execute(query)
+
+
+def renew_cookie(db: Session, session_id: int, now: datetime) -> tuple[AuthSession, str]:
+    """A new session cookie for a live session (same token, same timeout); the old cookie stops matching."""
+    session = db.get(AuthSession, session_id, with_for_update=True)
+    if session is None:
+        raise ApiError(ErrorCode.AUTH_INVALID_TOKEN, "the session ended while the call ran")
+    cookie = new_secret()
+    session.cookie_hash = _digest(cookie)
+    _extend(session, now)
+    return session, cookie
+
+
 def purge_expired(db: Session, settings: Settings, now: datetime) -> int:
-    """Delete sessions past their inactivity timeout and stale login failures; returns sessions removed."""
-    db.execute(delete(LoginFailure).where(LoginFailure.at <= now - timedelta(seconds=settings.login_window)))
+    """Delete sessions past their inactivity timeout, stale throttling events and dead reset tokens.
+
+    Returns the number of sessions removed.
+    """
+    db.execute(delete(LoginFailure).where(LoginFailure.at <= now - _retention(settings)))
+    db.execute(delete(PasswordReset).where(PasswordReset.expires_at <= now))
     return db.execute(delete(AuthSession).where(AuthSession.expires_at <= now)).rowcount or 0
 
 

@@ -161,3 +161,27 @@ def logout(call: Call, req: Empty) -> EmptyResponse:
         sessions.end_session(db, call.session.id)
     call.clear_session_cookie()
     return EmptyResponse()
+
+
+@registry.endpoint(
+    "auth/anonymousLogin", request=Empty, response=ListenerObject, auth=False, writes=True,
+    enabled=lambda settings: settings.anonymous_login,
+    errors=[ErrorCode.CALL_NOT_ALLOWED, ErrorCode.RATE_LIMITED],
+    notes="""
+    Only when the operator set `anonymous_login` (else `CALL_NOT_ALLOWED`). Creates a throw-away listener on
+    the free tier (ads, skip limits) named `anonymous-…`, with a private profile and no usable password, and
+    logs it in. The listener and all its data are deleted once it has made no request for
+    `anonymous_idle_timeout` seconds (default one day). At most 30 anonymous logins per client address per
+    hour (`RATE_LIMITED` with `Retry-After`).
+    """,
+)
+def anonymous_login(call: Call, req: Empty) -> ListenerObject:
+    """Listen without an account."""
+    from airwave.core import anonymous
+
+    now = call.now()
+    with call.services.database.write() as db:
+        listener = anonymous.create(db, call.settings, now, call.client)
+        issued = sessions.start_session(db, call.settings, now, listener, keep_logged_in=False,
+                                        address=call.client, user_agent=call.user_agent)
+        return issue_listener_object(call, issued, 0)

@@ -20,7 +20,7 @@ from airwave.api.v1.objects import (
     mosaic_art,
     track_summary,
 )
-from airwave.core import catalog, ids, stations
+from airwave.core import bookmarks, catalog, ids, stations
 from airwave.core.engine import similar
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import Artist, Track
@@ -78,7 +78,7 @@ def music_artist(call: Call, req: TokenRequest) -> ArtistDetails:
         ],
         similar=[artist_summary(call, s, artist_art(call, s)) for s in nearest_artists(db, artist.id)],
         listener_count=stations.listener_count(db, "AR", artist.id),
-        is_bookmarked=False,
+        is_bookmarked=bool(bookmarks.marked(db, call.require_listener().id, "AR", [artist.id])),
         bio=bio + ".",
     )
 
@@ -88,7 +88,7 @@ class AlbumDetails(AlbumSummary):
     duration: int
     genre: list[str]
     tracks: list[TrackSummary]
-    is_bookmarked: bool
+    is_bookmarked: bool = Field(description="true when every track of the album is bookmarked")
 
 
 @registry.endpoint("music/album", request=TokenRequest, response=AlbumDetails, errors=CATALOG_ERRORS)
@@ -108,7 +108,7 @@ def music_album(call: Call, req: TokenRequest) -> AlbumDetails:
         duration=round(sum(v.track.duration for v in views)),
         genre=genres,
         tracks=[track_summary(call, v) for v in views],
-        is_bookmarked=False,
+        is_bookmarked=bookmarks.album_marked(db, call.require_listener().id, album.id),
     )
 
 
@@ -155,7 +155,7 @@ def music_track(call: Call, req: TokenRequest) -> TrackDetails:
         **track_summary(call, view).model_dump(),
         similar=[track_summary(call, v) for v in catalog.track_views(db, nearest_tracks(db, track))],
         focus_traits=focus_traits(call, view),
-        is_bookmarked=False,
+        is_bookmarked=bool(bookmarks.marked(db, call.require_listener().id, "TR", [track.id])),
         lyric_snippet=LyricSnippet(lyric_id=lyrics.lyric_id, checksum=lyrics.checksum) if lyrics else None,
     )
 

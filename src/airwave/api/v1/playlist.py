@@ -12,7 +12,8 @@ from airwave.api.protocol import Call
 from airwave.api.registry import registry
 from airwave.api.schemas import RequestModel, ResponseModel, absent_when_none
 from airwave.api.v1.objects import ArtImage, art
-from airwave.core import catalog, ids, playlist, stations
+from airwave.audio.formats import negotiate
+from airwave.core import bookmarks, catalog, ids, listening, playlist, stations
 from airwave.errors import ErrorCode
 from airwave.store.models import Listener, Spin, Station, TrackProfile
 
@@ -75,6 +76,13 @@ class TrackObject(ResponseModel):
     album_seo_token: str
     listening_timestamp: int = Field(description="epoch milliseconds when the track was issued")
     lyric_snippet: LyricSnippet | None = absent_when_none("present when the track has lyrics")
+    ad_token: str | None = absent_when_none("ads only (`trackType: \"Ad\"`): the token for ad/registerImpression "
+                                            "and ad/brokenAd (the same value as trackToken)")
+    click_through_url: str | None = absent_when_none("ads only: the advertiser's page")
+
+
+def high_quality_for(call: Call, listener: Listener) -> bool:
+    return call.settings.tier(listener.tier).high_quality and listener.high_quality_streaming
 
 
 def track_objects(call: Call, listener: Listener, station: Station, spins: list[Spin], audio_format: str | None,
@@ -89,9 +97,10 @@ def track_objects(call: Call, listener: Listener, station: Station, spins: list[
     gains = dict(db.execute(select(TrackProfile.track_id, TrackProfile.gain_db)
                             .where(TrackProfile.track_id.in_([s.track_id for s in spins]))).all())
     rated = playlist.ratings(db, spins)
+    saved = bookmarks.marked(db, listener.id, "TR", {s.track_id for s in spins})
     seeds = {(s.kind, s.ref_id) for s in stations.seeds_of(db, station.id)}
     policy = call.settings.tier(listener.tier)
-    high_quality = policy.high_quality and listener.high_quality_streaming
+    high_quality = high_quality_for(call, listener)
     signer = call.services.signer
     lifetime = timedelta(seconds=call.settings.audio_url_lifetime)
     now = call.now()
@@ -119,7 +128,7 @@ def track_objects(call: Call, listener: Listener, station: Station, spins: list[
             audio_url=audio_url(call.base_url, token), audio_encoding=encoding,
             audio_receipt_url=receipt_url(call.base_url, receipt), audio_skip_url=skip_url(call.base_url, receipt),
             genre=view.genres, user_seed=spin.seed_music_id,
-            is_seed=("TR", t.id) in seeds or ("AR", artist.id) in seeds, is_bookmarked=False, is_featured=False,
+            is_seed=("TR", t.id) in seeds or ("AR", artist.id) in seeds, is_bookmarked=t.id in saved, is_featured=False,
             is_compilation=album.is_compilation, composer_name=t.composer or "", allow_skip=allow_skip,
             allow_feedback=not station.is_shuffle, allow_tired_of_track=True, allow_start_station_from_track=True,
             allow_share_track=False, allow_buy_track=False, rights=rights,
@@ -154,12 +163,27 @@ class FragmentResponse(ResponseModel):
     "playlist/getFragment", request=FragmentRequest, response=FragmentResponse, writes=True,
     errors=[ErrorCode.STATION_DOES_NOT_EXIST, ErrorCode.USER_NOT_AUTHORIZED, ErrorCode.PLAYLIST_END,
             ErrorCode.PLAYLIST_EXCEEDED, ErrorCode.STATION_LIMIT_REACHED, ErrorCode.STREAM_VIOLATION,
-            ErrorCode.UNPLAYABLE_SHUFFLE_STATION],
+            ErrorCode.UNPLAYABLE_SHUFFLE_STATION, ErrorCode.LISTENER_NOT_AUTHORIZED],
     notes="""
     Up to 4 tracks chosen by the station engine under the radio rules of spec §6.4.
     `fragmentRequestReason: "Skip"` spends one skip (free tier: `stationSkipLimit` per station per hour and
     `dailySkipLimit` per day; beyond that `STATION_LIMIT_REACHED`). Marks this session as the account's
     active player (§6.5). More than `fragment_limit` calls per `fragment_window` seconds: `PLAYLIST_EXCEEDED`.
+    When the tier has a `monthlyListeningCapHours` and the tracks the listener started this month (UTC) reach
+    it: `LISTENER_NOT_AUTHORIZED`, with `Retry-After` the seconds until the first of next month.
+
+    Ads (tiers with ads, i.e. free, and only while the operator has an active campaign): an ad item follows
+    the track at which the music issued to the listener since their last fragment ad reaches
+    `ad_interval_minutes` (the count runs across fragments and stations and restarts at each ad, so two ads
+    are never adjacent; music owed from before opens the fragment with an ad). An ad item is a full track
+    object with ad values: `trackType: "Ad"`, `trackToken` = `adToken`, `pandoraId` `AD:{campaign}`,
+    `musicId`/`artistMusicId`/seo tokens/`albumTitle`/`composerName` empty, `songTitle` = the ad's title,
+    `artistName` "Advertisement", `albumArt` = the ad's art, `genre`/`rights`/`artistArt` empty,
+    `rating` 0, `fileGain` "0.00", every `allow*` false, `songDetailURL` = `clickThroughUrl`, `audioURL`
+    through the audio module in the negotiated `audioFormat` like tracks; its `audioReceiptURL` counts the
+    impression (like ad/registerImpression) and its `audioSkipUrl` records nothing. Ads are not spins: they
+    do not count for the radio rules, skips or `PLAYLIST_EXCEEDED`. An `adToken` given to trackStarted,
+    addFeedback, deleteFeedback or addTiredSong answers `CALL_NOT_ALLOWED`.
     """,
 )
 def get_fragment(call: Call, req: FragmentRequest) -> FragmentResponse:
@@ -168,10 +192,20 @@ def get_fragment(call: Call, req: FragmentRequest) -> FragmentResponse:
     assert call.session is not None
     with call.write() as db:
         station = stations.lock_station(db, listener.id, req.station_id)
+        listening.check_cap(db, call.settings, listener, call.now())
         result = playlist.fragment(db, call.settings, listener, call.session, station,
                                    req.fragment_request_reason, call.now())
+        delivered = negotiate(req.audio_format, high_quality=high_quality_for(call, listener), source_codec="")
+        for spin in result.spins:  # the play log says what was delivered
+            spin.audio_encoding = delivered
+        db.flush()
         db.expunge_all()
     tracks = track_objects(call, listener, result.station, result.spins, req.audio_format, result.allow_skip)
+    if result.ad_breaks:
+        from airwave.api.v1.ad import ad_track_object
+
+        for brk in reversed(result.ad_breaks):  # positions count music tracks: insert from the back
+            tracks.insert(brk.position, ad_track_object(call, listener, result.station, brk, req.audio_format))
     policy = call.settings.tier(listener.tier)
     return FragmentResponse(
         tracks=tracks,

@@ -540,7 +540,9 @@ class TrackStarted(ResponseModel):
 
 
 @registry.endpoint("station/trackStarted", request=TrackTokenRequest, response=TrackStarted, writes=True,
-                   errors=TOKEN_ERRORS)
+                   errors=[*TOKEN_ERRORS, ErrorCode.CALL_NOT_ALLOWED],
+                   notes="An ad's token (`trackType: \"Ad\"`) answers `CALL_NOT_ALLOWED`: report ads with "
+                         "ad/registerImpression.")
 def track_started(call: Call, req: TrackTokenRequest) -> TrackStarted:
     """Record that a track began playing (station lastPlayed, play time, the radio history)."""
     from airwave.core import playlist

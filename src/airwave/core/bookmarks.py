@@ -1,0 +1,104 @@
+"""Bookmarks: tracks and artists a listener saved to come back to."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from sqlalchemy import delete, exists, func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from airwave.core import catalog, ids
+from airwave.errors import ApiError, ErrorCode
+from airwave.store.models import Album, Artist, Bookmark, Track
+
+BookmarkType = Literal["artist", "track"]
+KIND_OF: dict[str, str] = {"artist": "AR", "track": "TR"}
+TYPE_OF: dict[str, BookmarkType] = {"AR": "artist", "TR": "track"}
+
+
+def target(db: Session, token: str, kind: BookmarkType | None = None) -> tuple[str, int]:
+    """(kind, row id) of a musicId/pandoraId naming a present artist or track."""
+    ref = catalog.resolve(token, "artist", "track")
+    if kind is not None and ref.kind != kind:
+        raise ApiError(ErrorCode.INVALID_PANDORA_TYPE, f"{token[:80]!r} names a {ref.kind}, not a {kind}")
+    if ref.kind == "artist":
+        catalog.artist(db, ref.id)
+    else:
+        catalog.track(db, ref.id)
+    return KIND_OF[ref.kind], ref.id
+
+
+def add(db: Session, listener_id: int, kind: str, ref_id: int, now: datetime) -> Bookmark:
+    """Bookmark an object; bookmarking it again returns the existing bookmark unchanged."""
+    found = _find(db, listener_id, kind, ref_id)
+    if found is not None:
+        return found
+    row = Bookmark(listener_id=listener_id, kind=kind, ref_id=ref_id, created_at=now)
+    try:
+        with db.begin_nested():
+            db.add(row)
+    except IntegrityError:  # a concurrent add of the same object won
+        found = _find(db, listener_id, kind, ref_id)
+        assert found is not None
+        return found
+    return row
+
+
+def _find(db: Session, listener_id: int, kind: str, ref_id: int) -> Bookmark | None:
+    return db.scalar(select(Bookmark).where(Bookmark.listener_id == listener_id, Bookmark.kind == kind,
+                                            Bookmark.ref_id == ref_id))
+
+
+def get(db: Session, listener_id: int, bookmark_id: str) -> Bookmark:
+    number = ids.parse_number(bookmark_id)
+    row = db.get(Bookmark, number) if number is not None else None
+    if row is None:
+        raise ApiError(ErrorCode.NOT_FOUND, f"no bookmark {bookmark_id[:40]!r}")
+    if row.listener_id != listener_id:
+        raise ApiError(ErrorCode.USER_NOT_AUTHORIZED, "that bookmark belongs to another listener")
+    return row
+
+
+def remove_object(db: Session, listener_id: int, kind: str, ref_id: int) -> None:
+    """Delete the bookmark of one object; NOT_FOUND when the listener has none."""
+    gone = db.execute(delete(Bookmark).where(Bookmark.listener_id == listener_id, Bookmark.kind == kind,
+                                             Bookmark.ref_id == ref_id)).rowcount
+    if not gone:
+        raise ApiError(ErrorCode.NOT_FOUND, "that object is not bookmarked")
+
+
+def _present(kind: str):  # noqa: ANN202 - a SQL expression
+    """Bookmarks whose object still exists (a track row, or an artist row)."""
+    if kind == "TR":
+        return exists().where(Track.id == Bookmark.ref_id)
+    return exists().where(Artist.id == Bookmark.ref_id)
+
+
+def page(db: Session, listener_id: int, kind: str, start: int, size: int) -> tuple[int, list[Bookmark]]:
+    """One kind of the listener's bookmarks, newest first, with the total."""
+    where = [Bookmark.listener_id == listener_id, Bookmark.kind == kind, _present(kind)]
+    total = db.scalar(select(func.count(Bookmark.id)).where(*where)) or 0
+    rows = db.scalars(select(Bookmark).where(*where).order_by(Bookmark.created_at.desc(), Bookmark.id.desc())
+                      .offset(start).limit(size))
+    return total, list(rows)
+
+
+def count(db: Session, listener_id: int) -> int:
+    return sum(page(db, listener_id, kind, 0, 0)[0] for kind in ("AR", "TR"))
+
+
+def marked(db: Session, listener_id: int, kind: str, ref_ids: list[int] | set[int]) -> set[int]:
+    """Which of these objects the listener has bookmarked (one query)."""
+    if not ref_ids:
+        return set()
+    return set(db.scalars(select(Bookmark.ref_id).where(Bookmark.listener_id == listener_id, Bookmark.kind == kind,
+                                                        Bookmark.ref_id.in_(set(ref_ids)))))
+
+
+def album_marked(db: Session, listener_id: int, album_id: int) -> bool:
+    """An album counts as bookmarked when every present track of it is."""
+    track_ids = set(db.scalars(select(Track.id).join(Album, Album.id == Track.album_id)
+                               .where(Track.album_id == album_id, catalog.PRESENT)))
+    return bool(track_ids) and marked(db, listener_id, "TR", track_ids) == track_ids
