@@ -36,16 +36,35 @@ _IMMUTABLE = b"public, max-age=31536000, immutable"
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _SIGNED_PATH = re.compile(r"^(/audio/(?:receipt/|skip/)?)([^/]{9,})")
 
-_ROOT_PAGE = b"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Airwave</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 4rem auto">
-<h1>Airwave</h1>
-<p>This Airwave server speaks the station REST API under <code>/api/</code>.
-Point a compatible client at this address, or read the
-<a href="/openapi.json">OpenAPI document</a>.</p>
-</body></html>
-"""
+_WEB_DIR = Path(__file__).resolve().parent.parent / "web"
+_WEB_PATH = re.compile(r"^/web/((?:[A-Za-z0-9_-]+/)*[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.[a-z0-9]{2,12})$")
+_WEB_TYPES = {
+    ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml", ".png": "image/png", ".ico": "image/x-icon", ".webmanifest": "application/manifest+json",
+    ".json": "application/json", ".txt": "text/plain; charset=utf-8", ".woff2": "font/woff2",
+}
+_COMPRESSIBLE = (".html", ".js", ".css", ".svg", ".webmanifest", ".json", ".txt")
+
+
+class WebAsset:
+    """One file of the web player, read once: its bytes, a gzip copy when that is smaller, and an ETag."""
+
+    def __init__(self, path: Path) -> None:
+        import gzip
+
+        self.body = path.read_bytes()
+        self.content_type = _WEB_TYPES[path.suffix].encode()
+        self.etag = f'"{hashlib.sha1(self.body).hexdigest()[:24]}"'
+        packed = gzip.compress(self.body, 9, mtime=0) if path.suffix in _COMPRESSIBLE else self.body
+        self.gzipped = packed if len(packed) < len(self.body) else None
+
+
+def _web_assets(root: Path) -> dict[str, WebAsset]:
+    """Every servable file under `root`, by its path relative to it; nothing else can be named."""
+    if not root.is_dir():
+        return {}
+    return {p.relative_to(root).as_posix(): WebAsset(p) for p in sorted(root.rglob("*"))
+            if p.is_file() and p.suffix in _WEB_TYPES and not any(part.startswith(".") for part in p.parts)}
 
 
 class AirwaveApp:
@@ -57,6 +76,7 @@ class AirwaveApp:
         self.api = ApiDispatcher(services, registry)
         self.audio = AudioRoutes(services)
         self._openapi: bytes | None = None
+        self.web = _web_assets(_WEB_DIR)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -77,6 +97,8 @@ class AirwaveApp:
             await self.audio(scope, receive, send)
         elif path.startswith("/art/"):
             await self._art(scope, receive, send)
+        elif path.startswith("/web/"):
+            await self._web(scope, send)
         elif path == "/healthz":
             await self._health(scope, send)
         elif path == "/openapi.json" and scope["method"] in ("GET", "HEAD"):
@@ -87,18 +109,34 @@ class AirwaveApp:
             await send_error(send, ApiError(ErrorCode.NOT_FOUND, f"nothing at {path[:200]}"))
 
     async def _root(self, scope: Scope, send: Send) -> None:
+        """The web player's page; sets the csrftoken cookie when the request has none (spec §2)."""
         if scope["method"] not in ("GET", "HEAD"):
             await send_error(send, ApiError(ErrorCode.METHOD_NOT_ALLOWED, "the site root answers GET and HEAD"))
             return
-        headers = [(b"content-type", b"text/html; charset=utf-8"), (b"content-length", str(len(_ROOT_PAGE)).encode())]
+        page = self.web.get("index.html")
+        if page is None:
+            await send_error(send, ApiError(ErrorCode.NOT_FOUND, "the web player is not installed"))
+            return
         cookies = cookie_parser(_header(scope, b"cookie") or "")
+        extra: list[tuple[bytes, bytes]] = [(b"cache-control", b"no-cache")]
         if not cookies.get(CSRF_COOKIE):
             value = cookie_header(
                 CSRF_COOKIE, secrets.token_hex(8), secure=scope.get("scheme") == "https", http_only=False
             )
-            headers.append((b"set-cookie", value.encode()))
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else _ROOT_PAGE})
+            extra.append((b"set-cookie", value.encode()))
+        await _send_asset(scope, send, page, extra, revalidate=False)
+
+    async def _web(self, scope: Scope, send: Send) -> None:
+        """GET/HEAD /web/{file}: the player's static assets, revalidated by ETag, gzip when accepted."""
+        if scope["method"] not in ("GET", "HEAD"):
+            await send_error(send, ApiError(ErrorCode.METHOD_NOT_ALLOWED, "web assets answer GET and HEAD"))
+            return
+        match = _WEB_PATH.match(scope["path"])
+        asset = self.web.get(match.group(1)) if match else None
+        if asset is None:
+            await send_error(send, ApiError(ErrorCode.NOT_FOUND, "no such file"))
+            return
+        await _send_asset(scope, send, asset, [(b"cache-control", b"no-cache")], revalidate=True)
 
     async def _art(self, scope: Scope, receive: Receive, send: Send) -> None:
         """GET/HEAD /art/{hash}/{size}.jpg and /art/mosaic/{hash-hash-...}/{size}.jpg: no auth, cacheable."""
@@ -193,6 +231,32 @@ class AirwaveApp:
         if idle:
             access_log.info("idle anonymous listeners removed", extra={"count": idle})
 
+
+
+async def _send_asset(scope: Scope, send: Send, asset: WebAsset, extra: list[tuple[bytes, bytes]],
+                      revalidate: bool) -> None:
+    headers = [(b"etag", asset.etag.encode()), (b"vary", b"accept-encoding"), *extra]
+    if revalidate and _header(scope, b"if-none-match") in (asset.etag, f"W/{asset.etag}", "*"):
+        await send({"type": "http.response.start", "status": 304, "headers": headers})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    body = asset.body
+    if asset.gzipped is not None and _accepts_gzip(_header(scope, b"accept-encoding") or ""):
+        body = asset.gzipped
+        headers.append((b"content-encoding", b"gzip"))
+    headers += [(b"content-type", asset.content_type), (b"content-length", str(len(body)).encode()),
+                (b"x-content-type-options", b"nosniff")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+
+
+def _accepts_gzip(accept_encoding: str) -> bool:
+    """Accept-Encoding names gzip (or *) without q=0."""
+    for item in accept_encoding.lower().split(","):
+        name, _, params = item.partition(";")
+        if name.strip() in ("gzip", "*"):
+            return not re.fullmatch(r"\s*q\s*=\s*0(?:\.0*)?\s*", params)
+    return False
 
 
 async def _lifespan(receive: Receive, send: Send, background: Callable[[], Awaitable[None]]) -> None:

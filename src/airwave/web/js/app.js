@@ -1,0 +1,185 @@
+// Start-up, hash routing, session resume, the theme, keyboard shortcuts and the takeover prompt.
+
+import { api, session } from "./api.js";
+import { player } from "./player.js";
+import { dialog, h, icon, toast } from "./ui.js";
+import * as views from "./views.js";
+
+const main = document.getElementById("main");
+const nav = document.getElementById("nav");
+const bar = document.getElementById("playerbar");
+let cleanup = null;
+let ready = false;
+
+const ROUTES = [
+  [/^\/stations$/, () => views.stationsView(main)],
+  [/^\/genres(?:\/(.+))?$/, (m) => views.genresView(main, m[1] && decodeURIComponent(m[1]))],
+  [/^\/station\/(.+)$/, (m) => views.stationView(main, decodeURIComponent(m[1]))],
+  [/^\/now$/, () => views.nowView(main)],
+  [/^\/artist\/(.+)$/, (m) => views.artistView(main, decodeURIComponent(m[1]))],
+  [/^\/album\/(.+)$/, (m) => views.albumView(main, decodeURIComponent(m[1]))],
+  [/^\/bookmarks$/, () => views.bookmarksView(main)],
+  [/^\/settings$/, () => views.settingsView(main, { onSignOut: signOut })],
+];
+
+const TITLES = { stations: "Stations", genres: "Genres", station: "Station", now: "Now playing", artist: "Artist", album: "Album", bookmarks: "Bookmarks", settings: "Settings", signin: "Sign in", reset: "Reset password", forgot: "Forgot password" };
+
+function route() {
+  if (!ready) return;
+  if (cleanup) { try { cleanup(); } catch (err) { /* view gone */ } cleanup = null; }
+  const raw = location.hash.replace(/^#/, "") || "/stations";
+  const [path, query] = raw.split("?");
+  const section = path.split("/")[1] || "stations";
+  document.title = `${TITLES[section] || "Airwave"} · Airwave`;
+  document.body.dataset.route = section;
+  for (const a of nav.querySelectorAll("a")) {
+    if (a.dataset.nav === section) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
+  if (path === "/reset") {
+    views.resetView(main, new URLSearchParams(query || "").get("token") || "");
+    return;
+  }
+  if (path === "/forgot") {
+    views.forgotView(main);
+    return;
+  }
+  if (!session.token) {
+    showSignedOut();
+    views.signinView(main, { onSignedIn: signedIn });
+    return;
+  }
+  if (path === "/signin") {
+    location.replace("#/stations");
+    return;
+  }
+  for (const [pattern, view] of ROUTES) {
+    const m = path.match(pattern);
+    if (m) {
+      const result = view(m);
+      if (typeof result === "function") cleanup = result;
+      if (document.activeElement === document.body || !main.contains(document.activeElement)) main.focus({ preventScroll: true });
+      window.scrollTo(0, 0);
+      return;
+    }
+  }
+  main.replaceChildren(h("h1", "Not found"), h("p", h("a", { href: "#/stations" }, "Back to your stations")));
+}
+
+function showSignedIn() {
+  nav.hidden = false;
+  document.body.classList.add("signed-in");
+}
+
+function showSignedOut() {
+  nav.hidden = true;
+  bar.hidden = true;
+  document.body.classList.remove("signed-in");
+}
+
+function signedIn() {
+  showSignedIn();
+  const hash = location.hash;
+  if (!hash || hash === "#/signin" || hash === "#/" || hash.startsWith("#/reset") || hash.startsWith("#/forgot")) location.hash = "#/stations";
+  else route();
+}
+
+async function signOut(skipLogout) {
+  player.stop();
+  if (skipLogout !== true) {
+    try { await api("auth/logout", {}); } catch (err) { /* the session may be gone already */ }
+  }
+  session.forget();
+  showSignedOut();
+  location.hash = "#/signin";
+}
+
+session.onExpired = () => {
+  player.stop();
+  session.forget();
+  showSignedOut();
+  toast("Your session has ended. Sign in again.", "error");
+  location.hash = "#/signin";
+  route();
+};
+
+// ---- theme -------------------------------------------------------------------------------------
+
+const themeButton = document.getElementById("theme-toggle");
+function applyTheme(theme) {
+  if (theme === "light" || theme === "dark") document.documentElement.dataset.theme = theme;
+  else delete document.documentElement.dataset.theme;
+  const label = theme === "light" ? "light" : theme === "dark" ? "dark" : "system";
+  themeButton.setAttribute("aria-label", `Colour theme: ${label}. Change it`);
+  themeButton.title = `Theme: ${label}`;
+  themeButton.replaceChildren(icon(theme === "light" ? "sun" : theme === "dark" ? "moon" : "auto"));
+}
+themeButton.addEventListener("click", () => {
+  const order = ["system", "light", "dark"];
+  const now = localStorage.getItem("airwave.theme") || "system";
+  const next = order[(order.indexOf(now) + 1) % order.length];
+  localStorage.setItem("airwave.theme", next);
+  applyTheme(next);
+});
+applyTheme(localStorage.getItem("airwave.theme") || "system");
+
+// ---- keyboard shortcuts: space, n, +, - ---------------------------------------------------------
+
+document.addEventListener("keydown", (e) => {
+  if (!session.token || e.ctrlKey || e.metaKey || e.altKey) return;
+  const target = e.target;
+  if (target.closest && target.closest("input, textarea, select, [contenteditable], dialog")) return;
+  if (e.key === " " || e.key === "Spacebar") {
+    if (target.closest && target.closest("button, a, summary")) return;
+    e.preventDefault();
+    player.toggle();
+  } else if (e.key === "n" || e.key === "N") {
+    player.skip();
+  } else if (e.key === "+" || e.key === "=") {
+    player.setVolume(player.volume + 0.1);
+  } else if (e.key === "-" || e.key === "_") {
+    player.setVolume(player.volume - 0.1);
+  }
+});
+
+// ---- another device is playing -----------------------------------------------------------------
+
+let asking = false;
+player.addEventListener("change", async (e) => {
+  if (e.detail !== "violation" || !player.violation || asking) return;
+  asking = true;
+  const answer = await dialog("Playing on another device",
+    h("p", "Your account is playing on another device. Play here instead? The other device will stop."),
+    [["Not now", false], ["Play here", true, "primary"]]);
+  asking = false;
+  if (answer) {
+    try { await player.takeOver(); } catch (err) { toast(err.message, "error"); }
+  }
+});
+
+// ---- start -------------------------------------------------------------------------------------
+
+async function start() {
+  views.playerBar(bar);
+  const stored = session.stored();
+  if (stored) {
+    try {
+      const keep = !!localStorage.getItem("airwave.authToken");
+      const listener = await api("auth/login", { existingAuthToken: stored, keepLoggedIn: keep }, { auth: false });
+      session.remember(listener.authToken || stored, keep);
+      session.listener = listener;
+      showSignedIn();
+    } catch (err) {
+      session.token = null;
+      // a dead or refused session is forgotten; a server that cannot be reached keeps it for the next try
+      if (err.status >= 400 && err.status < 500) session.forget();
+      if (err.code !== "AUTH_INVALID_TOKEN") toast(err.message, "error");
+    }
+  }
+  ready = true;
+  if (session.token && (!location.hash || location.hash === "#/signin" || location.hash === "#/")) location.replace("#/stations");
+  route();
+}
+
+window.addEventListener("hashchange", route);
+start();

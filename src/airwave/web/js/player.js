@@ -1,0 +1,567 @@
+// The radio player: fragments, two audio elements (the next one preloaded), ReplayGain through
+// Web Audio, receipts, skips, feedback, the one-active-player rule and the Media Session.
+
+import { api, postReceipt, session } from "./api.js";
+
+const FORMAT_KEY = "airwave.audioFormat";
+const VOLUME_KEY = "airwave.volume";
+const SKIPS_KEY = "airwave.skips";
+const HOUR = 3600e3;
+
+export function preferredFormat() {
+  const chosen = localStorage.getItem(FORMAT_KEY);
+  if (chosen && formatsPlayable().includes(chosen)) return chosen;
+  return "mp3";
+}
+
+export function setPreferredFormat(format) {
+  localStorage.setItem(FORMAT_KEY, format);
+}
+
+/** The delivery formats this browser can decode, best supported first. */
+export function formatsPlayable() {
+  const probe = document.createElement("audio");
+  const out = [];
+  if (probe.canPlayType("audio/mpeg")) out.push("mp3", "mp3-hifi");
+  if (probe.canPlayType('audio/ogg; codecs="opus"')) out.push("opus");
+  if (probe.canPlayType("audio/aac")) out.push("aacplus");
+  return out;
+}
+
+export function isAd(track) {
+  return !!track && track.trackType === "Ad";
+}
+
+export function trackTitle(track) {
+  return (track && (track.songTitle || track.title)) || "";
+}
+
+class Player extends EventTarget {
+  constructor() {
+    super();
+    this.station = null;
+    this.queue = [];
+    this.current = null;
+    this.history = [];
+    this.banned = new Set(); // musicIds thumbed down in this session, never played again
+    this.message = "";
+    this.violation = false;
+    this.loading = false;
+    this.volume = Number(localStorage.getItem(VOLUME_KEY) || "0.8");
+    this.ctx = null;
+    this.master = null;
+    this.els = [this._makeAudio("a"), this._makeAudio("b")];
+    this.active = 0;
+    this.started = false;
+    this.fetching = null;
+    this.errorsInRow = 0;
+    this._applyVolume();
+    this._mediaSession();
+  }
+
+  get audio() {
+    return this.els[this.active];
+  }
+
+  get spare() {
+    return this.els[1 - this.active];
+  }
+
+  get playing() {
+    return !!this.current && !this.audio.paused;
+  }
+
+  _makeAudio(name) {
+    const el = document.createElement("audio");
+    el.preload = "auto";
+    el.dataset.slot = name;
+    el.hidden = true;
+    el.addEventListener("ended", () => { if (el === this.audio) this._ended(); });
+    el.addEventListener("playing", () => { if (el === this.audio) this._started(); });
+    el.addEventListener("error", () => { if (el === this.audio && this.current) this._failed(); });
+    el.addEventListener("timeupdate", () => { if (el === this.audio) this._emit("time"); });
+    el.addEventListener("pause", () => { if (el === this.audio) this._emit("state"); });
+    el.addEventListener("play", () => { if (el === this.audio) this._emit("state"); });
+    document.body.append(el);
+    return el;
+  }
+
+  _emit(kind) {
+    this.dispatchEvent(new CustomEvent("change", { detail: kind }));
+    if (kind !== "time") this._updateMediaSession();
+  }
+
+  /** Web Audio starts from a user gesture: every element gets its own ReplayGain node. */
+  unlock() {
+    if (this.ctx) {
+      if (this.ctx.state === "suspended") this.ctx.resume().catch(() => {});
+      return;
+    }
+    const Ctx = window.AudioContext || window.webkitAudioContext;
+    if (!Ctx) return;
+    try {
+      this.ctx = new Ctx();
+      this.master = this.ctx.createGain();
+      this.master.connect(this.ctx.destination);
+      for (const el of this.els) {
+        el.gainNode = this.ctx.createGain();
+        this.ctx.createMediaElementSource(el).connect(el.gainNode);
+        el.gainNode.connect(this.master);
+      }
+      for (const el of this.els) this._applyGain(el);
+      this._applyVolume();
+    } catch (err) {
+      this.ctx = null;
+    }
+  }
+
+  _applyGain(el) {
+    const db = parseFloat((el.track && el.track.fileGain) || "0") || 0;
+    const gain = Math.min(4, Math.max(0.1, Math.pow(10, db / 20)));
+    el.replayGain = gain;
+    if (el.gainNode) el.gainNode.gain.value = gain;
+  }
+
+  _applyVolume() {
+    const v = Math.min(1, Math.max(0, this.volume));
+    if (this.master) {
+      this.master.gain.value = v;
+      for (const el of this.els) el.volume = 1;
+    } else {
+      for (const el of this.els) el.volume = v;
+    }
+  }
+
+  setVolume(v) {
+    this.volume = Math.min(1, Math.max(0, Math.round(v * 100) / 100));
+    localStorage.setItem(VOLUME_KEY, String(this.volume));
+    this._applyVolume();
+    this._emit("volume");
+  }
+
+  // ---- skips -------------------------------------------------------------------------------
+
+  _skipLog() {
+    try {
+      const log = JSON.parse(localStorage.getItem(SKIPS_KEY) || "{}");
+      return log.listener === (session.listener && session.listener.listenerId) ? log : { listener: session.listener && session.listener.listenerId, skips: [], exhausted: {} };
+    } catch (err) {
+      return { listener: null, skips: [], exhausted: {} };
+    }
+  }
+
+  _saveSkipLog(log) {
+    const now = Date.now();
+    log.skips = log.skips.filter((s) => now - s.t < 24 * HOUR);
+    localStorage.setItem(SKIPS_KEY, JSON.stringify(log));
+  }
+
+  /** Skips left on the current station, or null when the tier has no limit. */
+  skipsLeft() {
+    const config = (session.listener && session.listener.config) || {};
+    const perStation = config.stationSkipLimit || 0;
+    const perDay = config.dailySkipLimit || 0;
+    if (!this.station || (!perStation && !perDay)) return null;
+    const log = this._skipLog();
+    const now = Date.now();
+    const exhaustedAt = log.exhausted[this.station.stationId];
+    if (exhaustedAt && now - exhaustedAt < HOUR) return 0;
+    let left = Infinity;
+    if (perStation) {
+      left = perStation - log.skips.filter((s) => s.s === this.station.stationId && now - s.t < HOUR).length;
+    }
+    if (perDay) left = Math.min(left, perDay - log.skips.filter((s) => now - s.t < 24 * HOUR).length);
+    if (this.current && this.current.allowSkip === false) left = 0;
+    return Math.max(0, left);
+  }
+
+  _noteSkip() {
+    const log = this._skipLog();
+    log.skips.push({ s: this.station.stationId, t: Date.now() });
+    this._saveSkipLog(log);
+  }
+
+  _noteExhausted() {
+    const log = this._skipLog();
+    log.exhausted[this.station.stationId] = Date.now();
+    this._saveSkipLog(log);
+  }
+
+  // ---- fragments ---------------------------------------------------------------------------
+
+  async _fragment(reason, start = false) {
+    const body = {
+      stationId: this.station.stationId,
+      fragmentRequestReason: reason,
+      audioFormat: preferredFormat(),
+    };
+    if (start) body.isStationStart = true;
+    const last = this.current || this.history[this.history.length - 1];
+    if (last && last.trackToken) body.lastPlayedTrackToken = last.trackToken;
+    try {
+      const answer = await api("playlist/getFragment", body);
+      this.violation = false;
+      return (answer.tracks || []).filter((t) => isAd(t) || !this.banned.has(t.musicId));
+    } catch (err) {
+      if (err.code === "STREAM_VIOLATION") {
+        this.violation = true;
+        this._pauseQuietly();
+        this._emit("violation");
+      }
+      throw err;
+    }
+  }
+
+  /** Fetch the next fragment in the background unless one is already on its way. */
+  _prefetch() {
+    if (this.fetching || !this.station || this.violation) return;
+    const station = this.station;
+    this.fetching = this._fragment("Normal")
+      .then((tracks) => { if (station === this.station) { this.queue.push(...tracks); this._preload(); } })
+      .catch((err) => { if (err.code !== "STREAM_VIOLATION") this._say(err.message); })
+      .finally(() => { this.fetching = null; });
+  }
+
+  async play(station) {
+    this.unlock();
+    this._leaveCurrent(true);
+    this.station = station;
+    this.queue = [];
+    this.current = null;
+    this.message = "";
+    this.loading = true;
+    this._emit("station");
+    try {
+      this.queue = await this._fragment("Normal", true);
+    } catch (err) {
+      this.loading = false;
+      if (err.code !== "STREAM_VIOLATION") this._say(this._explain(err));
+      this._emit("state");
+      return;
+    }
+    this.loading = false;
+    await this._next();
+  }
+
+  /** Take over from another device of the account (spec §6.5), then carry on. */
+  async takeOver() {
+    this.unlock();
+    await api("station/playbackResumed", { forceActive: true });
+    this.violation = false;
+    this._emit("violation");
+    if (!this.station) return;
+    if (this.current && this.audio.src && this.queue.length) {
+      this.audio.play().catch(() => {});
+      this._prefetch();
+    } else {
+      await this.play(this.station);
+    }
+  }
+
+  async _next() {
+    if (!this.queue.length) {
+      try {
+        if (this.fetching) await this.fetching;
+        if (!this.queue.length) this.queue = await this._fragment("Normal");
+      } catch (err) {
+        if (err.code !== "STREAM_VIOLATION") this._say(this._explain(err));
+        this.current = null;
+        this._emit("track");
+        return;
+      }
+    }
+    const track = this.queue.shift();
+    if (!track) return;
+    this.current = track;
+    this.started = false;
+    let el = this.spare;
+    if (el.track !== track) {
+      el = this.audio;
+      el.track = track;
+      el.src = track.audioURL;
+    } else {
+      this.active = 1 - this.active;
+    }
+    this.audio.currentTime = 0;
+    this._applyGain(this.audio);
+    this._emit("track");
+    try {
+      await this.audio.play();
+    } catch (err) {
+      if (err.name === "NotAllowedError") this._say("Press play to start listening.");
+    }
+    this._emit("state");
+    this._preload();
+    if (this.queue.length < 2) this._prefetch();
+  }
+
+  _preload() {
+    const next = this.queue[0];
+    const el = this.spare;
+    if (!next) return;
+    if (el.track !== next) {
+      el.pause();
+      el.track = next;
+      el.src = next.audioURL;
+      el.load();
+      this._applyGain(el);
+    }
+  }
+
+  _started() {
+    const track = this.current;
+    if (!track || this.started) return;
+    this.started = true;
+    this.errorsInRow = 0;
+    if (isAd(track)) {
+      const token = track.adToken || track.trackToken;
+      if (token) api("ad/registerImpression", { adTokens: [token] }).catch(() => {});
+    } else if (track.trackToken) {
+      api("station/trackStarted", { trackToken: track.trackToken }).catch(() => {});
+    }
+    this._emit("state");
+  }
+
+  _ended() {
+    const track = this.current;
+    if (!track) return;
+    if (!isAd(track)) postReceipt(track.audioReceiptURL, track.trackLength || this.audio.duration);
+    this.history.push(track);
+    this.current = null;
+    this._next();
+  }
+
+  _failed() {
+    const track = this.current;
+    if (isAd(track) && (track.adToken || track.trackToken)) {
+      api("ad/brokenAd", { adToken: track.adToken || track.trackToken }).catch(() => {});
+    }
+    this.errorsInRow += 1;
+    this.current = null;
+    if (this.errorsInRow > 3) {
+      this._say("Tracks of this station cannot be played right now.");
+      this._emit("track");
+      return;
+    }
+    setTimeout(() => this._next(), 300);
+  }
+
+  /** Report the current spin as skipped and forget it. */
+  _leaveCurrent(skipped) {
+    const track = this.current;
+    if (track && !isAd(track) && skipped && this.started) postReceipt(track.audioSkipUrl, this.audio.currentTime);
+    if (track && this.started) this.history.push(track);
+    this.current = null;
+    for (const el of this.els) el.pause();
+  }
+
+  _pauseQuietly() {
+    for (const el of this.els) el.pause();
+    this._emit("state");
+  }
+
+  _say(text) {
+    this.message = text;
+    this._emit("message");
+  }
+
+  _explain(err) {
+    switch (err.code) {
+      case "STATION_LIMIT_REACHED":
+        return "You have reached your skip limit for now. Skips come back within the hour.";
+      case "PLAYLIST_END":
+        return "This station has nothing left to play. Add a seed to widen it.";
+      case "UNPLAYABLE_SHUFFLE_STATION":
+        return "Shuffle has no station selected. Pick some in its details.";
+      case "PLAYLIST_EXCEEDED":
+        return "Too many requests in a short time. Wait a minute, then press play.";
+      case "STATION_DOES_NOT_EXIST":
+        return "This station no longer exists.";
+      default:
+        return err.message;
+    }
+  }
+
+  // ---- controls ----------------------------------------------------------------------------
+
+  async toggle() {
+    this.unlock();
+    if (!this.current) {
+      if (this.station) await this.play(this.station);
+      return;
+    }
+    if (this.audio.paused) {
+      try {
+        await api("station/playbackResumed", {});
+      } catch (err) {
+        if (err.code === "STREAM_VIOLATION") {
+          this.violation = true;
+          this._emit("violation");
+          return;
+        }
+      }
+      await this.audio.play().catch(() => {});
+    } else {
+      this.audio.pause();
+      api("station/playbackPaused", {}).catch(() => {});
+    }
+    this._emit("state");
+  }
+
+  /** Skip: one of the tier's skips; new tracks replace what was queued. */
+  async skip() {
+    const track = this.current;
+    if (!track || !this.station) return;
+    if (isAd(track)) {
+      this._say("Ads cannot be skipped.");
+      return;
+    }
+    if (track.allowSkip === false || this.skipsLeft() === 0) {
+      this._say(this._explain({ code: "STATION_LIMIT_REACHED" }));
+      return;
+    }
+    let tracks;
+    try {
+      tracks = await this._fragment("Skip");
+    } catch (err) {
+      if (err.code === "STATION_LIMIT_REACHED") {
+        this._noteExhausted();
+        track.allowSkip = false;
+      }
+      if (err.code !== "STREAM_VIOLATION") this._say(this._explain(err));
+      this._emit("state");
+      return;
+    }
+    this._noteSkip();
+    this.message = "";
+    this._replaceQueue(tracks);
+  }
+
+  _replaceQueue(tracks) {
+    this._leaveCurrent(true);
+    this.queue = tracks.length ? tracks : this.queue.filter((t) => isAd(t) || !this.banned.has(t.musicId));
+    this._next();
+  }
+
+  async thumbUp() {
+    const track = this.current;
+    if (!track || !track.trackToken || isAd(track)) return;
+    try {
+      if (track.rating === 1) {
+        await api("station/deleteFeedback", { trackToken: track.trackToken });
+        track.rating = 0;
+      } else {
+        await api("station/addFeedback", { trackToken: track.trackToken, isPositive: true });
+        track.rating = 1;
+      }
+    } catch (err) {
+      this._say(err.code === "CALL_NOT_ALLOWED" ? "Tracks played by shuffle cannot be rated." : err.message);
+    }
+    this._emit("state");
+  }
+
+  /** Thumbs down: recorded, then the track stops at once and never comes back. */
+  async thumbDown() {
+    const track = this.current;
+    if (!track || !track.trackToken || isAd(track)) return;
+    try {
+      await api("station/addFeedback", { trackToken: track.trackToken, isPositive: false });
+    } catch (err) {
+      this._say(err.code === "CALL_NOT_ALLOWED" ? "Tracks played by shuffle cannot be rated." : err.message);
+      return;
+    }
+    this.banned.add(track.musicId);
+    await this._moveOn("ThumbsDown");
+  }
+
+  async tired() {
+    const track = this.current;
+    if (!track || !track.trackToken || isAd(track)) return;
+    try {
+      await api("listener/addTiredSong", { trackToken: track.trackToken });
+    } catch (err) {
+      this._say(err.message);
+      return;
+    }
+    this.banned.add(track.musicId);
+    this._say("Got it: you won't hear this track for a month.");
+    await this._moveOn("Tired");
+  }
+
+  async _moveOn(reason) {
+    let tracks = [];
+    try {
+      tracks = await this._fragment(reason);
+    } catch (err) {
+      if (err.code === "STREAM_VIOLATION") return;
+    }
+    this._replaceQueue(tracks);
+  }
+
+  /** Play a track of this station again (tiers with replaysEnabled). */
+  async replay(track) {
+    if (!this.station || !track || !track.trackToken) return;
+    try {
+      const answer = await api("ondemand/getReplayTrack", {
+        stationId: this.station.stationId, trackToken: track.trackToken, audioFormat: preferredFormat(),
+        lastPlayedTrackToken: this.current ? this.current.trackToken : undefined,
+      });
+      this._leaveCurrent(true);
+      this.queue.unshift(answer.replayTrack);
+      await this._next();
+    } catch (err) {
+      this._say(err.code === "CALL_NOT_ALLOWED" ? "A track you gave a thumbs-down cannot be replayed." : err.message);
+    }
+  }
+
+  seekBy(seconds) {
+    if (this.current && !isAd(this.current)) this.audio.currentTime = Math.max(0, this.audio.currentTime + seconds);
+  }
+
+  /** Stop everything (sign-out, station deleted). */
+  stop() {
+    this._leaveCurrent(true);
+    for (const el of this.els) {
+      el.removeAttribute("src");
+      el.track = null;
+      el.load();
+    }
+    this.station = null;
+    this.queue = [];
+    this.history = [];
+    this.banned = new Set();
+    this.violation = false;
+    this.message = "";
+    this._emit("station");
+  }
+
+  // ---- Media Session -----------------------------------------------------------------------
+
+  _mediaSession() {
+    if (!("mediaSession" in navigator)) return;
+    const ms = navigator.mediaSession;
+    const set = (action, fn) => { try { ms.setActionHandler(action, fn); } catch (err) { /* unsupported */ } };
+    set("play", () => this.toggle());
+    set("pause", () => this.toggle());
+    set("nexttrack", () => this.skip());
+    set("stop", () => { this.audio.pause(); });
+  }
+
+  _updateMediaSession() {
+    if (!("mediaSession" in navigator) || typeof MediaMetadata === "undefined") return;
+    const t = this.current;
+    try {
+      navigator.mediaSession.metadata = t ? new MediaMetadata({
+        title: trackTitle(t),
+        artist: isAd(t) ? "Advertisement" : t.artistName || "",
+        album: t.albumTitle || (this.station ? this.station.name : ""),
+        artwork: (t.albumArt || t.art || []).map((a) => ({ src: a.url, sizes: `${a.size}x${a.size}`, type: "image/jpeg" })),
+      }) : null;
+      navigator.mediaSession.playbackState = t ? (this.audio.paused ? "paused" : "playing") : "none";
+    } catch (err) {
+      /* metadata is best effort */
+    }
+  }
+}
+
+export const player = new Player();

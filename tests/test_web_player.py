@@ -1,0 +1,601 @@
+"""The web player (issue 6) in Debian's headless Chromium against a real server on a demo library.
+
+Every test runs over plain HTTP and over HTTPS with a self-signed certificate made here; one
+browser for the module, one server per scheme. Screenshots of the main screens are written to
+docs/screenshots/ (desktop 1280x800 and phone 390x844) by the HTTP run.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import os
+import re
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import httpx
+import pytest
+
+from support import Server, artists
+
+if not os.path.exists("/usr/bin/chromium"):
+    pytest.skip("Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it",
+                allow_module_level=True)
+
+from playwright.sync_api import expect, sync_playwright  # noqa: E402
+
+from web_support import (  # noqa: E402
+    CHROMIUM, CHROMIUM_ARGS, DESKTOP, PASSWORD, PHONE, Tab, audio_state, client, close_clients, current_music_id,
+    new_listener, open_tab, screenshot, sign_in, wait_playing, wait_ready, wait_track,
+)
+
+SKIP_LIMIT = 2
+
+
+@pytest.fixture(scope="module")
+def backend_kind() -> str:
+    """Browser tests run on the embedded SQLite backend only."""
+    return "sqlite"
+
+
+@pytest.fixture(scope="module")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    import trustme
+
+    ca = trustme.CA()
+    issued = ca.issue_cert("127.0.0.1", "localhost")
+    directory = tmp_path_factory.mktemp("web-tls")
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    cert.write_bytes(b"".join(blob.bytes() for blob in issued.cert_chain_pems))
+    issued.private_key_pem.write_to_path(str(key))
+    return cert, key
+
+
+class Mailbox:
+    """A local SMTP server (aiosmtpd) keeping the mails Airwave sends."""
+
+    def __init__(self) -> None:
+        from aiosmtpd.controller import Controller
+
+        self.messages: list[tuple[list[str], str]] = []
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.controller = Controller(self, hostname="127.0.0.1", port=self.port)
+        self.controller.start()
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        message = email.message_from_bytes(envelope.content, policy=email.policy.default)
+        part = message.get_body(("plain",)) or message
+        self.messages.append((list(envelope.rcpt_tos), part.get_content()))
+        return "250 OK"
+
+    def reset_token(self, address: str, timeout: float = 15) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for rcpt, body in self.messages:
+                match = re.search(r"/#/reset\?token=([A-Za-z0-9_-]+)", body)
+                if address in rcpt and match:
+                    return match.group(1)
+            time.sleep(0.1)
+        raise AssertionError(f"no reset mail to {address}")
+
+
+@pytest.fixture(scope="module")
+def mailbox() -> Iterator[Mailbox]:
+    box = Mailbox()
+    yield box
+    box.controller.stop()
+
+
+@pytest.fixture(scope="module")
+def servers(start_server: Callable[..., Server], small_demo_library: Path, tls_files: tuple[Path, Path],
+            mailbox: Mailbox) -> Callable[[str], Server]:
+    """One server per scheme, both started at once (the HTTPS one gets ready while HTTP tests run)."""
+    env = {
+        "AIRWAVE_SMTP_HOST": "127.0.0.1", "AIRWAVE_SMTP_PORT": str(mailbox.port), "AIRWAVE_SMTP_SECURITY": "none",
+        "AIRWAVE_TIERS__FREE__STATION_SKIP_LIMIT": str(SKIP_LIMIT), "AIRWAVE_FRAGMENT_LIMIT": "100000",
+        "AIRWAVE_ENGINE_SEED": "5", "AIRWAVE_RADIO_RULES": "relaxed",
+        "AIRWAVE_AD_INTERVAL_MINUTES": "0.02",
+        "AIRWAVE_LOGIN_MAX_FAILURES_PER_USER": "2",  # matters only once test_ads adds a campaign, last
+    }
+    results: dict[str, Server | BaseException] = {}
+
+    def launch(scheme: str) -> None:
+        args = ["--open-registration", "--library", str(small_demo_library)]
+        if scheme == "https":
+            args += ["--tls-cert", str(tls_files[0]), "--tls-key", str(tls_files[1])]
+        try:
+            server = start_server(*args, env=env)
+            wait_ready(server)
+            results[scheme] = server
+        except BaseException as error:  # handed to the test that needs this server
+            results[scheme] = error
+
+    threads = {scheme: threading.Thread(target=launch, args=(scheme,), daemon=True) for scheme in ("http", "https")}
+    for thread in threads.values():
+        thread.start()
+
+    def get(scheme: str) -> Server:
+        threads[scheme].join()
+        result = results[scheme]
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    return get
+
+
+@pytest.fixture(scope="module", params=["http", "https"])
+def site(request: pytest.FixtureRequest, servers: Callable[[str], Server]) -> Server:
+    server = servers(request.param)
+    assert server.url.startswith(request.param + "://")
+    return server
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def tabs(browser: Any, site: Server) -> Iterator[Callable[..., Tab]]:
+    """Open browser tabs (separate contexts); each must log no unexpected console error."""
+    opened: list[Tab] = []
+
+    def open_(**kwargs: Any) -> Tab:
+        tab = open_tab(browser, site.url, **kwargs)
+        opened.append(tab)
+        return tab
+
+    yield open_
+    problems = [e for tab in opened for e in tab.unexpected_errors()]
+    for tab in opened:
+        tab.close()
+    close_clients()
+    assert not problems, problems
+
+
+_ARTISTS: dict[str, list[dict[str, Any]]] = {}
+
+
+def _artist(site: Server, last: bool = False) -> dict[str, Any]:
+    """An artist of the demo library (the first or last by name), looked up once per server."""
+    if site.url not in _ARTISTS:
+        _ARTISTS[site.url] = sorted(artists(new_listener(site)).values(), key=lambda a: a["name"])
+    return _ARTISTS[site.url][-1 if last else 0]
+
+
+def _station(api: Any, site: Server) -> dict[str, Any]:
+    return api.ok("v1/station/createStation", {"musicId": _artist(site)["musicId"]})
+
+
+def _play(tab: Tab, station: dict[str, Any]) -> str:
+    page = tab.page
+    page.goto("/#/stations")
+    page.get_by_role("button", name=f"Play {station['name']}").click()
+    wait_playing(page)
+    return wait_track(page)
+
+
+def test_player_page_and_assets_over_the_wire(site: Server) -> None:
+    """`/` is the player (csrftoken cookie as spec §2 says); /web/ serves only its files, revalidated by ETag."""
+    secure = "; Secure" if site.url.startswith("https://") else ""
+    with httpx.Client(base_url=site.url, verify=False) as http:
+        for method in ("GET", "HEAD"):
+            page = http.request(method, "/", headers={"Accept-Encoding": "identity"})
+            assert page.status_code == 200 and page.headers["content-type"] == "text/html; charset=utf-8"
+            assert re.fullmatch(r"csrftoken=[0-9a-f]{16}; Path=/; SameSite=Lax" + secure, page.headers["set-cookie"])
+            assert int(page.headers["content-length"]) > 500
+            assert (page.content == b"") is (method == "HEAD")
+            http.cookies.clear()
+        assert 'src="/web/js/app.js"' in http.get("/").text
+        http.cookies.set("csrftoken", "mine")
+        assert "set-cookie" not in http.get("/").headers
+
+        script = http.get("/web/js/app.js", headers={"Accept-Encoding": "gzip"})
+        assert script.status_code == 200 and script.headers["content-type"].startswith("text/javascript")
+        assert script.headers["content-encoding"] == "gzip" and script.headers["cache-control"] == "no-cache"
+        assert http.get("/web/js/app.js", headers={"If-None-Match": script.headers["etag"]}).status_code == 304
+        assert http.get("/web/app.css").headers["content-type"].startswith("text/css")
+        assert http.get("/web/icon.svg").headers["content-type"] == "image/svg+xml"
+        for path in ("/web/nope.js", "/web/js/", "/web/..%2F..%2Fapi%2Fapp.py", "/web/js/..%2F..%2Fcli.py",
+                     "/web/.hidden.js", "/web/__init__.py"):
+            missing = http.get(path)
+            assert missing.status_code == 404, path
+            assert missing.json()["errorString"] == "NOT_FOUND"
+        assert http.post("/web/app.css").json()["errorString"] == "METHOD_NOT_ALLOWED"
+
+
+def test_sign_in_messages_resume_and_secure_cookies(tabs: Callable[..., Tab], site: Server) -> None:
+    api = new_listener(site)
+    tab = tabs()
+    tab.expected = {401}
+    page = tab.page
+    page.goto("/")
+    page.get_by_label("Username").wait_for()
+    page.wait_for_load_state("networkidle")
+    transfer = page.evaluate("""() => [...performance.getEntriesByType('navigation'),
+        ...performance.getEntriesByType('resource')]
+        .filter(e => !/[/](art|audio)[/]/.test(e.name)).reduce((sum, e) => sum + e.transferSize, 0)""")
+    assert 0 < transfer < 400_000, transfer  # first load, art and audio aside
+    print(f"first-load transfer {transfer} bytes over {site.url.split(':')[0]}")
+    page.get_by_label("Username").fill(api.username)
+    page.get_by_label("Password", exact=True).fill("wrong password")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_have_text("Wrong username or password.")
+
+    tab.expected = {401, 403, 429}
+    suspended = new_listener(site)
+    assert site.cli("user", "disable", suspended.username).returncode == 0
+    page.get_by_label("Username").fill(suspended.username)
+    page.get_by_label("Password", exact=True).fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_have_text("This account has been suspended. Ask the server's administrator.")
+
+    throttled = new_listener(site)
+    page.get_by_label("Username").fill(throttled.username)
+    for attempt in range(3):  # login_max_failures_per_user is 2 here
+        page.get_by_label("Password", exact=True).fill(f"wrong {attempt}")
+        page.get_by_role("button", name="Sign in").click()
+        expect(page.get_by_role("button", name="Sign in")).to_be_enabled()
+    expect(page.get_by_role("alert")).to_contain_text("Too many failed attempts. Try again in")
+
+    sign_in(tab, api.username, keep=True)
+    expect(page.get_by_role("navigation", name="Main")).to_be_visible()
+    token = page.evaluate("() => localStorage.getItem('airwave.authToken')")
+    assert token
+    page.reload()  # the session resumes with existingAuthToken
+    page.get_by_role("heading", name="Stations", exact=True).wait_for()
+    assert page.evaluate("() => localStorage.getItem('airwave.authToken')") == token
+
+    cookies = {c["name"]: c for c in tab.context.cookies()}
+    assert {"csrftoken", "airwave_session"} <= set(cookies)
+    secure = site.url.startswith("https://")
+    assert cookies["csrftoken"]["secure"] is secure
+    assert cookies["airwave_session"]["secure"] is secure and cookies["airwave_session"]["httpOnly"]
+
+    # a token that stops working (here: logged out elsewhere) sends the player back to sign-in
+    assert client(site).call("v1/auth/logout", token=token).status_code == 200
+    page.evaluate("() => { location.hash = '#/bookmarks'; }")  # the next API call answers AUTH_INVALID_TOKEN
+    page.get_by_role("button", name="Sign in").wait_for()
+    expect(page.get_by_text("Your session has ended")).to_be_visible()
+    assert page.evaluate("() => localStorage.getItem('airwave.authToken')") is None
+
+
+def test_create_station_from_search_and_audio_plays(tabs: Callable[..., Tab], site: Server) -> None:
+    api = new_listener(site)
+    artist = _artist(site)
+    tab = tabs()
+    page = tab.page
+    sign_in(tab, api.username)
+    search = page.get_by_role("combobox", name="Search artists, songs and genres")
+    search.press_sequentially(artist["name"][:5], delay=30)
+    option = page.get_by_role("option").filter(has_text=artist["name"]).first
+    option.wait_for()
+    search.press("ArrowDown")
+    search.press("ArrowUp")
+    expect(page.get_by_role("option", selected=True)).to_have_count(1)
+    option.click()
+    page.get_by_role("heading", name="Now playing").or_(page.locator("#now")).first.wait_for()
+    wait_playing(page, past=0.5)
+    first = audio_state(page)["time"]
+    time.sleep(0.6)
+    assert audio_state(page)["time"] > first or audio_state(page)["src"]  # time advances (or the next track began)
+    # gapless enough: the next track (preloaded) starts well within a second of the end of the last
+    page.evaluate("""() => { window.gaps = []; let ended = 0;
+        for (const a of document.querySelectorAll('audio')) {
+            a.addEventListener('ended', () => { ended = performance.now(); });
+            a.addEventListener('playing', () => {
+                if (ended) { window.gaps.push(performance.now() - ended); ended = 0; } });
+        } }""")
+    page.wait_for_function("() => window.gaps.length >= 1", timeout=10_000)
+    assert max(page.evaluate("() => window.gaps")) < 1000
+    stations = api.ok("v1/station/getStations")["stations"]
+    assert [s["name"] for s in stations] == [f"{artist['name']} Radio"]
+    # trackStarted reached the server: the station has been played
+    deadline = time.monotonic() + 10
+    while "lastPlayed" not in api.ok("v1/station/getStations")["stations"][0] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "lastPlayed" in api.ok("v1/station/getStations")["stations"][0]
+
+
+def test_thumbs_down_moves_on_and_never_comes_back(tabs: Callable[..., Tab], site: Server) -> None:
+    api = new_listener(site)
+    station = _station(api, site)
+    tab = tabs()
+    page = tab.page
+    sign_in(tab, api.username)
+    banned = _play(tab, station)
+    page.locator("#now").get_by_role("button", name="Thumbs down").click()
+    page.wait_for_function("(id) => { const t = document.querySelector('#now .track-title');"
+                           " return t && t.dataset.musicId && t.dataset.musicId !== id; }", arg=banned)
+    wait_playing(page)
+    seen = set()
+    deadline = time.monotonic() + 4  # several 2-second tracks and at least one more fragment
+    while time.monotonic() < deadline:
+        seen.add(current_music_id(page))
+        time.sleep(0.1)
+    seen.discard("")
+    assert banned not in seen and len(seen) >= 2, seen
+    negative = api.ok("v1/station/getStationFeedback", {"stationId": station["stationId"], "positive": False})
+    assert [f["musicId"] for f in negative["feedback"]] == [banned]
+
+
+def test_skip_limit_message_for_a_free_listener(tabs: Callable[..., Tab], site: Server) -> None:
+    api = new_listener(site)
+    station = _station(api, site)
+    tab = tabs()
+    tab.expected = {429}
+    page = tab.page
+    sign_in(tab, api.username)
+    _play(tab, station)
+    now = page.locator("#now")
+    expect(now.get_by_text(f"{SKIP_LIMIT} skips left")).to_be_visible()
+    for left in range(SKIP_LIMIT - 1, -1, -1):
+        before = current_music_id(page)
+        page.keyboard.press("n")
+        page.wait_for_function("(id) => document.querySelector('#now .track-title').dataset.musicId !== id",
+                               arg=before)
+        expect(now.get_by_text(f"{left} skip{'' if left == 1 else 's'} left")).to_be_visible()
+    now.get_by_role("button", name="Skip").click()
+    expect(now.get_by_text("You have reached your skip limit")).to_be_visible()
+
+
+def test_station_details_rename_and_delete(tabs: Callable[..., Tab], site: Server) -> None:
+    api = new_listener(site)
+    station = _station(api, site)
+    tab = tabs()
+    page = tab.page
+    sign_in(tab, api.username)
+    page.get_by_role("link", name=station["name"]).click()
+    page.get_by_role("heading", name=station["name"], level=1).wait_for()
+    seeds = page.get_by_role("list", name="Seeds", exact=True).get_by_role("listitem")
+    expect(seeds).to_have_count(1)
+    suggestion = page.get_by_role("list", name="Suggested seeds").get_by_role("button").first
+    added = suggestion.get_attribute("aria-label").removeprefix("Add seed ")
+    suggestion.click()
+    expect(seeds).to_have_count(2)
+    page.get_by_role("button", name=f"Remove seed {added}").click()
+    expect(seeds).to_have_count(1)
+    assert len(api.ok("v1/station/getStationDetails", {"stationId": station["stationId"]})["seeds"]) == 1
+    page.get_by_role("textbox", name="Station name", exact=True).fill("Late Night Mix")
+    page.get_by_role("textbox", name="Description", exact=True).fill("for the small hours")
+    page.get_by_role("button", name="Save", exact=True).click()
+    page.get_by_role("heading", name="Late Night Mix", level=1).wait_for()
+    details = api.ok("v1/station/getStationDetails", {"stationId": station["stationId"]})
+    assert (details["name"], details["description"]) == ("Late Night Mix", "for the small hours")
+
+    page.get_by_role("button", name="Delete station").click()
+    page.get_by_role("dialog").get_by_role("button", name="Delete station").click()
+    page.get_by_role("heading", name="Stations", exact=True).wait_for()
+    expect(page.get_by_text("No stations yet")).to_be_visible()
+    assert api.ok("v1/station/getStations")["stations"] == []
+
+
+def test_bookmark_appears_on_the_bookmarks_page(tabs: Callable[..., Tab], site: Server) -> None:
+    api = new_listener(site)
+    station = _station(api, site)
+    tab = tabs()
+    page = tab.page
+    sign_in(tab, api.username)
+    _play(tab, station)
+    page.locator("#now").get_by_role("button", name="Pause").click()
+    title = page.locator("#now .track-title").inner_text()
+    page.get_by_role("button", name="Bookmark track").click()
+    page.get_by_role("button", name="Bookmarked").wait_for()
+    page.get_by_role("button", name="Bookmark artist").click()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Bookmarks").click()
+    tracks = page.get_by_role("list", name="Bookmarked tracks")
+    expect(tracks.get_by_role("listitem")).to_have_count(1)
+    expect(tracks).to_contain_text(title)
+    expect(page.get_by_role("list", name="Bookmarked artists").get_by_role("listitem")).to_have_count(1)
+
+
+def test_session_takeover_between_two_browsers(tabs: Callable[..., Tab], site: Server) -> None:
+    api = new_listener(site)
+    station = _station(api, site)
+    first, second = tabs(), tabs()
+    first.expected = second.expected = {409}
+    sign_in(first, api.username)
+    sign_in(second, api.username)
+    _play(first, station)
+
+    page = second.page
+    page.get_by_role("button", name=f"Play {station['name']}").click()
+    prompt = page.get_by_role("dialog", name="Playing on another device")
+    prompt.wait_for()
+    prompt.get_by_role("button", name="Play here").click()
+    wait_playing(page)
+
+    # the first device learns it lost the stream at its next fragment request (here: a skip)
+    first.page.keyboard.press("n")
+    first.page.get_by_role("dialog", name="Playing on another device").wait_for()
+    assert not audio_state(first.page)["playing"]
+    wait_playing(page, past=0.2)
+
+
+def test_sign_out_and_sign_out_everywhere(tabs: Callable[..., Tab], site: Server) -> None:
+    api = new_listener(site)
+    here, there = tabs(), tabs()
+    there.expected = {401}
+    sign_in(here, api.username)
+    sign_in(there, api.username)
+    page = here.page
+    page.get_by_role("link", name="Settings").click()
+    page.get_by_text("Sign out everywhere").first.click()  # opens the disclosure
+    page.locator("details", has_text="Sign out everywhere").get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign out everywhere").click()
+    page.get_by_role("button", name="Sign in").wait_for()
+    there.page.evaluate("() => { location.hash = '#/bookmarks'; }")
+    there.page.get_by_role("button", name="Sign in").wait_for()
+
+    sign_in(here, api.username)
+    token = page.evaluate("() => sessionStorage.getItem('airwave.authToken')")
+    page.get_by_role("link", name="Settings").click()
+    page.get_by_role("button", name="Sign out", exact=True).click()
+    page.get_by_role("button", name="Sign in").wait_for()
+    expect(page.get_by_role("navigation", name="Main")).to_be_hidden()
+    assert page.evaluate("() => sessionStorage.getItem('airwave.authToken')") is None
+    assert client(site).call("v1/station/getStations", token=token).status_code == 401
+
+
+def test_password_reset_link_opens_the_reset_screen(tabs: Callable[..., Tab], site: Server,
+                                                    mailbox: Mailbox) -> None:
+    api = new_listener(site)
+    address = f"{api.username}@example.org"
+    tab = tabs()
+    tab.expected = {404}
+    page = tab.page
+    sign_in(tab, api.username)
+    page.get_by_role("link", name="Settings").click()
+    page.get_by_role("textbox", name="Email (for password reset links)").fill(address)
+    page.get_by_role("button", name="Save profile").click()
+    expect(page.get_by_text("Profile saved.")).to_be_visible()
+    page.get_by_role("button", name="Sign out", exact=True).click()
+
+    page.get_by_role("link", name="Forgot your password?").click()
+    page.get_by_label("Username").fill(api.username)
+    page.get_by_role("button", name="Send reset link").click()
+    expect(page.get_by_text("a reset link is on its way")).to_be_visible()
+    token = mailbox.reset_token(address)
+
+    page.goto("/#/reset?token=not-a-real-token")
+    expect(page.get_by_text("This reset link is invalid or has expired.")).to_be_visible()
+    page.goto(f"/#/reset?token={token}")
+    page.get_by_label("New password").fill("a brand new passphrase")
+    page.get_by_label("Repeat it").fill("a brand new passphrase")
+    page.get_by_role("button", name="Set password").click()
+    page.get_by_role("button", name="Sign in").wait_for()
+    sign_in(tab, api.username, password="a brand new passphrase")
+
+
+def test_screens_and_keyboard(tabs: Callable[..., Tab], site: Server) -> None:
+    """Every main screen renders at desktop and phone size; the HTTP run writes the screenshots."""
+    write = site.url.startswith("http://")
+    for size, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
+        api = new_listener(site)  # one account per size: two devices of one account would take turns
+        station = _station(api, site)
+        api.ok("v1/station/createStation", {"musicId": _artist(site, last=True)["musicId"]})
+        tab = tabs(viewport=viewport, color_scheme="dark" if size == "phone" else "light")
+        page = tab.page
+        page.goto("/")
+        page.get_by_role("button", name="Sign in").wait_for()
+        if write:
+            screenshot(page, f"signin-{size}")
+        sign_in(tab, api.username)
+        if write:
+            screenshot(page, f"stations-{size}")
+        _play(tab, station)
+        page.keyboard.press("Space")  # pause
+        page.wait_for_function("() => [...document.querySelectorAll('audio')].every(a => a.paused)")
+        volume = page.evaluate("() => Number(localStorage.getItem('airwave.volume') || 0.8)")
+        page.keyboard.press("-")
+        assert page.evaluate("() => Number(localStorage.getItem('airwave.volume'))") < volume
+        page.keyboard.press("+")
+        if write:
+            screenshot(page, f"now-playing-{size}")
+        now = page.locator("#now")
+        now.get_by_role("button", name="Thumbs up").click()
+        expect(now.get_by_role("button", name="Thumbs up")).to_have_attribute("aria-pressed", "true")
+        now.get_by_role("button", name="Bookmark track").click()
+        now.get_by_role("button", name="Bookmarked").wait_for()
+        now.get_by_role("button", name="Bookmark artist").click()
+        page.get_by_role("link", name=station["name"]).first.click()
+        page.get_by_role("heading", name="Seeds").wait_for()
+        if write:
+            screenshot(page, f"station-{size}")
+        expect(page.get_by_role("region", name="Thumbs up").get_by_role("listitem")).to_have_count(1)
+        page.goto("/#/bookmarks")
+        expect(page.get_by_role("list", name="Bookmarked artists").get_by_role("listitem")).to_have_count(1)
+        if write:
+            screenshot(page, f"bookmarks-{size}")
+        page.goto("/#/settings")
+        page.get_by_role("heading", name="Settings", exact=True).wait_for()
+        if write:
+            screenshot(page, f"settings-{size}")
+        page.goto("/#/stations")
+        page.keyboard.press("Space")  # resume playing
+        wait_playing(page)
+
+
+def test_browse_genres_artist_album_and_settings(tabs: Callable[..., Tab], site: Server) -> None:
+    api = new_listener(site)
+    tab = tabs()
+    page = tab.page
+    sign_in(tab, api.username)
+    page.get_by_role("link", name="Browse genres").click()
+    categories = page.get_by_role("list", name="Genre categories")
+    categories.get_by_role("link").first.wait_for()
+    categories.get_by_role("link", name="Jazz").click()
+    expect(categories.get_by_role("link", name="Jazz")).to_have_attribute("aria-current", "page")
+    page.get_by_role("button", name="Start Jazz").click()
+    wait_playing(page)
+    now = page.locator("#now")
+    now.get_by_role("button", name="Pause").click()
+    now.get_by_role("button", name="Why this track?").click()
+    expect(page.get_by_role("region", name="Why this track").get_by_role("listitem").first).to_be_visible()
+    artist = now.locator(".track-artist a").inner_text()
+    now.locator(".track-artist a").click()
+    page.get_by_role("heading", name=artist, level=1).wait_for()
+    expect(page.get_by_role("heading", name="Discography")).to_be_visible()
+    expect(page.get_by_role("heading", name="Similar artists")).to_be_visible()
+    page.locator(".tiles a").first.click()
+    expect(page.get_by_role("list", name="Tracks").get_by_role("listitem").first).to_be_visible()
+    page.get_by_role("link", name=artist).click()
+    page.get_by_role("heading", name=artist, level=1).wait_for()
+
+    tab.expected = {403}
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Settings").click()
+    page.get_by_role("textbox", name="Display name").fill("Night Owl")
+    page.get_by_role("button", name="Save profile").click()
+    expect(page.get_by_text("Profile saved.")).to_be_visible()
+    assert api.ok("v1/listener/getProfile")["displayName"] == "Night Owl"
+    page.get_by_label("PIN (needed").fill("4321")
+    page.get_by_role("button", name="Set this PIN").click()
+    expect(page.get_by_text("PIN set.")).to_be_visible()
+    page.get_by_label("Filter out explicit tracks").check()
+    page.get_by_role("button", name="Save filter").click()
+    expect(page.get_by_text("Explicit tracks are filtered out.")).to_be_visible()
+    page.get_by_label("Filter out explicit tracks").uncheck()
+    page.get_by_label("PIN (needed").fill("0000")
+    page.get_by_role("button", name="Save filter").click()
+    expect(page.get_by_text("Enter the right PIN")).to_be_visible()
+    page.get_by_label("PIN (needed").fill("4321")
+    page.get_by_role("button", name="Save filter").click()
+    expect(page.get_by_text("Explicit tracks may play.")).to_be_visible()
+    assert api.ok("v1/listener/updateSettings")["explicitContentFilterEnabled"] is False
+
+
+def test_ads_play_for_free_listeners_with_impressions(tabs: Callable[..., Tab], site: Server,
+                                                      small_demo_library: Path) -> None:
+    """Last in the module: once a campaign exists, free listeners hear an ad every ~1 s of music."""
+    spot = sorted(small_demo_library.rglob("*.mp3"))[0]
+    added = site.cli("ads", "add", str(spot), "--title", "Spring sale", "--click-url", "https://shop.example/spring")
+    assert added.returncode == 0, added.stderr
+    api = new_listener(site)
+    station = _station(api, site)
+    tab = tabs()
+    page = tab.page
+    sign_in(tab, api.username)
+    page.goto("/#/stations")
+    with page.expect_response(lambda r: r.url.endswith("/api/v1/ad/registerImpression"), timeout=30_000) as seen:
+        page.get_by_role("button", name=f"Play {station['name']}").click()
+    assert seen.value.status == 200
+    assert seen.value.request.post_data_json["adTokens"]
+    now = page.locator("#now")
+    expect(now.locator(".track-artist a")).to_have_text("Advertisement")
+    expect(now.locator(".track-title")).to_have_text("Spring sale")
+    expect(now.get_by_role("link", name="Learn more about this ad")).to_have_attribute(
+        "href", "https://shop.example/spring")
+    expect(now.get_by_role("button", name="Skip")).to_be_disabled()
+    expect(now.get_by_role("button", name="Thumbs down")).to_be_disabled()
+    assert audio_state(page)["playing"]
+    expect(now.locator(".track-artist a")).not_to_have_text("Advertisement", timeout=15_000)

@@ -1,0 +1,142 @@
+"""Helpers for the browser tests: Chromium from Debian, pages that record console errors, servers, listeners."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from support import Api, Server, unique
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--autoplay-policy=no-user-gesture-required",
+]
+PASSWORD = "correct horse battery"
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+SCREENSHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
+_FAILED_LOAD = re.compile(r"Failed to load resource: the server responded with a status of (\d{3})")
+
+
+@dataclass
+class Tab:
+    """A browser context with one page, and the console errors it logged."""
+
+    context: Any
+    page: Any
+    errors: list[str] = field(default_factory=list)
+    expected: set[int] = field(default_factory=set)  # HTTP statuses the test provokes on purpose
+
+    def unexpected_errors(self) -> list[str]:
+        out = []
+        for text in self.errors:
+            match = _FAILED_LOAD.search(text)
+            if match and int(match.group(1)) in self.expected:
+                continue
+            out.append(text)
+        return out
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def open_tab(browser: Any, base_url: str, viewport: dict[str, int] = DESKTOP, color_scheme: str = "light") -> Tab:
+    context = browser.new_context(base_url=base_url, viewport=viewport, ignore_https_errors=True,
+                                  color_scheme=color_scheme)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    tab = Tab(context, page)
+    page.on("console", lambda msg: tab.errors.append(f"{msg.text} @ {msg.location.get('url', '')}")
+            if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: tab.errors.append(f"uncaught: {exc}"))
+    return tab
+
+
+def wait_ready(server: Server, timeout: float = 120) -> None:
+    """Library scanned and indexed (works over HTTPS with a self-signed certificate too)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = httpx.get(server.url + "/healthz", verify=False).json().get("library", {})
+        if status.get("indexed", 0) >= 1 and status.get("state") == "idle":
+            return
+        time.sleep(0.2)
+    raise AssertionError("library never finished indexing")
+
+
+_CLIENTS: list[Api] = []
+
+
+def client(server: Server) -> Api:
+    """An API client, closed by close_clients() (a TLS server waits ~10 s on shutdown for idle keep-alives)."""
+    api = Api(server.url, verify=False)
+    _CLIENTS.append(api)
+    return api
+
+
+def close_clients() -> None:
+    while _CLIENTS:
+        _CLIENTS.pop().http.close()
+
+
+def new_listener(server: Server, tier: str = "free") -> Api:
+    api = client(server)
+    name = unique("web")
+    api.register(name, PASSWORD)
+    api.username = name  # type: ignore[attr-defined]
+    if tier != "free":
+        result = server.cli("user", "tier", name, tier)
+        assert result.returncode == 0, result.stderr
+    return api
+
+
+def sign_in(tab: Tab, username: str, password: str = PASSWORD, keep: bool = False) -> None:
+    page = tab.page
+    page.goto("/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    if keep:
+        page.get_by_label("Keep me logged in").check()
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("heading", name="Stations", exact=True).wait_for()
+
+
+def audio_state(page: Any) -> dict[str, Any]:
+    """The audio element that is playing (or the first one): its time, paused flag and source."""
+    return page.evaluate("""() => {
+        const els = [...document.querySelectorAll('audio')];
+        const el = els.find(a => !a.paused) || els.find(a => a.currentTime > 0) || els[0];
+        return {time: el.currentTime, paused: el.paused, src: el.currentSrc, playing: els.some(a => !a.paused)};
+    }""")
+
+
+def wait_playing(page: Any, past: float = 0.3, timeout: float = 20) -> None:
+    """Until an audio element plays and its time has advanced past `past` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state = audio_state(page)
+        if state["playing"] and state["time"] > past:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"audio never played: {audio_state(page)}")
+
+
+def current_music_id(page: Any) -> str:
+    return page.locator("#now .track-title").get_attribute("data-music-id") or ""
+
+
+def wait_track(page: Any, timeout: float = 20) -> str:
+    page.wait_for_function("() => { const t = document.querySelector('#now .track-title');"
+                           " return t && t.dataset.musicId; }", timeout=timeout * 1000)
+    return current_music_id(page)
+
+
+def screenshot(page: Any, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.wait_for_timeout(150)  # let art settle
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
