@@ -267,10 +267,12 @@ def plus_station(radio: Server) -> tuple[Api, str]:
 def test_skip_limit_for_free_listeners(radio: Server) -> None:
     api = listener(radio)
     sid = api.ok("v1/station/createStation", {"musicId": some_artist(api)["musicId"]})["stationId"]
-    assert all(t["allowSkip"] for t in fragment(api, sid))
+    first = api.ok("v1/playlist/getFragment", {"stationId": sid})
+    assert all(t["allowSkip"] for t in first["tracks"]) and first["skipsRemaining"] == 6
     for n in range(6):
-        tracks = fragment(api, sid, "Skip")
-        assert all(t["allowSkip"] is (n < 5) for t in tracks)
+        answer = api.ok("v1/playlist/getFragment", {"stationId": sid, "fragmentRequestReason": "Skip"})
+        assert all(t["allowSkip"] is (n < 5) for t in answer["tracks"])
+        assert answer["skipsRemaining"] == 5 - n
     error = assert_error(api.call("v1/playlist/getFragment", {"stationId": sid, "fragmentRequestReason": "Skip"}),
                          429, "STATION_LIMIT_REACHED")
     assert "skip" in error["message"]
@@ -283,7 +285,8 @@ def test_skip_limit_for_free_listeners(radio: Server) -> None:
 def test_plus_listeners_skip_without_limit(plus_station: tuple[Api, str]) -> None:
     api, sid = plus_station
     for _ in range(10):
-        assert all(t["allowSkip"] for t in fragment(api, sid, "Skip"))
+        answer = api.ok("v1/playlist/getFragment", {"stationId": sid, "fragmentRequestReason": "Skip"})
+        assert all(t["allowSkip"] for t in answer["tracks"]) and "skipsRemaining" not in answer
 
 
 def test_one_active_player_per_account(radio: Server) -> None:

@@ -157,6 +157,9 @@ class FragmentResponse(ResponseModel):
     tracks: list[TrackObject]
     listener_qualifies_for_upsell: bool
     is_binge_skipping: bool
+    skips_remaining: int | None = absent_when_none(
+        "extension: skips the listener may still spend on this station now (the smaller of the hourly and "
+        "daily allowance); absent when the tier has no skip limit")
 
 
 @registry.endpoint(
@@ -211,4 +214,5 @@ def get_fragment(call: Call, req: FragmentRequest) -> FragmentResponse:
         tracks=tracks,
         listener_qualifies_for_upsell=not policy.replays,
         is_binge_skipping=result.skips_left is not None and result.skips_left == 0,
+        skips_remaining=result.skips_left,
     )

@@ -44,6 +44,7 @@ class Player extends EventTarget {
     this.current = null;
     this.history = [];
     this.banned = new Set(); // musicIds thumbed down in this session, never played again
+    this.serverSkips = new Map(); // stationId -> skipsRemaining of the latest fragment (the server's count)
     this.message = "";
     this.violation = false;
     this.loading = false;
@@ -162,6 +163,10 @@ class Player extends EventTarget {
     const perStation = config.stationSkipLimit || 0;
     const perDay = config.dailySkipLimit || 0;
     if (!this.station || (!perStation && !perDay)) return null;
+    if (this.serverSkips.has(this.station.stationId)) {
+      const known = this.serverSkips.get(this.station.stationId);
+      return this.current && this.current.allowSkip === false ? 0 : known;
+    }
     const log = this._skipLog();
     const now = Date.now();
     const exhaustedAt = log.exhausted[this.station.stationId];
@@ -201,6 +206,7 @@ class Player extends EventTarget {
     try {
       const answer = await api("playlist/getFragment", body);
       this.violation = false;
+      if (typeof answer.skipsRemaining === "number") this.serverSkips.set(body.stationId, answer.skipsRemaining);
       return (answer.tracks || []).filter((t) => isAd(t) || !this.banned.has(t.musicId));
     } catch (err) {
       if (err.code === "STREAM_VIOLATION") {
