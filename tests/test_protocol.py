@@ -182,8 +182,10 @@ def test_meta_get_endpoints_lists_registry_and_error_table(server: Server) -> No
     api = server.client()
     data = api.ok("v1/meta/getEndpoints")
     paths = {e["path"]: e for e in data["endpoints"]}
-    assert paths["auth/login"] == {"path": "auth/login", "versions": [1], "auth": False}
+    assert paths["auth/login"] == {"path": "auth/login", "versions": [1], "auth": False, "enabled": True}
     assert paths["station/getStations"]["auth"] is True
+    # switched-off endpoints are listed as such (the `server` fixture has open registration, no anonymous login)
+    assert paths["listener/register"]["enabled"] is True and paths["auth/anonymousLogin"]["enabled"] is False
     assert {e["errorString"]: (e["errorCode"], e["httpStatus"]) for e in data["errors"]} == {
         e.name: (e.code, e.http_status) for e in ErrorCode
     }

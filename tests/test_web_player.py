@@ -11,6 +11,7 @@ import email
 import email.policy
 import os
 import re
+import secrets
 import socket
 import threading
 import time
@@ -100,7 +101,7 @@ def servers(start_server: Callable[..., Server], small_demo_library: Path, tls_f
         "AIRWAVE_SMTP_HOST": "127.0.0.1", "AIRWAVE_SMTP_PORT": str(mailbox.port), "AIRWAVE_SMTP_SECURITY": "none",
         "AIRWAVE_TIERS__FREE__STATION_SKIP_LIMIT": str(SKIP_LIMIT), "AIRWAVE_FRAGMENT_LIMIT": "100000",
         "AIRWAVE_ENGINE_SEED": "5", "AIRWAVE_RADIO_RULES": "relaxed",
-        "AIRWAVE_AD_INTERVAL_MINUTES": "0.02",
+        "AIRWAVE_AD_INTERVAL_MINUTES": "0.02", "AIRWAVE_ANONYMOUS_LOGIN": "true",
         "AIRWAVE_LOGIN_MAX_FAILURES_PER_USER": "2",  # matters only once test_ads adds a campaign, last
     }
     results: dict[str, Server | BaseException] = {}
@@ -445,6 +446,25 @@ def test_sign_out_and_sign_out_everywhere(tabs: Callable[..., Tab], site: Server
     expect(page.get_by_role("navigation", name="Main")).to_be_hidden()
     assert page.evaluate("() => sessionStorage.getItem('airwave.authToken')") is None
     assert client(site).call("v1/station/getStations", token=token).status_code == 401
+
+
+def test_create_an_account_and_listen_without_one(tabs: Callable[..., Tab], site: Server) -> None:
+    tab = tabs()
+    page = tab.page
+    page.goto("/")
+    name = "fresh" + secrets.token_hex(3)
+    page.get_by_label("Username").fill(name)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Create an account with this username and password").click()
+    page.get_by_role("heading", name="Stations", exact=True).wait_for()
+    assert client(site).login(name, PASSWORD)["username"] == name
+    page.evaluate("() => { sessionStorage.clear(); localStorage.clear(); }")
+
+    page.goto("/")
+    page.get_by_role("button", name="Listen without an account").click()
+    page.get_by_role("heading", name="Stations", exact=True).wait_for()
+    token = page.evaluate("() => sessionStorage.getItem('airwave.authToken')")
+    assert client(site).call("v1/station/getStations", token=token).status_code == 200
 
 
 def test_password_reset_link_opens_the_reset_screen(tabs: Callable[..., Tab], site: Server,

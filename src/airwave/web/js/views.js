@@ -149,6 +149,62 @@ export function signinView(main, { onSignedIn }) {
   h("p", h("a", { href: "#/forgot" }, "Forgot your password?")));
   main.replaceChildren(form);
   user.focus();
+  offerOtherWays(form, { user, pass, keep, message, submit, onSignedIn });
+}
+
+/** "Create an account" and "Listen without an account", when the operator switched them on. */
+async function offerOtherWays(form, { user, pass, keep, message, submit, onSignedIn }) {
+  let enabled;
+  try {
+    const { endpoints } = await api("meta/getEndpoints", {}, { auth: false });
+    enabled = new Set(endpoints.filter((e) => e.enabled !== false).map((e) => e.path));
+  } catch (err) {
+    return;
+  }
+  const start = (listener, keepIt) => {
+    session.remember(listener.authToken, keepIt);
+    session.listener = listener;
+    onSignedIn();
+  };
+  const extra = h("div.other-ways");
+  if (enabled.has("listener/register")) {
+    extra.append(h("button.link", {
+      type: "button",
+      onclick: async () => {
+        message.hidden = true;
+        if (!user.value.trim() || !pass.value) {
+          message.textContent = "Choose a username and a password above, then create the account.";
+          message.hidden = false;
+          user.focus();
+          return;
+        }
+        submit.disabled = true;
+        try {
+          start(await api("listener/register", { username: user.value.trim(), password: pass.value, keepLoggedIn: keep.checked }, { auth: false }), keep.checked);
+        } catch (err) {
+          message.textContent = errorText(err);
+          message.hidden = false;
+        } finally {
+          submit.disabled = false;
+        }
+      },
+    }, "Create an account with this username and password"));
+  }
+  if (enabled.has("auth/anonymousLogin")) {
+    extra.append(h("button.link", {
+      type: "button",
+      onclick: async () => {
+        message.hidden = true;
+        try {
+          start(await api("auth/anonymousLogin", {}, { auth: false }), false);
+        } catch (err) {
+          message.textContent = errorText(err);
+          message.hidden = false;
+        }
+      },
+    }, "Listen without an account"));
+  }
+  if (extra.childElementCount && form.isConnected) form.append(extra);
 }
 
 export function forgotView(main) {
