@@ -269,3 +269,18 @@ def test_forwarded_for_is_ignored_without_trusted_proxies(unproxied: Server) -> 
     throttled = _failed_login(api, "203.0.113.8")  # a different forwarded address changes nothing
     assert_error(throttled, 429, "RATE_LIMITED")
     assert throttled.headers["retry-after"].isdigit()
+
+
+def test_tls_server_stops_promptly_with_idle_keep_alive_clients(start_server: Callable[..., Server],
+                                                                pki: Pki) -> None:
+    """An idle TLS client never sends close_notify; shutdown must not wait for it (SIGTERM -> exit 0)."""
+    server = start_server("--tls-cert", str(pki.cert), "--tls-key", str(pki.key))
+    idle = [httpx.Client(verify=pki.context()) for _ in range(3)]
+    try:
+        for client in idle:
+            assert client.get(server.url + "/healthz").status_code == 200  # the connection stays open, idle
+        # well under the 10 s graceful-shutdown limit, which only requests in flight may use
+        assert server.stop(timeout=5) == 0
+    finally:
+        for client in idle:
+            client.close()

@@ -36,6 +36,17 @@ class ZeroCopyHttpToolsProtocol(HttpToolsProtocol):
         cycle.send = _ZeroCopySend(cycle, cycle.send)  # type: ignore[method-assign]
 
 
+    def shutdown(self) -> None:
+        """Graceful shutdown; an idle TLS connection is cut after a short grace.
+
+        Closing a TLS transport waits for the peer's close_notify, which an idle keep-alive client never
+        sends until it reads again, so the server would sit out its whole graceful-shutdown timeout.
+        """
+        super().shutdown()
+        if self.scheme == "https" and (self.cycle is None or self.cycle.response_complete):
+            self.loop.call_later(0.5, self.transport.abort)
+
+
 class _ZeroCopySend:
     """The cycle's `send`, taking `http.response.zerocopysend` messages too."""
 
