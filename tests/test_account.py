@@ -435,3 +435,17 @@ def test_operator_cli_deletes_everything_too(radio: Server) -> None:
     finally:
         engine.dispose()
     assert_error(api.call("v1/station/getStations", {}), 401, "AUTH_INVALID_TOKEN")
+
+
+def test_logout_all_ends_every_session_and_keeps_the_password(radio: Server) -> None:
+    api = listener(radio)
+    phone = radio.client()
+    phone.login(api.username, PASSWORD)  # type: ignore[attr-defined]
+    assert_error(api.call("v1/auth/logoutAll", {"currentPassword": "not it"}), 400, "INVALID_PASSWORD")
+    assert phone.ok("v1/station/getStations", {})  # a wrong password ends nothing
+    response = api.call("v1/auth/logoutAll", {"currentPassword": PASSWORD})
+    assert response.status_code == 200 and response.json() == {}
+    assert "Max-Age=0" in response.headers["set-cookie"] or "expires=" in response.headers["set-cookie"].lower()
+    for device in (api, phone):
+        assert_error(device.call("v1/station/getStations", {}), 401, "AUTH_INVALID_TOKEN")
+    assert radio.client().login(api.username, PASSWORD)  # type: ignore[attr-defined]

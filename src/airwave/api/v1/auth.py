@@ -163,6 +163,30 @@ def logout(call: Call, req: Empty) -> EmptyResponse:
     return EmptyResponse()
 
 
+class LogoutAllRequest(RequestModel):
+    current_password: str = Field(max_length=1024)
+
+
+@registry.endpoint(
+    "auth/logoutAll", request=LogoutAllRequest, response=EmptyResponse, writes=True,
+    errors=[ErrorCode.INVALID_PASSWORD, ErrorCode.RATE_LIMITED],
+    notes="""
+    Extension: "sign out everywhere". After re-entering the password (wrong: `INVALID_PASSWORD`, counted
+    like failed logins), every session of the account ends, this one included, and the session cookie is
+    cleared. The password stays as it is.
+    """,
+)
+def logout_all(call: Call, req: LogoutAllRequest) -> EmptyResponse:
+    """End every session of the account."""
+    listener = call.require_listener()
+    now = call.now()
+    sessions.reauthenticate(call.services.database, call.settings, now, listener, req.current_password, call.client)
+    with call.services.database.write() as db:
+        sessions.end_other_sessions(db, listener.id, None)
+    call.clear_session_cookie()
+    return EmptyResponse()
+
+
 @registry.endpoint(
     "auth/anonymousLogin", request=Empty, response=ListenerObject, auth=False, writes=True,
     enabled=lambda settings: settings.anonymous_login,

@@ -883,10 +883,8 @@ export async function settingsView(main, { onSignOut }) {
     field("Password", everyPw), everyOut,
     h("button", { type: "button", onclick: async () => {
       try {
-        // No endpoint ends all sessions at once; re-setting the password does (updateAccount revokes the others).
-        const l = await api("listener/updateAccount", { currentUsername: listener.username, currentPassword: everyPw.value, newPassword: everyPw.value });
-        if (l && l.authToken) session.token = l.authToken;
-        await onSignOut();
+        await api("auth/logoutAll", { currentPassword: everyPw.value });
+        await onSignOut(true);
         toast("Signed out on every device.");
       } catch (err) {
         everyOut.textContent = err.code === "INVALID_PASSWORD" ? "That password is not right." : errorText(err);
