@@ -202,7 +202,7 @@ def test_fragment_track_objects(radio: Server) -> None:
     artist = some_artist(api)
     sid = api.ok("v1/station/createStation", {"musicId": artist["musicId"]})["stationId"]
     response = api.ok("v1/playlist/getFragment", {"stationId": sid, "isStationStart": True, "audioFormat": "mp3"})
-    assert set(response) == {"tracks", "listenerQualifiesForUpsell", "isBingeSkipping"}
+    assert set(response) == {"tracks", "listenerQualifiesForUpsell", "isBingeSkipping", "skipsRemaining"}
     tracks = response["tracks"]
     assert len(tracks) == 4
     for t in tracks:
