@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Mapping
 
 
 class ErrorCode(Enum):
@@ -68,12 +67,13 @@ class ApiError(Exception):
         message: str | None = None,
         *,
         http_status: int | None = None,
-        headers: Mapping[str, str] | None = None,
+        retry_after: int | None = None,
     ) -> None:
         self.error = error
         self.message = message or error.meaning
         self.http_status = http_status or error.http_status
-        self.headers = dict(headers or {})
+        # Seconds until trying again makes sense; the HTTP edge turns it into `Retry-After`.
+        self.retry_after = None if retry_after is None else max(1, int(retry_after))
         super().__init__(f"{error.name}: {self.message}")
 
     def envelope(self) -> dict[str, object]:

@@ -107,7 +107,7 @@ async def send_json(send: Send, status: int, body: bytes, headers: list[tuple[by
 
 
 async def send_error(send: Send, error: ApiError) -> None:
-    headers = [(k.lower().encode(), v.encode()) for k, v in error.headers.items()]
+    headers = [] if error.retry_after is None else [(b"retry-after", str(error.retry_after).encode())]
     await send_json(send, error.http_status, orjson.dumps(error.envelope()), headers)
 
 

@@ -28,7 +28,7 @@ def create(db: Session, settings: Settings, now: datetime, address: str | None) 
             AuthSession.created_at > hour_ago)
         if (db.scalar(recent) or 0) >= PER_ADDRESS_PER_HOUR:
             raise ApiError(ErrorCode.RATE_LIMITED, "too many anonymous sessions from this address; try later",
-                           headers={"Retry-After": "600"})
+                           retry_after=600)
     name = f"anonymous-{secrets.token_hex(6)}"
     listener = Listener(
         username=name, username_key=accounts.username_key(name), webname=name,

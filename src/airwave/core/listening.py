@@ -37,4 +37,4 @@ def check_cap(db: Session, settings: Settings, listener: Listener, now: datetime
         raise ApiError(ErrorCode.LISTENER_NOT_AUTHORIZED,
                        f"your plan's {cap} hours of listening this month are used up; listening resumes on "
                        f"{resume:%Y-%m-%d} (UTC)",
-                       headers={"Retry-After": str(max(1, int((resume - now).total_seconds())))})
+                       retry_after=int((resume - now).total_seconds()))

@@ -104,7 +104,7 @@ def _check_rate(db: Session, settings: Settings, listener_id: int, now: datetime
     if fragments >= settings.fragment_limit:
         raise ApiError(ErrorCode.PLAYLIST_EXCEEDED,
                        f"at most {settings.fragment_limit} fragments per {settings.fragment_window} s; wait a moment",
-                       headers={"Retry-After": "60"})
+                       retry_after=60)
 
 
 def skips_left(db: Session, policy: TierPolicy, listener_id: int, station_id: int, now: datetime) -> int | None:

@@ -69,7 +69,7 @@ def check_limit(db: Session, now: datetime, keys: list[tuple[str, int]], window:
             raise ApiError(
                 ErrorCode.RATE_LIMITED,
                 f"too many {what}; try again in {retry} seconds",
-                headers={"Retry-After": str(retry)},
+                retry_after=retry,
             )
 
 
