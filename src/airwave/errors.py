@@ -68,12 +68,14 @@ class ApiError(Exception):
         *,
         http_status: int | None = None,
         retry_after: int | None = None,
+        allow: str | None = None,
     ) -> None:
         self.error = error
         self.message = message or error.meaning
         self.http_status = http_status or error.http_status
         # Seconds until trying again makes sense; the HTTP edge turns it into `Retry-After`.
         self.retry_after = None if retry_after is None else max(1, int(retry_after))
+        self.allow = allow  # the methods a 405 names; the HTTP edge turns it into `Allow`
         super().__init__(f"{error.name}: {self.message}")
 
     def envelope(self) -> dict[str, object]:

@@ -79,7 +79,7 @@ class AudioRoutes:
         if match:
             if method != "POST":
                 raise ApiError(ErrorCode.METHOD_NOT_ALLOWED, "receipt and skip URLs answer POST",
-                               headers={"Allow": "POST"})
+                               allow="POST")
             await self._receipt(scope, receive, send, _OUTCOMES[match.group(1)], match.group(2))
             return
         match = _AUDIO.fullmatch(path)
@@ -87,7 +87,7 @@ class AudioRoutes:
             raise ApiError(ErrorCode.NOT_FOUND, f"nothing at {path[:200]}")
         if method not in ("GET", "HEAD"):
             raise ApiError(ErrorCode.METHOD_NOT_ALLOWED, "audio URLs answer GET and HEAD",
-                           headers={"Allow": "GET, HEAD"})
+                           allow="GET, HEAD")
         now = self.services.clock.now()
         grant = self.services.signer.verify_audio(match.group(1), now)
         scope.setdefault("state", {})["listener_id"] = grant.listener_id

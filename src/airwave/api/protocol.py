@@ -107,7 +107,11 @@ async def send_json(send: Send, status: int, body: bytes, headers: list[tuple[by
 
 
 async def send_error(send: Send, error: ApiError) -> None:
-    headers = [] if error.retry_after is None else [(b"retry-after", str(error.retry_after).encode())]
+    headers = []
+    if error.retry_after is not None:
+        headers.append((b"retry-after", str(error.retry_after).encode()))
+    if error.allow is not None:
+        headers.append((b"allow", error.allow.encode()))
     await send_json(send, error.http_status, orjson.dumps(error.envelope()), headers)
 
 
@@ -140,7 +144,7 @@ class ApiDispatcher:
             raise ApiError(
                 ErrorCode.METHOD_NOT_ALLOWED,
                 f"{scope['method']} is not allowed; API calls are POST with a JSON body",
-                headers={"Allow": "POST"},
+                allow="POST",
             )
         endpoint = self._route(scope["path"])
         headers = _headers(scope)
