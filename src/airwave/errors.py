@@ -69,6 +69,7 @@ class ApiError(Exception):
         http_status: int | None = None,
         retry_after: int | None = None,
         allow: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         self.error = error
         self.message = message or error.meaning
@@ -76,6 +77,7 @@ class ApiError(Exception):
         # Seconds until trying again makes sense; the HTTP edge turns it into `Retry-After`.
         self.retry_after = None if retry_after is None else max(1, int(retry_after))
         self.allow = allow  # the methods a 405 names; the HTTP edge turns it into `Allow`
+        self.headers = dict(headers or {})  # set only by HTTP byte serving (Content-Range of a 416)
         super().__init__(f"{error.name}: {self.message}")
 
     def envelope(self) -> dict[str, object]:

@@ -112,6 +112,7 @@ async def send_error(send: Send, error: ApiError) -> None:
         headers.append((b"retry-after", str(error.retry_after).encode()))
     if error.allow is not None:
         headers.append((b"allow", error.allow.encode()))
+    headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in error.headers.items()]
     await send_json(send, error.http_status, orjson.dumps(error.envelope()), headers)
 
 
