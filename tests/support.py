@@ -101,12 +101,14 @@ class Server:
     process: subprocess.Popen[str] | None = None
     output: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    fd_limit: int | None = None  # RLIMIT_NOFILE (soft and hard) of the server process
 
     def start(self, timeout: float = 30) -> "Server":
         env = {**os.environ, **self.backend.env, "AIRWAVE_LOG_FORMAT": "json", **self.env}
         cmd = [sys.executable, "-m", "airwave", "serve", "--port", "0", *self.args]
         self.process = subprocess.Popen(
-            cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1
+            cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
+            preexec_fn=None if self.fd_limit is None else self._limit_fds,
         )
         threading.Thread(target=self._drain, args=(self.process.stderr, self.errors), daemon=True).start()
         deadline = time.monotonic() + timeout
@@ -123,6 +125,11 @@ class Server:
                 self._wait_healthy(deadline)
                 return self
         raise RuntimeError("server did not announce its address in time")
+
+    def _limit_fds(self) -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.fd_limit, self.fd_limit))
 
     @staticmethod
     def _drain(stream: Any, sink: list[str]) -> None:

@@ -67,6 +67,12 @@ class Settings(BaseSettings):
         default_factory=list, description="addresses/networks whose X-Forwarded-* headers count"
     )
     public_url: str | None = Field(None, description="base URL clients use, for links and mail")
+    header_timeout: float = Field(
+        10.0, gt=0, description="seconds for the TLS handshake and for each request head")
+    keep_alive_timeout: float = Field(
+        5.0, gt=0, description="seconds an idle connection stays open between requests")
+    max_connections: int = Field(
+        0, ge=0, description="client connections at once; 0 = descriptor limit less a quarter")
 
     library_dirs: list[Path] = Field(default_factory=list, description="music folders to scan")
     scan_workers: int = Field(0, ge=0, description="tag-reading processes; 0 = one per CPU core")

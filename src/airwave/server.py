@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import resource
 import signal
 import socket
 import ssl
+import sys
 import threading
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import uvicorn
+from uvicorn.server import STARTUP_FAILURE
 
 from airwave.api.app import create_app
 from airwave.config import Settings
@@ -23,6 +27,10 @@ log = logging.getLogger("airwave.server")
 class _Server(uvicorn.Server):
     """uvicorn's server, but a signal-initiated graceful stop exits with status 0."""
 
+    def __init__(self, config: uvicorn.Config, handshake_timeout: float) -> None:
+        super().__init__(config)
+        self.handshake_timeout = handshake_timeout
+
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         if threading.current_thread() is not threading.main_thread():
@@ -34,6 +42,37 @@ class _Server(uvicorn.Server):
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """uvicorn's startup for our pre-bound sockets, plus a bound on the TLS handshake.
+
+        uvicorn leaves asyncio's 60 s handshake timeout, during which a peer that never speaks TLS
+        holds a descriptor; ours is the header timeout.
+        """
+        await self.lifespan.startup()
+        if self.lifespan.should_exit:
+            sys.exit(STARTUP_FAILURE)
+        config = self.config
+
+        def create_protocol(_loop: asyncio.AbstractEventLoop | None = None) -> asyncio.Protocol:
+            return config.http_protocol_class(  # type: ignore[call-arg]
+                config=config,
+                server_state=self.server_state,
+                app_state=self.lifespan.state,
+                _loop=_loop,
+            )
+
+        loop = asyncio.get_running_loop()
+        extra: dict[str, Any] = {}
+        if config.ssl is not None:
+            extra["ssl_handshake_timeout"] = self.handshake_timeout
+        self.servers = [
+            await loop.create_server(
+                create_protocol, sock=sock, ssl=config.ssl, backlog=config.backlog, **extra
+            )
+            for sock in sockets or []
+        ]
+        self.started = True
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -60,13 +99,37 @@ def base_url(settings: Settings, port: int) -> str:
     return f"{scheme}://{host}:{port}/"
 
 
-def _http_protocol() -> type | str:
-    """httptools with zero-copy file bodies (airwave.zerocopy) when httptools is installed, else uvicorn's pick."""
+def _http_protocol(header_timeout: float, max_connections: int) -> tuple[type | str, Any]:
+    """httptools with guards and zero-copy sends (airwave.zerocopy), else uvicorn's pick.
+
+    httptools comes with uvicorn[standard]; without it uvicorn's h11 protocol serves, still with the
+    keep-alive and TLS handshake timeouts but without the head timeout and the connection cap.
+    """
     try:
-        from airwave.zerocopy import ZeroCopyHttpToolsProtocol
+        from airwave.zerocopy import ConnectionGuard, ZeroCopyHttpToolsProtocol
     except ImportError:
-        return "auto"
-    return ZeroCopyHttpToolsProtocol
+        log.warning("httptools is missing: serving without request-head timeout or connection cap")
+        return "auto", None
+    return ZeroCopyHttpToolsProtocol, ConnectionGuard(header_timeout, max_connections)
+
+
+def raise_fd_limit() -> int:
+    """Raise the soft descriptor limit to the hard one, for more clients; returns the limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError) as exc:
+            log.warning("cannot raise the descriptor limit from %d to %d: %s", soft, target, exc)
+    return soft if soft != resource.RLIM_INFINITY else 1 << 20
+
+
+def connection_cap(fd_limit: int, configured: int) -> int:
+    """Client connections at once: a quarter of the descriptors (64 at least) stay for the rest."""
+    cap = max(fd_limit - max(64, fd_limit // 4), 16)
+    return min(configured, cap) if configured else cap
 
 
 def run(services: Services, announce: Callable[[str], None], library: Library | None = None) -> None:
@@ -74,6 +137,9 @@ def run(services: Services, announce: Callable[[str], None], library: Library | 
     settings = services.settings
     if bool(settings.tls_cert) != bool(settings.tls_key):
         raise ValueError("TLS needs both a certificate (--tls-cert) and a key (--tls-key)")
+    protocol, guard = _http_protocol(
+        settings.header_timeout, connection_cap(raise_fd_limit(), settings.max_connections)
+    )
     sock = bind(settings.host, settings.port)
     port = sock.getsockname()[1]
     config = uvicorn.Config(
@@ -85,8 +151,9 @@ def run(services: Services, announce: Callable[[str], None], library: Library | 
         proxy_headers=False,  # trusted proxies are handled by the app itself
         server_header=False,
         timeout_graceful_shutdown=10,
+        timeout_keep_alive=settings.keep_alive_timeout,
         lifespan="on",
-        http=_http_protocol(),
+        http=protocol,
     )
     try:
         config.load()  # loads the certificate now, so a bad one fails before we announce
@@ -95,7 +162,8 @@ def run(services: Services, announce: Callable[[str], None], library: Library | 
         raise ValueError(
             f"cannot use TLS certificate {settings.tls_cert} with key {settings.tls_key}: {exc}"
         ) from None
-    server = _Server(config)
+    config.connection_guard = guard  # type: ignore[attr-defined]  # read by the protocol
+    server = _Server(config, handshake_timeout=settings.header_timeout)
     announce(base_url(settings, port))
     if library is not None:
         library.start(watch=settings.watch_library)

@@ -1,4 +1,9 @@
-"""uvicorn's httptools protocol plus the ASGI zero-copy send extension, done with os.sendfile.
+"""uvicorn's httptools protocol with connection guards and the ASGI zero-copy send extension.
+
+Guards (uvicorn has none of these): a connection must deliver each request head within
+`header_timeout` seconds and `MAX_HEAD_BYTES`; when open connections reach the cap the
+descriptor limit allows, the oldest idle ones (waiting for a request head, or kept alive between
+requests) are dropped to make room; unparsable requests get a 400 in the API's error envelope.
 
 uvicorn (0.54) implements neither `http.response.pathsend` nor `http.response.zerocopysend`, so file
 bodies would pass through Python in chunks. On plain-HTTP connections this protocol advertises
@@ -11,21 +16,122 @@ connections keep the ordinary path (the kernel here does no TLS).
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import os
 from typing import Any, Awaitable, Callable
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
+from uvicorn.protocols.http.httptools_impl import (
+    STATUS_LINE,
+    HttpToolsProtocol,
+    RequestResponseCycle,
+)
+
+from airwave.errors import ErrorCode
 
 EXTENSION = "http.response.zerocopysend"
 MAX_CALL = 1024 * 1024  # bytes per sendfile call before other connections get a turn
+MAX_HEAD_BYTES = 64 * 1024  # request line plus headers
 
 Send = Callable[[Any], Awaitable[None]]
+log = logging.getLogger("airwave.server")
+
+
+class ConnectionGuard:
+    """One server's connection bookkeeping: the head deadline and the cap on open connections."""
+
+    def __init__(self, header_timeout: float = 10.0, max_connections: int | None = None) -> None:
+        self.header_timeout = header_timeout
+        self.max_connections = max_connections
+        self.open: set[ZeroCopyHttpToolsProtocol] = set()
+        self.idle: dict[ZeroCopyHttpToolsProtocol, None] = {}  # insertion order: longest idle first
+        self.dropped = 0
+
+    def opened(self, conn: ZeroCopyHttpToolsProtocol) -> None:
+        """Count a new connection, dropping the longest-idle ones while over the cap."""
+        self.open.add(conn)
+        if self.max_connections is None:
+            return
+        while len(self.open) > self.max_connections and self.idle:
+            oldest = next(iter(self.idle))
+            self.forget(oldest)
+            oldest.transport.abort()  # frees the descriptor now; an idle peer loses nothing
+            self.dropped += 1
+            if self.dropped in (1, 10, 100) or self.dropped % 1000 == 0:
+                log.warning("connection limit %d reached: dropped %d idle connection(s) so far",
+                            self.max_connections, self.dropped)
+
+    def forget(self, conn: ZeroCopyHttpToolsProtocol) -> None:
+        self.open.discard(conn)
+        self.idle.pop(conn, None)
+
+    def set_idle(self, conn: ZeroCopyHttpToolsProtocol, idle: bool) -> None:
+        self.idle.pop(conn, None)
+        if idle and conn in self.open:
+            self.idle[conn] = None
+
+
+_DEFAULT_GUARD = ConnectionGuard()
+
+
+def _envelope_response(status: int, message: str, extra: bytes = b"") -> bytes:
+    """A complete HTTP/1.1 response carrying the §4 error envelope, closing the connection."""
+    body = json.dumps({"errorCode": ErrorCode.INVALID_REQUEST.code,
+                       "errorString": ErrorCode.INVALID_REQUEST.name, "message": message}).encode()
+    return b"".join([
+        STATUS_LINE[status], extra,
+        b"content-type: application/json\r\ncontent-length: ", str(len(body)).encode(),
+        b"\r\nconnection: close\r\n\r\n", body,
+    ])
 
 
 class ZeroCopyHttpToolsProtocol(HttpToolsProtocol):
-    """HttpToolsProtocol whose plain-HTTP requests may send file bodies with os.sendfile."""
+    """HttpToolsProtocol with connection guards whose plain-HTTP requests may use os.sendfile."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        guard = getattr(self.config, "connection_guard", None)
+        self.guard: ConnectionGuard = guard or _DEFAULT_GUARD
+        self.in_head = True  # between requests: no request head complete yet
+        self.head_bytes = 0
+        self.head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self.guard.opened(self)
+        self.guard.set_idle(self, True)
+        self._arm_head_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.guard.forget(self)
+        self._cancel_head_timer()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self.in_head:
+            if self.head_timer is None:  # the first bytes after a keep-alive pause start the clock
+                self._arm_head_timer()
+            self.head_bytes += len(data)
+        super().data_received(data)
+        if self.in_head and self.head_bytes > MAX_HEAD_BYTES and not self.transport.is_closing():
+            self._reply_and_close(431, f"the request head is larger than {MAX_HEAD_BYTES} bytes")
+
+    def send_400_response(self, msg: str) -> None:
+        """The parser refused the bytes: the error envelope, unless a response has begun."""
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:
+            cycle.disconnected = True  # the app, reading a broken body, sees the client leave
+            cycle.message_event.set()
+            if cycle.response_started:
+                self.transport.close()
+                return
+        self._reply_and_close(400, "the request is not valid HTTP/1.1")
 
     def on_headers_complete(self) -> None:
+        self.in_head = False
+        self.head_bytes = 0
+        self._cancel_head_timer()
+        self.guard.set_idle(self, False)
         super().on_headers_complete()
         cycle = self.cycle
         if cycle is None or cycle.scope is not self.scope or self.scheme != "http":
@@ -35,6 +141,52 @@ class ZeroCopyHttpToolsProtocol(HttpToolsProtocol):
         self.scope.setdefault("extensions", {})[EXTENSION] = {}  # type: ignore[typeddict-unknown-key]
         cycle.send = _ZeroCopySend(cycle, cycle.send)  # type: ignore[method-assign]
 
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self.transport.is_closing() or not (self.cycle is None or self.cycle.response_complete):
+            return  # closing, or a pipelined request is being answered now
+        self.in_head = True  # the keep-alive timer runs until bytes of the next request arrive
+        self.guard.set_idle(self, True)
+
+    def handle_websocket_upgrade(self) -> None:
+        self.guard.forget(self)
+        self._cancel_head_timer()
+        super().handle_websocket_upgrade()
+
+    def _arm_head_timer(self) -> None:
+        self._cancel_head_timer()
+        self.head_timer = self.loop.call_later(self.guard.header_timeout, self._head_timed_out)
+
+    def _cancel_head_timer(self) -> None:
+        if self.head_timer is not None:
+            self.head_timer.cancel()
+            self.head_timer = None
+
+    def _head_timed_out(self) -> None:
+        """No complete request head in time: a 408 if the client began one, else a silent close."""
+        self.head_timer = None
+        if self.transport.is_closing():
+            return
+        if self.head_bytes:
+            limit = self.guard.header_timeout
+            self._reply_and_close(408, f"no complete request head within {limit:g} s")
+        else:
+            self._close()
+
+    def _reply_and_close(self, status: int, message: str) -> None:
+        self.in_head = False
+        self._cancel_head_timer()
+        self.guard.set_idle(self, False)
+        defaults = self.server_state.default_headers
+        extra = b"".join(name + b": " + value + b"\r\n" for name, value in defaults)
+        self.transport.write(_envelope_response(status, message, extra))
+        self._close()
+
+    def _close(self) -> None:
+        """Close the connection; TLS without waiting for a close_notify the peer may never send."""
+        if self.scheme == "https":
+            self.loop.call_later(0.5, self.transport.abort)
+        self.transport.close()
 
     def shutdown(self) -> None:
         """Graceful shutdown; an idle TLS connection is cut after a short grace.

@@ -1,0 +1,196 @@
+"""Slow, idle and broken clients on the wire: request-head and keep-alive timeouts, a flood of idle
+sockets beyond the descriptor limit, the TLS handshake bound, and unparsable HTTP answered in the
+error envelope (spec §4).
+
+Everything here is transport-level and independent of the database, so it runs on SQLite only.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import trustme
+
+from support import Backend, Server, assert_error
+
+HEADER_TIMEOUT = 1.5
+KEEP_ALIVE_TIMEOUT = 1.0
+FD_LIMIT = 256
+ENV = {
+    "AIRWAVE_HEADER_TIMEOUT": str(HEADER_TIMEOUT),
+    "AIRWAVE_KEEP_ALIVE_TIMEOUT": str(KEEP_ALIVE_TIMEOUT),
+}
+
+
+@pytest.fixture(scope="module")
+def backend_kind() -> str:
+    return "sqlite"
+
+
+@pytest.fixture(scope="module")
+def server(make_backend: Callable[[], Backend]) -> Iterator[Server]:
+    """A server whose process may hold only FD_LIMIT descriptors."""
+    started = Server(make_backend(), [], dict(ENV), fd_limit=FD_LIMIT).start()
+    yield started
+    started.stop()
+
+
+def _address(server: Server) -> tuple[str, int]:
+    host, port = server.url.split("//", 1)[1].rsplit(":", 1)
+    return host, int(port)
+
+
+def _connect(server: Server, data: bytes = b"") -> socket.socket:
+    sock = socket.create_connection(_address(server), timeout=5)
+    if data:
+        sock.sendall(data)
+    return sock
+
+
+def _read_until_closed(sock: socket.socket, timeout: float) -> tuple[bytes, float]:
+    """Everything the server sends until it closes the connection, and how long that took."""
+    start = time.monotonic()
+    sock.settimeout(timeout)
+    received = b""
+    try:
+        while chunk := sock.recv(65536):
+            received += chunk
+    except ConnectionResetError:
+        pass
+    except TimeoutError:
+        raise AssertionError(f"still open after {timeout} s; got {received!r}") from None
+    finally:
+        sock.close()
+    return received, time.monotonic() - start
+
+
+def _response(raw: bytes) -> httpx.Response:
+    head, _, body = raw.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = [tuple(part.strip() for part in line.split(":", 1)) for line in lines]
+    return httpx.Response(int(status_line.split()[1]), headers=headers, content=body)
+
+
+def _assert_envelope(raw: bytes, status: int) -> None:
+    response = _response(raw)
+    assert_error(response, status, "INVALID_REQUEST")
+    assert response.headers["connection"] == "close"
+    assert response.headers["content-type"] == "application/json"
+
+
+def test_idle_sockets_beyond_the_descriptor_limit_do_not_starve_clients(server: Server) -> None:
+    flood = []
+    try:
+        for i in range(FD_LIMIT + 64):
+            flood.append(_connect(server, b"POST /api/v1/meta/getEndp" if i % 2 else b""))
+        for _ in range(3):
+            began = time.monotonic()
+            server.client(timeout=5).ok("v1/meta/getEndpoints")  # a new connection each time
+            assert time.monotonic() - began < 2
+        assert server.wait_for_log(lambda line: "connection limit" in line and "dropped" in line)
+        # the ones not dropped to make room are closed once their head timeout passes
+        deadline = time.monotonic() + HEADER_TIMEOUT + 3
+        for sock in flood:
+            _read_until_closed(sock, max(deadline - time.monotonic(), 0.1))
+    finally:
+        for sock in flood:
+            sock.close()
+
+
+def test_silent_connection_is_closed_after_the_header_timeout(server: Server) -> None:
+    received, took = _read_until_closed(_connect(server), HEADER_TIMEOUT + 3)
+    assert received == b""
+    assert HEADER_TIMEOUT - 0.3 < took < HEADER_TIMEOUT + 1.5
+
+
+def test_dribbled_request_head_gets_408_at_the_deadline(server: Server) -> None:
+    """Steady trickling does not extend the deadline (slowloris)."""
+    sock = _connect(server)
+    began = time.monotonic()
+    head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 100
+    try:
+        for byte in head:
+            sock.sendall(bytes([byte]))
+            time.sleep(0.1)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    received, _ = _read_until_closed(sock, HEADER_TIMEOUT + 3)
+    took = time.monotonic() - began
+    assert HEADER_TIMEOUT - 0.3 < took < HEADER_TIMEOUT + 1.5
+    _assert_envelope(received, 408)
+
+
+def test_idle_keep_alive_connection_is_closed(server: Server) -> None:
+    sock = _connect(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    received, took = _read_until_closed(sock, KEEP_ALIVE_TIMEOUT + 3)
+    assert received.startswith(b"HTTP/1.1 200 ")
+    assert KEEP_ALIVE_TIMEOUT - 0.3 < took < KEEP_ALIVE_TIMEOUT + 1.5
+
+
+def test_second_request_on_a_kept_alive_connection_has_its_own_deadline(server: Server) -> None:
+    sock = _connect(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    sock.settimeout(5)
+    assert sock.recv(65536).startswith(b"HTTP/1.1 200 ")
+    sock.sendall(b"GET /healthz HTTP/1.1\r\n")  # and never the rest
+    received, took = _read_until_closed(sock, HEADER_TIMEOUT + 3)
+    assert HEADER_TIMEOUT - 0.3 < took < HEADER_TIMEOUT + 1.5
+    _assert_envelope(received, 408)
+
+
+GOOD = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+CHUNKED = (b"POST /api/v1/meta/getEndpoints HTTP/1.1\r\nHost: x\r\n"
+           b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+
+
+@pytest.mark.parametrize("request_bytes", [
+    pytest.param(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03garbage\r\n\r\n", id="garbage"),
+    pytest.param(b"GET /healthz HTTP/9\r\nHost: x\r\n\r\n", id="bad-request-line"),
+    pytest.param(b"GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n", id="bad-header"),
+    pytest.param(CHUNKED + b"zz\r\n{}\r\n0\r\n\r\n", id="bad-chunked-body"),
+    pytest.param(GOOD + b"\x00\x01 nonsense\r\n\r\n", id="bad-second-request"),
+])
+def test_unparsable_http_gets_400_in_the_envelope(server: Server, request_bytes: bytes) -> None:
+    received, _ = _read_until_closed(_connect(server, request_bytes), 5)
+    if received.startswith(b"HTTP/1.1 200 "):  # the well-formed first request of a pipeline
+        received = received[received.index(b"HTTP/1.1 400 "):]
+    _assert_envelope(received, 400)
+
+
+def test_oversized_request_head_gets_431_in_the_error_envelope(server: Server) -> None:
+    sock = _connect(server)
+    try:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 200_000)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    received, _ = _read_until_closed(sock, 5)
+    _assert_envelope(received, 431)
+
+
+def test_tls_handshake_that_never_comes_is_cut_at_the_header_timeout(
+    make_backend: Callable[[], Backend], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    ca = trustme.CA()
+    issued = ca.issue_cert("127.0.0.1")
+    directory: Path = tmp_path_factory.mktemp("tls")
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    cert.write_bytes(b"".join(blob.bytes() for blob in issued.cert_chain_pems))
+    issued.private_key_pem.write_to_path(str(key))
+    args = ["--tls-cert", str(cert), "--tls-key", str(key)]
+    tls = Server(make_backend(), args, dict(ENV)).start()
+    try:
+        silent, began = _connect(tls), time.monotonic()
+        context = ssl.create_default_context()
+        ca.configure_trust(context)
+        assert httpx.get(tls.url + "/healthz", verify=context).status_code == 200
+        received, _ = _read_until_closed(silent, HEADER_TIMEOUT + 3)
+        took = time.monotonic() - began
+        assert received == b""
+        assert HEADER_TIMEOUT - 0.3 < took < HEADER_TIMEOUT + 1.5
+    finally:
+        tls.stop()
