@@ -473,8 +473,8 @@ class TranscodeCache:
                 live += 1
             else:
                 dead += 1
-        size = sum(size for _, size, _ in entries)
-        return CacheStats(self.root, len(entries), size, self.limit, live, dead)
+        total = sum(size for _, size, _ in entries)
+        return CacheStats(self.root, len(entries), total, self.limit, live, dead)
 
     def clear(self) -> tuple[int, int]:
         """Delete every complete entry and every abandoned part; returns (entries, bytes) deleted."""

@@ -24,7 +24,7 @@ class Services:
 
     @classmethod
     def open(cls, settings: Settings, clock: Clock | None = None) -> "Services":
-        """Create the data dir (owner-only), connect, migrate the schema to the newest revision; the signer keeps its key there."""
+        """Create the data dir (owner-only), connect, migrate the schema; the signer keeps its key there."""
         private_dir(settings.data_dir)
         database = Database(settings.resolved_database_url)
         database.migrate()
