@@ -392,6 +392,9 @@ def cache_show(ctx: typer.Context, data_dir: DataDir = None) -> None:
     stats = cache.for_settings(_settings(data_dir=data_dir)).stats()
     out.print(f"transcode cache {stats.root}: {stats.entries} entries, {_bytes(stats.bytes)} of "
               f"{_bytes(stats.limit)} (transcode_cache_mb); {stats.in_progress} being written")
+    if stats.leftovers:
+        out.print(f"{stats.leftovers} partial transcodes left by a stopped server "
+                  "(deleted by `airwave cache clear` or at the next start)")
 
 
 @cache_app.command("clear")

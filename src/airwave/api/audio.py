@@ -21,7 +21,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from airwave.api.protocol import read_body, request_id_of, send_error, send_json
 from airwave.audio import cache
-from airwave.audio.cache import Job, TranscodeCache
+from airwave.audio.cache import CacheFull, Job, TranscodeCache
 from airwave.audio.files import Incomplete, OpenFile, open_file, request_headers, send_file, send_growing
 from airwave.audio.formats import PROFILES, original_content_type
 from airwave.audio.signing import AudioGrant, ReceiptGrant
@@ -36,6 +36,7 @@ _AUDIO = re.compile(r"/audio/([A-Za-z0-9_-]{1,200})(?:\.[A-Za-z0-9]{1,5})?")
 _RECEIPT = re.compile(r"/audio/(receipt|skip)/([A-Za-z0-9_-]{1,200})")
 _OUTCOMES: dict[str, plays.Outcome] = {"receipt": "completed", "skip": "skipped"}
 MAX_RECEIPT_BODY = 4096
+NO_SPACE_RETRY_AFTER = 60  # seconds a client waits to ask again while the cache's disk is full
 
 
 class AudioRoutes:
@@ -106,6 +107,8 @@ class AudioRoutes:
                 found = await self.cache.get(source.path, profile)
             except FileNotFoundError:
                 raise ApiError(ErrorCode.NOT_FOUND, "the file of this track is missing") from None
+            except CacheFull:
+                raise _no_space(grant.encoding) from None
             if isinstance(found, Job):
                 with self.cache.listening(found):
                     if _streams_whole(scope):
@@ -116,6 +119,8 @@ class AudioRoutes:
                             return
                     try:
                         path = await found.wait()
+                    except CacheFull:
+                        raise _no_space(grant.encoding) from None
                     except TranscodeError:
                         if attempt == 1 and (found.remote or found.abandoned):
                             continue  # the other process's transcode, or an abandoned one, ended: start afresh
@@ -175,6 +180,15 @@ class AudioRoutes:
         counted, duration = await anyio.to_thread.run_sync(record)
         seconds = reported if reported is not None else (duration if outcome == "completed" else 0.0)
         await send_json(send, 200, orjson.dumps({"outcome": outcome, "secondsPlayed": seconds, "recorded": counted}))
+
+
+def _no_space(encoding: str) -> ApiError:
+    """The answer while the transcode cache's disk is full: 503, Retry-After; no 500, no hang."""
+    log.warning("transcode cache out of disk space", extra={"encoding": encoding})
+    return ApiError(ErrorCode.SERVER_ERROR,
+                    f"the server is out of disk space for transcoding to {encoding}; "
+                    "try again later or ask for the original encoding",
+                    http_status=503, retry_after=NO_SPACE_RETRY_AFTER)
 
 
 async def _first_bytes(job: Job) -> int | None:

@@ -3,7 +3,8 @@
 Layout under data_dir/cache/audio/ab/: `<key>.<ext>` complete entries, `<key>.lock` held (flock) by
 the one process transcoding that key, `<key>.<random>.part` the file being written. A part becomes an
 entry by fsync and atomic rename, so a crash, a kill or a disconnect never leaves a partial entry; the
-next writer of the key deletes stale parts. The transcode itself runs in a child process
+next writer of the key, the cache's start-up and eviction, and `airwave cache clear` delete stale
+parts (those whose lock nobody holds). The transcode itself runs in a child process
 (airwave.audio.workers), at most `workers` at once. Readers follow a part while it grows: through an
 in-memory Job in the process that owns the transcode, by polling the files in other processes.
 
@@ -43,6 +44,15 @@ POLL = 0.05  # seconds between looks at another process's transcode
 STALL = 60.0  # seconds without growth after which another process's transcode counts as dead
 ABANDON_AFTER = 2.0  # seconds without listeners after which a transcode is stopped
 _EXTENSIONS = {"." + p.extension for p in PROFILES.values()}
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+
+class CacheFull(TranscodeError):
+    """The cache's file system has no room for the transcode (retry once space is freed)."""
+
+
+def _no_space(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno in _NO_SPACE
 
 
 @dataclass(frozen=True)
@@ -51,7 +61,8 @@ class CacheStats:
     entries: int
     bytes: int
     limit: int
-    in_progress: int
+    in_progress: int  # parts a live transcode holds the lock of
+    leftovers: int  # parts nobody writes any more (a killed server's): sweep() deletes them
 
 
 class Job:
@@ -65,6 +76,7 @@ class Job:
         self.remote = False
         self.state = "starting"  # starting -> running -> done | failed
         self.error = ""
+        self.no_space = False  # failed for want of disk space: CacheFull rather than TranscodeError
         self.version = 0
         self._changed = asyncio.Event()
         self._part_ino: int | None = None
@@ -129,7 +141,7 @@ class Job:
         while not self.finished:
             await self.changed(self.version)
         if self.state == "failed":
-            raise TranscodeError(self.error)
+            raise CacheFull(self.error) if self.no_space else TranscodeError(self.error)
         return self.final
 
     def _refresh_remote(self) -> None:
@@ -167,8 +179,8 @@ class Job:
         self.state = "done"
         self.poke()
 
-    def _fail(self, message: str) -> None:
-        self.state, self.error = "failed", message
+    def _fail(self, message: str, no_space: bool = False) -> None:
+        self.state, self.error, self.no_space = "failed", message, no_space
         self.poke()
 
 
@@ -209,7 +221,11 @@ class TranscodeCache:
         self._tasks: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
 
     def start(self) -> None:
-        """Get the transcoding processes' forkserver going (blocking: call from a worker thread)."""
+        """Delete what killed transcodes left, start the forkserver (blocking: run in a thread)."""
+        try:
+            self.sweep()
+        except OSError as exc:  # an unreadable cache must not keep the server from starting
+            log.warning("transcode cache sweep failed", extra={"error": str(exc)})
         warm_up()
 
     # ------------------------------------------------------------------ lookups
@@ -239,9 +255,9 @@ class TranscodeCache:
         self._jobs[key] = job
         try:
             claim = await loop.run_in_executor(None, self._claim, job)
-        except BaseException:
+        except BaseException as exc:
             self._jobs.pop(key, None)
-            job._fail("could not start the transcode")
+            job._fail("could not start the transcode", no_space=isinstance(exc, CacheFull))
             raise
         if claim == "done":
             self._jobs.pop(key, None)
@@ -306,26 +322,49 @@ class TranscodeCache:
     # ------------------------------------------------------------------ writing
 
     def _claim(self, job: Job) -> _Claim | str:
-        """Take the key's lock: "done" if the entry appeared meanwhile, "busy" if another process holds it."""
-        job.final.parent.mkdir(parents=True, exist_ok=True)
-        lock_fd = os.open(job.lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        """Take the key's lock: "done" if the entry appeared meanwhile, "busy" if another holds it.
+
+        CacheFull when the disk has no room; on any failure the lock is let go, so the next request
+        starts afresh.
+        """
         try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            job.final.parent.mkdir(parents=True, exist_ok=True)
+            while True:
+                lock_fd = os.open(job.lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                try:
+                    fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError as exc:
+                    os.close(lock_fd)
+                    if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                        return "busy"
+                    raise
+                if _same_file(lock_fd, job.lock):
+                    break
+                os.close(lock_fd)  # a sweep deleted the file between our open and flock: again
+            part = job.final.parent / f"{job.key}.{secrets.token_hex(4)}.part"
+            claim = _Claim(job.lock, lock_fd, part)
+            try:
+                return self._prepare(job, claim)
+            except BaseException:
+                claim.release()
+                raise
         except OSError as exc:
-            os.close(lock_fd)
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                return "busy"
+            if _no_space(exc):
+                raise CacheFull(f"no space left for the transcode cache in {self.root}") from exc
             raise
+
+    @staticmethod
+    def _prepare(job: Job, claim: _Claim) -> _Claim | str:
+        """With the lock held: "done" (lock let go) if the entry exists, else the claim."""
         if job.final.exists():
-            os.close(lock_fd)
+            claim.release()
             return "done"
         for stale in job.final.parent.glob(f"{job.key}.*.part"):
             stale.unlink(missing_ok=True)  # left by a writer that died: we hold the lock, nobody writes them
-        part = job.final.parent / f"{job.key}.{secrets.token_hex(4)}.part"
-        os.close(os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644))
-        os.ftruncate(lock_fd, 0)
-        os.pwrite(lock_fd, part.name.encode(), 0)  # tells other processes which part to follow
-        return _Claim(job.lock, lock_fd, part)
+        os.close(os.open(claim.part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644))
+        os.ftruncate(claim.lock_fd, 0)
+        os.pwrite(claim.lock_fd, claim.part.name.encode(), 0)  # what other processes follow
+        return claim
 
     async def _drive(self, job: Job, claim: _Claim, source: str, profile: Profile) -> None:
         """Run the job's child process when a slot is free, then publish the part as the entry."""
@@ -346,7 +385,7 @@ class TranscodeCache:
             if outcome.ok:
                 size = await loop.run_in_executor(None, _publish, claim.part, job.final)
         except Exception as exc:  # noqa: BLE001  (the job fails; the server goes on)
-            outcome = Outcome(False, f"{type(exc).__name__}: {exc}")
+            outcome = Outcome(False, f"{type(exc).__name__}: {exc}", no_space=_no_space(exc))
         finally:
             claim.release(keep_part=outcome.ok)
             self._claims.pop(job.key, None)
@@ -360,7 +399,8 @@ class TranscodeCache:
             self._maybe_evict()
         else:
             quiet = job.abandoned or self._closing
-            job._fail("abandoned: nobody was listening" if job.abandoned else outcome.error)
+            job._fail("abandoned: nobody was listening" if job.abandoned else outcome.error,
+                      outcome.no_space)
             if not quiet:
                 log.warning("transcode failed", extra={"encoding": profile.encoding, "source": source,
                                                        "error": outcome.error})
@@ -385,6 +425,7 @@ class TranscodeCache:
 
     def evict(self) -> int:
         """Delete least recently used entries until the cache is within its bound; returns bytes freed."""
+        self.sweep()  # parts left by killed transcodes take space too
         entries = sorted(self._entries(), key=lambda e: e[0])
         total = sum(size for _, size, _ in entries)
         freed = 0
@@ -423,9 +464,17 @@ class TranscodeCache:
     # ------------------------------------------------------------------ operator's view
 
     def stats(self) -> CacheStats:
+        """Entries and their size; parts told apart by whether a live transcode holds their lock."""
         entries = self._entries()
-        parts = sum(1 for _ in self.root.glob("*/*.part")) if self.root.is_dir() else 0
-        return CacheStats(self.root, len(entries), sum(size for _, size, _ in entries), self.limit, parts)
+        live = dead = 0
+        for part in self.root.glob("*/*.part") if self.root.is_dir() else ():
+            key = part.name.split(".", 1)[0]
+            if key in self._jobs or not _lock_is_free(part.with_name(f"{key}.lock")):
+                live += 1
+            else:
+                dead += 1
+        total = sum(size for _, size, _ in entries)
+        return CacheStats(self.root, len(entries), total, self.limit, live, dead)
 
     def clear(self) -> tuple[int, int]:
         """Delete every complete entry and every abandoned part; returns (entries, bytes) deleted."""
@@ -488,11 +537,21 @@ def _part_named_in(lock: Path) -> Path | None:
     return lock.parent / name if name.endswith(".part") and "/" not in name else None
 
 
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether the descriptor is still the file at path (not one deleted and recreated since)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (opened.st_dev, opened.st_ino)
+
+
 def _try_lock(path: Path) -> int | None:
     """A descriptor holding the file's lock, or None when someone else holds it."""
     try:
         fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
-    except FileNotFoundError:
+    except OSError:  # gone, or not ours to open: either way we hold nothing
         return None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

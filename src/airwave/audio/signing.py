@@ -20,6 +20,7 @@ from pathlib import Path
 from airwave.audio.formats import ENCODINGS
 from airwave.audio.urls import audio_url, receipt_url, skip_url
 from airwave.errors import ApiError, ErrorCode
+from airwave.store.private import FILE_MODE, private_dir, private_file, tighten
 
 __all__ = ["AudioGrant", "ReceiptGrant", "SigningKey", "UrlSigner", "audio_url", "receipt_url", "skip_url"]
 
@@ -94,7 +95,9 @@ class UrlSigner:
     @classmethod
     def open(cls, data_dir: Path, *, grace_seconds: int = DEFAULT_GRACE) -> "UrlSigner":
         """The signer of an instance; its key file is created (mode 0600) on first use."""
-        return cls(Path(data_dir) / KEY_FILE, grace_seconds)
+        path = Path(data_dir) / KEY_FILE
+        tighten(path, FILE_MODE)  # one written before keys were made owner-only
+        return cls(path, grace_seconds)
 
     # ------------------------------------------------------------------ signing
 
@@ -168,8 +171,8 @@ class UrlSigner:
 
     def rotate(self, now: datetime) -> SigningKey:
         """Start signing with a fresh key; the previous one verifies for the grace period, older ones are dropped."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path.with_suffix(".lock"), "a") as lock:
+        private_dir(self.path.parent)
+        with open(private_file(self.path.with_suffix(".lock")), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             self._refresh(force=True)
             kept = [k if k.retired_at else SigningKey(k.id, k.secret, k.created_at, now) for k in self._keys
@@ -214,7 +217,7 @@ class UrlSigner:
             self._keys, self._stamp = keys, (st.st_ino, st.st_mtime_ns)
 
     def _create(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         now = datetime.now(timezone.utc)
         _write_keys(self.path, [SigningKey(1, secrets.token_bytes(32), now)], replace=False)
 

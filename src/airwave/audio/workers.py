@@ -9,6 +9,7 @@ parent publishes the result. When the server dies the child's next progress repo
 from __future__ import annotations
 
 import asyncio
+import errno
 import multiprocessing
 import multiprocessing.forkserver
 import os
@@ -25,6 +26,7 @@ from airwave.audio.formats import Profile
 
 _NOTIFY_BYTES = 16 * 1024  # the child reports progress at most once per this much output
 _ERROR = b"E"
+_NO_SPACE = b"S"  # an error for want of disk space: the parent tells the client to retry later
 
 
 @cache
@@ -47,6 +49,7 @@ def warm_up() -> None:
 class Outcome:
     ok: bool
     error: str = ""
+    no_space: bool = False
 
 
 class Worker:
@@ -72,10 +75,11 @@ class Worker:
         loop = asyncio.get_running_loop()
         ended: asyncio.Future[None] = loop.create_future()
         error = ""
+        no_space = False
         fd = self.conn.fileno()
 
         def readable() -> None:
-            nonlocal error
+            nonlocal error, no_space
             try:
                 message = self.conn.recv_bytes()
             except (EOFError, OSError):
@@ -83,8 +87,9 @@ class Worker:
                 if not ended.done():
                     ended.set_result(None)
                 return
-            if message.startswith(_ERROR):
+            if message.startswith((_ERROR, _NO_SPACE)):
                 error = message[1:].decode("utf-8", "replace")
+                no_space = message.startswith(_NO_SPACE)
             else:
                 progress()
 
@@ -100,7 +105,7 @@ class Worker:
             return Outcome(True)
         if not error:
             error = f"the transcoding process ended with {'signal ' + str(-code) if code and code < 0 else code}"
-        return Outcome(False, error)
+        return Outcome(False, error, no_space)
 
     def stop(self) -> None:
         """End the child now (its part file is the caller's to delete)."""
@@ -129,8 +134,21 @@ def _child(source: str, part: str, profile: Profile, system_lame: bool, conn: Co
         os._exit(2)
     except Exception as exc:  # TranscodeError, or a failure nobody foresaw: the server logs it
         message = str(exc) if isinstance(exc, TranscodeError) else f"{type(exc).__name__}: {exc}"
-        conn.send_bytes(_ERROR + message.encode("utf-8", "replace")[:2000])
+        kind = _NO_SPACE if _for_want_of_space(exc) else _ERROR
+        if kind == _NO_SPACE:
+            message = f"no space left on the device for the transcode ({message})"
+        conn.send_bytes(kind + message.encode("utf-8", "replace")[:2000])
         os._exit(1)
     finally:
         os.close(fd)
     conn.close()
+
+
+def _for_want_of_space(exc: BaseException | None) -> bool:
+    """Whether a failure (or its cause: PyAV wraps the sink's OSError) is a full disk or quota."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False

@@ -8,6 +8,7 @@ from airwave.audio.signing import UrlSigner
 from airwave.config import Settings
 from airwave.core.clock import Clock
 from airwave.store.db import Database
+from airwave.store.private import private_dir
 
 
 @dataclass
@@ -23,8 +24,8 @@ class Services:
 
     @classmethod
     def open(cls, settings: Settings, clock: Clock | None = None) -> "Services":
-        """Create the data dir, connect, migrate the schema to the newest revision; the signer keeps its key there."""
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        """Create the data dir (owner-only), connect, migrate the schema; the signer keeps its key there."""
+        private_dir(settings.data_dir)
         database = Database(settings.resolved_database_url)
         database.migrate()
         signer = UrlSigner.open(settings.data_dir, grace_seconds=settings.url_key_grace)

@@ -14,6 +14,8 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from airwave.store.private import FILE_MODE, private_file, tighten
+
 MIGRATIONS = Path(__file__).with_name("migrations")
 _WRITE = "airwave_write"
 _PG_MIGRATION_LOCK = 0x41495257  # any constant shared by all server processes
@@ -29,6 +31,7 @@ class Database:
             database = self.url.database
             if database and database != ":memory:":
                 Path(database).parent.mkdir(parents=True, exist_ok=True)
+                _private_sqlite_files(Path(database))
             self.engine = create_engine(
                 # Sized for the API's worker threads (each may hold a reader and a writer) so that
                 # connections are reused rather than reopened under load.
@@ -89,6 +92,13 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def _private_sqlite_files(database: Path) -> None:
+    """The database holds password hashes: 0600, as SQLite then also makes its -wal and -shm."""
+    private_file(database)
+    for companion in ("-wal", "-shm", "-journal"):
+        tighten(database.with_name(database.name + companion), FILE_MODE)
 
 
 def include_name(name: str | None, type_: str, parent_names: object) -> bool:
