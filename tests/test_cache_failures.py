@@ -6,6 +6,7 @@ directory (root only; they skip elsewhere, CI runs as root).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
@@ -152,8 +153,17 @@ def _killed_mid_transcode(instance: Instance) -> None:
     url = instance.url(server, "aacplus", "03 Long.flac")
     with httpx.stream("GET", url, timeout=60) as response:
         assert response.status_code == 200 and next(response.iter_raw())
-        live = server.cli("cache")
-        server.stop(signal.SIGKILL)
+        assert server.process is not None
+        workers = _descendants(server.process.pid)
+        for pid in workers:  # freeze the transcode where it is; the server keeps holding the lock
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            live = server.cli("cache")
+        finally:
+            server.stop(signal.SIGKILL)
+            for pid in workers:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
     assert live.returncode == 0 and "; 1 being written" in live.stdout, live.stdout
     assert "left by a stopped server" not in live.stdout
     assert _parts(instance.backend.data_dir), "the transcode should have been under way"
@@ -183,6 +193,18 @@ def test_server_start_deletes_what_a_killed_transcode_left(instance: Instance) -
         assert not locks
     finally:
         server.stop()
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below `pid` (the transcoding workers of a server)."""
+    found, queue = [], [pid]
+    while queue:
+        for task in Path(f"/proc/{queue.pop()}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                children = [int(c) for c in (task / "children").read_text().split()]
+                found += children
+                queue += children
+    return found
 
 
 def instance_cli(instance: Instance, *args: str) -> subprocess.CompletedProcess[str]:
