@@ -62,8 +62,15 @@ class Rows:
 
     def listener(self, tier: str = "free", *, disabled: bool = False) -> Listener:
         n = self._next()
-        listener = Listener(username=f"l{n}", username_key=f"l{n}", webname=f"l{n}", password_hash="x",
-                            tier=tier, disabled=disabled, created_at=self.now)
+        listener = Listener(
+            username=f"l{n}",
+            username_key=f"l{n}",
+            webname=f"l{n}",
+            password_hash="x",
+            tier=tier,
+            disabled=disabled,
+            created_at=self.now,
+        )
         self.db.add(listener)
         self.db.flush()
         return listener
@@ -82,8 +89,16 @@ class Rows:
         album = Album(title=f"b{n}", title_key=f"b{n}", artist_id=artist.id, created_at=self.now)
         self.db.add(album)
         self.db.flush()
-        track = Track(title=f"t{n}", artist_id=artist.id, album_id=album.id, duration=duration, codec="flac",
-                      fingerprint=f"{n:040d}", path=path, added_at=self.now)
+        track = Track(
+            title=f"t{n}",
+            artist_id=artist.id,
+            album_id=album.id,
+            duration=duration,
+            codec="flac",
+            fingerprint=f"{n:040d}",
+            path=path,
+            added_at=self.now,
+        )
         self.db.add(track)
         self.db.flush()
         return track

@@ -8,7 +8,9 @@ from airwave.core.clock import FixedClock
 from airwave.core.engine.rules import WINDOW, History, Played, Rules, violations
 
 
-def played(clock: FixedClock, track: int, artist: int, album: int, minutes_ago: float = 0) -> Played:
+def played(
+    clock: FixedClock, track: int, artist: int, album: int, minutes_ago: float = 0
+) -> Played:
     return Played(track, artist, album, clock.now() - timedelta(minutes=minutes_ago))
 
 
@@ -19,7 +21,9 @@ def history(clock: FixedClock, spins: list[Played], rules: Rules | None = None) 
 
 def test_a_track_does_not_repeat_within_the_repeat_window(clock: FixedClock) -> None:
     rules = Rules(repeat_spins=3)
-    spins = [played(clock, 10 + i, 100 + i, 200 + i, minutes_ago=i) for i in range(3)]  # tracks 10, 11, 12
+    spins = [
+        played(clock, 10 + i, 100 + i, 200 + i, minutes_ago=i) for i in range(3)
+    ]  # tracks 10, 11, 12
     assert not history(clock, spins, rules).allows(12, 999, 999)
     older = [*spins, played(clock, 13, 103, 203, minutes_ago=4)]
     assert history(clock, older, rules).allows(13, 103, 203)  # four spins back: out of the window
@@ -27,9 +31,13 @@ def test_a_track_does_not_repeat_within_the_repeat_window(clock: FixedClock) -> 
 
 def test_album_cap_counts_spins_inside_the_time_window_only(clock: FixedClock) -> None:
     rules = Rules(album_run=10, artist_run=10)
-    spins = [played(clock, i, 100 + i, 7, minutes_ago=30 * (i + 1)) for i in range(3)]  # album 7 three times
+    spins = [
+        played(clock, i, 100 + i, 7, minutes_ago=30 * (i + 1)) for i in range(3)
+    ]  # album 7 three times
     assert not history(clock, spins, rules).allows(50, 150, 7)
-    clock.advance((WINDOW - timedelta(minutes=30 * 3)).total_seconds())  # the oldest leaves the window
+    clock.advance(
+        (WINDOW - timedelta(minutes=30 * 3)).total_seconds()
+    )  # the oldest leaves the window
     assert history(clock, spins, rules).allows(50, 150, 7)
 
 
@@ -80,13 +88,19 @@ def test_relaxed_rules_scale_to_a_small_library() -> None:
 
 def test_violations_names_every_broken_rule(clock: FixedClock) -> None:
     rules = Rules()
-    oldest_first = [played(clock, 1, 5, 7, minutes_ago=9), played(clock, 2, 5, 7, minutes_ago=6),
-                    played(clock, 3, 5, 7, minutes_ago=3), played(clock, 1, 5, 8, minutes_ago=0)]
+    oldest_first = [
+        played(clock, 1, 5, 7, minutes_ago=9),
+        played(clock, 2, 5, 7, minutes_ago=6),
+        played(clock, 3, 5, 7, minutes_ago=3),
+        played(clock, 1, 5, 8, minutes_ago=0),
+    ]
     found = violations(oldest_first, rules)
     assert any("track 1 repeated" in v for v in found)
     assert any("from album 7 in a row" in v for v in found)
     assert any("from artist 5 in a row" in v for v in found)
-    assert not any("album 7 over" in v for v in found)  # three from it in the window: at the cap, not over
+    assert not any(
+        "album 7 over" in v for v in found
+    )  # three from it in the window: at the cap, not over
 
 
 def test_violations_is_empty_for_a_clean_sequence(clock: FixedClock) -> None:
