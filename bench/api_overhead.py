@@ -19,7 +19,6 @@ import json
 import os
 import re
 import secrets
-import select
 import shutil
 import signal
 import subprocess
@@ -31,13 +30,16 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.databases import Backend  # the shared server harness lives in tests/
+from support.server import Server
+
 HOST = "127.0.0.1"  # the only target this bench ever loads
 BARE_PATH = "/bare"
 API_PATH = "/api/v1/station/getStations"
 USERNAME = "bench"
 CSRF = "lol"
 TARGET_COST_PCT = 25.0
-_LISTENING = re.compile(r"listening on (http://\S+)")
 
 
 # --------------------------------------------------------------------------- server (child)
@@ -112,45 +114,15 @@ def post(url: str, body: dict, token: str | None = None) -> tuple[int, dict]:
         return exc.code, json.loads(exc.read() or b"{}")
 
 
-def start_server(data_dir: Path, access_log: bool, log_file: Path) -> tuple[subprocess.Popen, str]:
-    cmd = [sys.executable, __file__, "--serve", str(data_dir)]
-    if not access_log:
-        cmd.append("--no-access-log")
-    with log_file.open("wb") as stderr:  # the server's JSON log lines, as production writes them
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True)
+def start_server(data_dir: Path, access_log: bool, log_file: Path) -> Server:
+    """This script's own server child (Airwave plus /bare), through the shared test harness."""
+    args = [] if access_log else ["--no-access-log"]
+    server = Server(Backend("sqlite", data_dir), args, log_file=log_file, clean_env=True,
+                    command=[sys.executable, __file__, "--serve", str(data_dir)])
     try:
-        return proc, wait_until_ready(proc, log_file)
-    except BaseException:  # startup failed or Ctrl-C: the caller never sees this child
-        stop_server(proc)
-        raise
-
-
-def wait_until_ready(proc: subprocess.Popen, log_file: Path) -> str:
-    assert proc.stdout is not None
-    deadline = time.monotonic() + 30
-    ready, _, _ = select.select([proc.stdout], [], [], 30)  # the announce line, or EOF if it died
-    match = _LISTENING.search(proc.stdout.readline()) if ready else None
-    if match is None:
-        raise RuntimeError(f"server did not start; log:\n{tail(log_file)}")
-    base = match.group(1).rstrip("/")
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{base}/healthz", timeout=2) as response:
-                if response.status == 200:
-                    return base
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"server not healthy after 30 s; log:\n{tail(log_file)}")
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        return server.start(timeout=30)
+    except RuntimeError as exc:
+        raise RuntimeError(f"server did not start: {exc}") from None
 
 
 def tail(path: Path, lines: int = 20) -> str:
@@ -297,12 +269,13 @@ def main() -> None:
 
     load_start = os.getloadavg()[0]
     tmp = Path(tempfile.mkdtemp(prefix="airwave-bench-"))
-    proc: subprocess.Popen | None = None
+    server: Server | None = None
     log_file = tmp / "server.log"
     try:
         password = secrets.token_urlsafe(12)
         create_account(tmp / "data", password)
-        proc, base = start_server(tmp / "data", args.access_log, log_file)
+        server = start_server(tmp / "data", args.access_log, log_file)
+        base = server.url
 
         status, body = post(f"{base}/api/v1/auth/login", {"username": USERNAME, "password": password})
         if status != 200:
@@ -348,8 +321,9 @@ def main() -> None:
         # Other work on the machine skews every figure; this bench itself adds about 2.
         print(f"machine loadavg_1m_start={load_start:.2f} loadavg_1m_end={os.getloadavg()[0]:.2f} "
               f"(this bench adds ~2 while loading)", flush=True)
-        if proc.poll() is not None:
-            print(f"warning: server exited early (code {proc.returncode}); log:\n{tail(log_file)}", flush=True)
+        if server.process is not None and server.process.poll() is not None:
+            print(f"warning: server exited early (code {server.process.returncode}); log:\n{tail(log_file)}",
+                  flush=True)
     except KeyboardInterrupt:
         print("interrupted; cleaning up", file=sys.stderr)
         sys.exit(130)
@@ -357,8 +331,8 @@ def main() -> None:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(1)
     finally:
-        if proc is not None:
-            stop_server(proc)
+        if server is not None:
+            server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
 
 

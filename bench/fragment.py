@@ -37,16 +37,20 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.databases import Backend  # the shared server harness lives in tests/
+from support.server import Server
 
 TARGET_P99_MS = 25.0
 TARGET_RATIO = 2.0
@@ -58,7 +62,6 @@ CATEGORIES = 12
 CENTROIDS = 200
 UPS, DOWNS = 10, 5
 DEFAULT_CACHE = Path(tempfile.gettempdir()) / "airwave-bench-fragment"
-_LISTENING = re.compile(r"listening on (\S+)")
 
 
 # --------------------------------------------------------------------------- the synthetic catalogue
@@ -84,7 +87,7 @@ class Shape:
     artist_centroid: np.ndarray
 
     @classmethod
-    def make(cls, n: int, rng: np.random.Generator) -> "Shape":
+    def make(cls, n: int, rng: np.random.Generator) -> Shape:
         artists = max(4, n // 12)
         albums = max(artists, n // 10)
         album_artist = np.concatenate([np.arange(artists), rng.integers(0, artists, albums - artists)])
@@ -108,7 +111,7 @@ def insert_catalogue(database: Any, n: int, seed: int, batch: int = 20_000) -> d
 
     rng = np.random.default_rng(seed)
     shape = Shape.make(n, rng)
-    added = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    added = datetime(2025, 1, 1, tzinfo=UTC)
     centroids = rng.standard_normal((CENTROIDS, FEATURE_DIM)).astype(np.float32) * 2.0
     artist_offset = rng.standard_normal((shape.artists, FEATURE_DIM)).astype(np.float32) * 0.4
     codecs = ("mp3", "flac", "vorbis")
@@ -205,12 +208,11 @@ def timed_build(database: Any) -> tuple[float, dict[str, float], Any]:
             setattr(space, name, fn)
 
 
-def ensure_catalogue(size: int, cache: Path, rebuild: bool, profiler: "Profiler | None") -> tuple[Path, dict]:
+def ensure_catalogue(size: int, cache: Path, rebuild: bool, profiler: Profiler | None) -> tuple[Path, dict]:
     """The cached catalogue of this size (built now when absent), and the figures of its build."""
     from airwave.config import Settings
-    from airwave.core.services import Services
-
     from airwave.core.engine import space
+    from airwave.core.services import Services
 
     # the neighbour table is the build code's output: a change to space.py means a new build
     code = hashlib.sha1(Path(space.__file__).read_bytes()).hexdigest()[:10]
@@ -347,55 +349,10 @@ FRAGMENT_PARTS = (
 # --------------------------------------------------------------------------- the server and its client
 
 
-@dataclass
-class Server:
-    proc: subprocess.Popen
-    url: str
-    log: Path
-
-
 def start_server(data_dir: Path, log: Path, rules: str) -> Server:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRWAVE_")}
-    env.update({"AIRWAVE_DATA_DIR": str(data_dir), "AIRWAVE_FRAGMENT_LIMIT": str(10**9),
-                "AIRWAVE_ANALYZE_AUDIO": "false", "AIRWAVE_RADIO_RULES": rules, "AIRWAVE_LOG_FORMAT": "json"})
-    with log.open("wb") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "airwave", "serve", "--port", "0"], env=env,
-                                stdout=subprocess.PIPE, stderr=stderr, text=True)
-    assert proc.stdout is not None
-    deadline = time.monotonic() + 60
-    url = None
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        match = _LISTENING.search(line)
-        if match:
-            url = match.group(1).rstrip("/")
-            break
-    if url is None:
-        stop_server(proc)
-        raise RuntimeError(f"server did not start; log:\n{tail(log)}")
-    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
-    import httpx
-
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                return Server(proc, url, log)
-        except httpx.TransportError:
-            time.sleep(0.1)
-    stop_server(proc)
-    raise RuntimeError(f"server not healthy; log:\n{tail(log)}")
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    """`airwave serve` on the run's data dir, through the shared test harness; its log in `log`."""
+    env = {"AIRWAVE_FRAGMENT_LIMIT": str(10**9), "AIRWAVE_ANALYZE_AUDIO": "false", "AIRWAVE_RADIO_RULES": rules}
+    return Server(Backend("sqlite", data_dir), env=env, log_file=log, clean_env=True).start(timeout=60)
 
 
 def tail(path: Path, lines: int = 25) -> str:
@@ -539,7 +496,7 @@ class Instance:
 
     def close(self, keep: bool) -> None:
         self.client.close()
-        stop_server(self.server.proc)
+        self.server.stop(timeout=20)
         if not keep:
             shutil.rmtree(self.run_dir, ignore_errors=True)
 
@@ -647,11 +604,11 @@ def prepare(size: int, args: argparse.Namespace, work: Path, profiler: Profiler 
         try:
             inst.station_ids, setup = set_up_stations(inst.client, inst.seeds)
         except ApiError as exc:
-            log = tail(server.log, 200)
+            log = tail(server.log_file, 200)
             if "signer" in log or "audio_url_lifetime" in log:
                 raise RuntimeError(f"{exc}\nthe server lacks Services.signer / Settings.audio_url_lifetime; until the "
                                    "audio module lands, run with PYTHONPATH=/tmp/awshim (a local shim)") from None
-            raise RuntimeError(f"{exc}\n{tail(server.log)}") from None
+            raise RuntimeError(f"{exc}\n{tail(server.log_file)}") from None
         print(f"setup catalog={size} stations={len(inst.station_ids)} seeds=AR/TR/GE thumbs_up={UPS} "
               f"thumbs_down={DOWNS} per_station seconds={time.perf_counter() - started:.1f} "
               + " ".join(f"{k}_p50_ms={v:.1f}" for k, v in setup.items()), flush=True)
@@ -690,7 +647,7 @@ def report(inst: Instance, args: argparse.Namespace) -> float:
         name = {"R": "artist", "S": "track", "G": "genre"}[kind]
         print(f"getFragment_by_seed seed={name} p50_ms={pct(values, 50):.2f} p90_ms={pct(values, 90):.2f} "
               f"p99_ms={pct(values, 99):.2f} catalog={size} requests={len(values)}", flush=True)
-    own = server_durations(inst.server.log, run.request_ids)
+    own = server_durations(inst.server.log_file, run.request_ids)
     if own:
         print(f"getFragment_server p50_ms={pct(own, 50):.2f} p90_ms={pct(own, 90):.2f} p99_ms={pct(own, 99):.2f} "
               f"max_ms={max(own):.2f} catalog={size} requests={len(own)} (the server's access-log duration_ms: "
@@ -706,7 +663,7 @@ def profile_pass(inst: Instance, args: argparse.Namespace, profiler: Profiler) -
     requests = args.profile_requests
     out = inst.run_dir / "fragment.spy"
     run = Run()
-    with profiler.record(inst.server.proc.pid, out):
+    with profiler.record(inst.server.process.pid, out):
         for _ in range(requests):
             inst.fragment("p", run)
     stacks = read_stacks(out)
@@ -726,7 +683,7 @@ def measure(instances: list[Instance], args: argparse.Namespace) -> None:
     for inst in instances:
         for _ in range(args.warmup):
             inst.fragment("warm")
-    cpu = CpuWatch([inst.server.proc.pid for inst in instances])
+    cpu = CpuWatch([inst.server.process.pid for inst in instances])
     for i in range(args.requests):
         for k in range(len(instances)):
             inst = instances[(i + k) % len(instances)]

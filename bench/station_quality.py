@@ -24,7 +24,6 @@ import argparse
 import os
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,6 +34,10 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from support.databases import Backend  # the shared server harness lives in tests/
+from support.server import Server, wait_indexed
+
 SPINS = 40
 
 
@@ -164,23 +167,18 @@ def measure(url: str, truth: Truth, database: Path | None = None, pg_execute: An
     )
 
 
-def serve(data_dir: Path, library: Path, rules: str) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "AIRWAVE_DATA_DIR": str(data_dir), "AIRWAVE_FRAGMENT_LIMIT": "100000",
-           "AIRWAVE_LOG_FORMAT": "json", "AIRWAVE_ACCESS_LOG": "false", "AIRWAVE_RADIO_RULES": rules}
-    process = subprocess.Popen([sys.executable, "-m", "airwave", "serve", "--port", "0", "--open-registration",
-                                "--library", str(library)], env=env, stdout=subprocess.PIPE, text=True)
-    assert process.stdout is not None
-    for line in process.stdout:
-        if "listening on " in line:
-            url = line.split("listening on ", 1)[1].strip().rstrip("/")
-            break
-    else:
-        raise RuntimeError("server did not start")
-    while True:
-        status = httpx.get(f"{url}/healthz").json().get("library", {})
-        if status.get("indexed", 0) >= 1 and status.get("state") == "idle":
-            return process, url
-        time.sleep(0.5)
+def serve(data_dir: Path, library: Path, rules: str) -> Server:
+    """`airwave serve` on the library through the shared test harness, once it is scanned and analysed."""
+    env = {"AIRWAVE_FRAGMENT_LIMIT": "100000", "AIRWAVE_ACCESS_LOG": "false", "AIRWAVE_RADIO_RULES": rules}
+    server = Server(Backend("sqlite", data_dir), ["--open-registration", "--library", str(library)], env,
+                    log_file=data_dir.parent / "server.log")
+    server.start(timeout=120)
+    try:
+        wait_indexed(server, timeout=24 * 3600)  # as long as analysis takes: the bench waits for it
+    except BaseException:
+        server.stop()
+        raise
+    return server
 
 
 def main() -> None:
@@ -199,15 +197,15 @@ def main() -> None:
                              args.albums)
         made = time.perf_counter() - started
         # the demo library (2 artists per genre) is what `serve --demo` plays with relaxed rules
-        process, url = serve(Path(tmp) / "data", library, "relaxed" if args.demo else "strict")
+        server = serve(Path(tmp) / "data", library, "relaxed" if args.demo else "strict")
+        url = server.url
         try:
             print(f"library tracks={sum(1 for _ in library.rglob('*.flac')) or 'demo'} artists={len(truth.cluster)} "
                   f"generated_s={made:.1f}")
             runs = [measure(url, truth, Path(tmp) / "data" / "airwave.db", prefix=f"r{i}")
                     for i in range(args.repeats)]
         finally:
-            process.terminate()
-            process.wait()
+            server.stop()
     label = "demo(relaxed_rules)" if args.demo else f"clusters={args.genres.count(',') + 1}x{args.artists}artists"
     print(f"coherence {label} first_{SPINS}_spins_in_seed_cluster="
           f"{statistics.mean(r.coherence for r in runs):.0%} (target >= 90%)")

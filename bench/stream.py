@@ -39,6 +39,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.databases import Backend  # the shared server harness lives in tests/
+from support.server import Server
 
 HOST = "127.0.0.1"
 FILES = 8
@@ -51,7 +53,6 @@ FFMPEG_ARGS = {
     "aacplus": ["-c:a", "aac", "-b:a", "64k", "-f", "adts"],
     "opus": ["-c:a", "libopus", "-b:a", "96k", "-ar", "48000", "-f", "ogg"],
 }
-_LISTENING = re.compile(r"listening on (http://\S+)")
 
 _WRK_SCRIPT = """\
 local paths = {%(paths)s}
@@ -107,26 +108,13 @@ def scan_and_account(data_dir: Path, library: Path) -> tuple[dict[str, int], int
         services.close()
 
 
-def start_airwave(data_dir: Path, log_file: Path) -> tuple[subprocess.Popen, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRWAVE_")}
-    env["AIRWAVE_DATA_DIR"] = str(data_dir)
-    with log_file.open("wb") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "airwave", "serve", "--port", "0"], env=env,
-                                stdout=subprocess.PIPE, stderr=stderr, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    match = _LISTENING.search(line)
-    if match is None:
-        stop(proc)
-        raise RuntimeError(f"airwave did not start: {log_file.read_text()[-2000:]}")
-    base = match.group(1).rstrip("/")
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(base + "/healthz", timeout=2)
-            return proc, base
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("airwave never became healthy")
+def start_airwave(data_dir: Path, log_file: Path) -> Server:
+    """`airwave serve` on the bench's data dir, through the shared test harness; its log in log_file."""
+    server = Server(Backend("sqlite", data_dir), log_file=log_file, clean_env=True)
+    try:
+        return server.start(timeout=30)
+    except RuntimeError as exc:
+        raise RuntimeError(f"airwave did not start: {exc}") from None
 
 
 def start_nginx(prefix: Path, root: Path) -> tuple[subprocess.Popen, str] | None:
@@ -306,8 +294,10 @@ def main() -> None:
             return signer.audio_token(listener_id=listener, track_id=tracks[name], encoding=encoding,
                                       expires_at=expires)
 
-        airwave, airwave_base = start_airwave(data_dir, tmp / "airwave.log")
-        procs.append(airwave)
+        airwave = start_airwave(data_dir, tmp / "airwave.log")
+        airwave_base = airwave.url
+        assert airwave.process is not None
+        procs.append(airwave.process)
         nginx = start_nginx(tmp / "nginx", library)
         if nginx is not None:
             procs.append(nginx[0])

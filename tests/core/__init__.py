@@ -1,0 +1,1 @@
+"""Fast in-process tests of the core rules (no server, a fixed clock)."""
