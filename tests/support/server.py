@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -43,6 +44,7 @@ class Server:
         None  # instead of `python -m airwave serve --port 0`; args follow
     )
     clean_env: bool = False  # drop the caller's AIRWAVE_* variables
+    fd_limit: int | None = None  # RLIMIT_NOFILE (soft and hard) of the server process
 
     def start(self, timeout: float = 30) -> Server:
         """Start the child, wait for its address and a healthy /healthz; on failure, stop it."""
@@ -60,6 +62,7 @@ class Server:
                     stderr=stderr,
                     text=True,
                     bufsize=1,
+                    preexec_fn=self._limit_fds if self.fd_limit else None,
                 )
         else:
             self.process = subprocess.Popen(
@@ -69,6 +72,7 @@ class Server:
                 stderr=subprocess.PIPE,
                 text=True,
                 bufsize=1,
+                preexec_fn=self._limit_fds if self.fd_limit else None,
             )
             threading.Thread(
                 target=self._drain, args=(self.process.stderr, self.errors), daemon=True
@@ -99,6 +103,9 @@ class Server:
                 self.url = match.group(1).rstrip("/")
                 announced.set()
         announced.set()
+
+    def _limit_fds(self) -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.fd_limit, self.fd_limit))
 
     @staticmethod
     def _drain(stream: Any, sink: list[str]) -> None:
