@@ -18,6 +18,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings
+from airwave.core import delivery, stations
+from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
 from airwave.library import tags
 from airwave.store.models import AdCampaign, AdImpressionDay, AdSpin, Artwork, Listener, Spin, Track
@@ -59,6 +61,16 @@ class AdBreak:
     position: int
     spin: AdSpin
     campaign: AdCampaign
+
+
+@dataclass(frozen=True)
+class AdItem:
+    """An issued ad as a client gets it: its token, campaign, art and signed URLs."""
+
+    spin: AdSpin
+    campaign: AdCampaign
+    art: Artwork | None
+    links: delivery.AudioLinks
 
 
 @dataclass(frozen=True)
@@ -229,6 +241,26 @@ def ad_list(db: Session, settings: Settings, listener: Listener, station_id: int
     spin = issue(db, listener.id, campaign, station_id, now, in_fragment=False)
     db.flush()
     return [(spin, campaign)]
+
+
+def ad_item(db: Session, issuer: delivery.Issuer, settings: Settings, listener: Listener, spin: AdSpin,
+            campaign: AdCampaign, audio_format: str | None) -> AdItem:
+    """An issued ad with its art and its audio in the negotiated encoding."""
+    encoding = delivery.encoding_for(settings, listener, audio_format, campaign.codec)
+    art = db.get(Artwork, campaign.art_id) if campaign.art_id else None
+    return AdItem(spin, campaign, art, issuer.ad(listener.id, campaign.id, spin.id, encoding))
+
+
+def ad_list_items(db: Session, services: Services, base_url: str, listener: Listener, station_id: str | None,
+                  audio_format: str | None, now: datetime) -> list[AdItem]:
+    """ad/getAdList: issue an ad (tiers with ads) for one of the listener's stations or none."""
+    if not serves_ads(services.settings, listener):
+        return []
+    station = stations.get_station(db, listener.id, station_id).id if station_id else None
+    issued = ad_list(db, services.settings, listener, station, now)
+    issuer = delivery.Issuer(services, base_url, now)
+    return [ad_item(db, issuer, services.settings, listener, spin, campaign, audio_format)
+            for spin, campaign in issued]
 
 
 def listened_since_last_ad(db: Session, listener_id: int, exclude: Sequence[int] = ()) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
@@ -10,6 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from airwave.core import catalog, ids
+from airwave.core.listening import spin_by_token
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import Album, Artist, Bookmark, Track
 
@@ -102,3 +104,71 @@ def album_marked(db: Session, listener_id: int, album_id: int) -> bool:
     track_ids = set(db.scalars(select(Track.id).join(Album, Album.id == Track.album_id)
                                .where(Track.album_id == album_id, catalog.PRESENT)))
     return bool(track_ids) and marked(db, listener_id, "TR", track_ids) == track_ids
+
+
+# ---------------------------------------------------------------- use cases of bookmark/*
+
+
+@dataclass(frozen=True)
+class BookmarkView:
+    """A bookmark with the track (tracks) or the artist and its picture (artists) it names."""
+
+    bookmark: Bookmark
+    track: catalog.TrackView | None = None
+    artist: catalog.ArtistView | None = None
+    is_available: bool = True
+
+
+def views(db: Session, rows: list[Bookmark]) -> list[BookmarkView]:
+    """Bookmarks with what a client lists them with (bookmarks of objects gone from the catalogue are left out)."""
+    tracks = {v.track.id: v for v in catalog.track_views(db, [r.ref_id for r in rows if r.kind == "TR"])}
+    out = []
+    for row in rows:
+        if row.kind == "TR":
+            view = tracks.get(row.ref_id)
+            if view is not None:
+                out.append(BookmarkView(row, track=view, is_available=view.track.missing_since is None))
+        else:
+            artist = db.get(Artist, row.ref_id)
+            if artist is not None:
+                out.append(BookmarkView(row, artist=catalog.ArtistView(artist, catalog.artist_picture(db, artist)),
+                                        is_available=catalog.track_count(db, artist.id) > 0))
+    return out
+
+
+def add_bookmark(db: Session, listener_id: int, music_id: str | None, pandora_id: str | None,
+                 track_token: str | None, kind: BookmarkType | None, now: datetime) -> BookmarkView:
+    """bookmark/add: an artist or track named by its id, or the track (or its artist) of a trackToken."""
+    if track_token is not None:
+        spin = spin_by_token(db, listener_id, track_token, now)
+        target_kind, ref_id = ("AR", spin.artist_id) if kind == "artist" else ("TR", spin.track_id)
+    else:
+        target_kind, ref_id = target(db, music_id if music_id is not None else pandora_id or "", kind)
+    row = add(db, listener_id, target_kind, ref_id, now)
+    db.flush()
+    return views(db, [row])[0]
+
+
+def delete_bookmark(db: Session, listener_id: int, bookmark_id: str | None, music_id: str | None,
+                    pandora_id: str | None) -> None:
+    """bookmark/delete: by bookmarkId, or by the musicId/pandoraId of the object bookmarked."""
+    if bookmark_id is not None:
+        db.delete(get(db, listener_id, bookmark_id))
+    else:
+        ref = catalog.resolve(music_id if music_id is not None else pandora_id or "", "artist", "track")
+        remove_object(db, listener_id, KIND_OF[ref.kind], ref.id)
+
+
+@dataclass(frozen=True)
+class BookmarkPage:
+    total: int
+    items: list[BookmarkView]
+
+
+def lists(db: Session, listener_id: int, kind: BookmarkType | None, start: int, size: int) -> dict[str, BookmarkPage]:
+    """bookmark/getBookmarks: a page of each kind ("AR", "TR"); a kind left out still counts its total."""
+    out = {}
+    for code, name in (("AR", "artist"), ("TR", "track")):
+        total, rows = page(db, listener_id, code, start, size if kind in (None, name) else 0)
+        out[code] = BookmarkPage(total, views(db, rows))
+    return out

@@ -11,9 +11,10 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from airwave.core import ids
+from airwave.core.engine import similar
 from airwave.errors import ApiError, ErrorCode
 from airwave.library import names
-from airwave.store.models import Album, Artist, Artwork, Genre, Track, TrackGenre
+from airwave.store.models import Album, Artist, Artwork, Genre, Track, TrackGenre, TrackProfile
 
 PRESENT = Track.missing_since.is_(None)
 
@@ -26,6 +27,22 @@ class TrackView:
     album_artist: Artist
     album_art: Artwork | None
     genres: list[str]
+
+
+@dataclass(frozen=True)
+class Picture:
+    """One artwork, or (when there is none) a mosaic of album covers named by their content hashes."""
+
+    artwork: Artwork | None = None
+    mosaic: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ArtistView:
+    """An artist with the picture it is shown with."""
+
+    artist: Artist
+    picture: Picture
 
 
 def resolve(token: str, *expected: ids.Kind) -> ids.Ref:
@@ -67,6 +84,29 @@ def track(db: Session, track_id: int) -> Track:
 
 def art_of(db: Session, art_id: int | None) -> Artwork | None:
     return db.get(Artwork, art_id) if art_id else None
+
+
+def artwork_by_hash(db: Session, content_hash: str) -> Artwork | None:
+    return db.scalar(select(Artwork).where(Artwork.content_hash == content_hash))
+
+
+def artist_picture(db: Session, artist_row: Artist) -> Picture:
+    """The artist's own picture, else a mosaic of their album covers."""
+    own = art_of(db, artist_row.art_id)
+    return Picture(own) if own else Picture(mosaic=tuple(cover_hashes(db, artist_row.id)))
+
+
+def artist_views(db: Session, artist_ids: list[int]) -> list[ArtistView]:
+    """Artists with their pictures, in the order given (ids no longer in the catalogue are left out)."""
+    rows = {a.id: a for a in db.scalars(select(Artist).where(Artist.id.in_(artist_ids)))}
+    return [ArtistView(rows[a], artist_picture(db, rows[a])) for a in artist_ids if a in rows]
+
+
+def gains(db: Session, tracks: list[Track]) -> dict[int, float | None]:
+    """Each track's gain in dB: its ReplayGain tag, else the measured loudness of its sound profile."""
+    measured = dict(db.execute(select(TrackProfile.track_id, TrackProfile.gain_db)
+                               .where(TrackProfile.track_id.in_([t.id for t in tracks]))).all()) if tracks else {}
+    return {t.id: t.rg_track_gain if t.rg_track_gain is not None else measured.get(t.id) for t in tracks}
 
 
 def track_views(db: Session, track_ids: list[int]) -> list[TrackView]:
@@ -173,6 +213,20 @@ def similar_tracks(db: Session, track_row: Track, limit: int = 10) -> list[int]:
         if len(picked) == limit:
             break
     return picked
+
+
+def nearest_tracks(db: Session, track_row: Track, limit: int = 10) -> list[int]:
+    """Neighbours in the similarity space; shared genres while the space is not built yet."""
+    return similar.similar_tracks(db, track_row.id, limit) or similar_tracks(db, track_row, limit)
+
+
+def nearest_artists(db: Session, artist_id: int, limit: int = 10) -> list[Artist]:
+    """Neighbours in the similarity space; shared genres while the space is not built yet."""
+    found = similar.similar_artists(db, artist_id, limit)
+    if not found:
+        return similar_artists(db, artist_id, limit)
+    rows = {a.id: a for a in db.scalars(select(Artist).where(Artist.id.in_(found)))}
+    return [rows[a] for a in found if a in rows]
 
 
 def track_count(db: Session, artist_id: int) -> int:

@@ -1,15 +1,74 @@
-"""What an audio URL may deliver once its signature holds: a live listener and a track whose file exists."""
+"""Audio delivery in one place: issuing signed audio, receipt and skip URLs (tracks and ads) and checking
+what an audio URL may deliver once its signature holds."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from airwave.audio.formats import negotiate
 from airwave.audio.signing import AudioGrant
+from airwave.audio.urls import audio_url, receipt_url, skip_url
+from airwave.config import Settings
+from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import AdCampaign, Listener, Track
+
+# ---------------------------------------------------------------- issuing
+
+
+@dataclass(frozen=True)
+class AudioLinks:
+    """Where a client fetches one issued track or ad, and where it reports how the play ended."""
+
+    audio_url: str
+    encoding: str  # what audio_url really delivers
+    receipt_url: str
+    skip_url: str
+
+
+def high_quality(settings: Settings, listener: Listener) -> bool:
+    """The tier allows high quality and the listener has not turned it off."""
+    return settings.tier(listener.tier).high_quality and listener.high_quality_streaming
+
+
+def encoding_for(settings: Settings, listener: Listener, requested: str | None, source_codec: str = "") -> str:
+    """The encoding this listener really gets for a requested audioFormat."""
+    return negotiate(requested, high_quality=high_quality(settings, listener), source_codec=source_codec)
+
+
+class Issuer:
+    """Signs the URLs of one call: every URL it issues expires audio_url_lifetime after `now`."""
+
+    def __init__(self, services: Services, base_url: str, now: datetime) -> None:
+        self.signer = services.signer
+        self.base_url = base_url
+        self.expires_at = now + timedelta(seconds=services.settings.audio_url_lifetime)
+
+    def track(self, listener_id: int, track_id: int, spin_id: int, encoding: str) -> AudioLinks:
+        """The audio, receipt and skip URLs of one spin."""
+        token = self.signer.audio_token(listener_id=listener_id, track_id=track_id, encoding=encoding,
+                                        expires_at=self.expires_at, spin_id=spin_id)
+        receipt = self.signer.receipt_token(listener_id=listener_id, spin_id=spin_id, expires_at=self.expires_at)
+        return self._links(token, encoding, receipt)
+
+    def ad(self, listener_id: int, campaign_id: int, ad_spin_id: int, encoding: str) -> AudioLinks:
+        """The audio URL of one issued ad; its receipt counts the impression, its skip records nothing."""
+        token = self.signer.ad_audio_token(listener_id=listener_id, campaign_id=campaign_id, ad_spin_id=ad_spin_id,
+                                           encoding=encoding, expires_at=self.expires_at)
+        receipt = self.signer.ad_receipt_token(listener_id=listener_id, ad_spin_id=ad_spin_id,
+                                               expires_at=self.expires_at)
+        return self._links(token, encoding, receipt)
+
+    def _links(self, token: str, encoding: str, receipt: str) -> AudioLinks:
+        return AudioLinks(audio_url(self.base_url, token), encoding, receipt_url(self.base_url, receipt),
+                          skip_url(self.base_url, receipt))
+
+
+# ---------------------------------------------------------------- checking
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,11 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings, TierPolicy
-from airwave.core import ads, stations
+from airwave.core import ads, bookmarks, catalog, delivery, listening, stations
 from airwave.core.engine.picker import Pick, Picker, Steering
 from airwave.core.engine.rules import History, Played, Rules
+from airwave.core.listening import spin_by_token
+from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import (
     AuthSession,
@@ -29,7 +31,6 @@ from airwave.store.models import (
 )
 
 FRAGMENT_SIZE = 4
-TOKEN_LIFETIME = timedelta(hours=24)
 ACTIVE_WINDOW = timedelta(minutes=10)
 TIRED_FOR = timedelta(days=30)
 REASONS = ("Normal", "Skip", "ThumbsDown", "Tired")
@@ -44,21 +45,43 @@ class Fragment:
     ad_breaks: list[ads.AdBreak] = field(default_factory=list)  # free tier: ads placed between the spins
 
 
-# ---------------------------------------------------------------- track tokens
+@dataclass(frozen=True)
+class TrackItem:
+    """A spin as a client gets it: the catalogue view, signed URLs and what this listener did with it."""
+
+    spin: Spin
+    view: catalog.TrackView
+    artist_picture: catalog.Picture
+    links: delivery.AudioLinks
+    gain: float | None  # dB: ReplayGain when tagged, else measured loudness
+    lyrics: catalog.Lyrics | None
+    station_id: int
+    rating: int  # 1 = thumbs-up on its station
+    is_seed: bool
+    is_bookmarked: bool
+    allow_skip: bool
+    allow_feedback: bool
+    rights: list[str]
 
 
-def spin_by_token(db: Session, listener_id: int, token: str, now: datetime, *, for_update: bool = False) -> Spin:
-    """The spin a trackToken names: NOT_FOUND, USER_NOT_AUTHORIZED (another listener's) or CONTENT_HAS_EXPIRED."""
-    query = select(Spin).where(Spin.token == token[:64])
-    spin = db.scalar(query.with_for_update() if for_update else query)
-    if spin is None:
-        ads.refuse_ad_token(db, listener_id, token)
-        raise ApiError(ErrorCode.NOT_FOUND, "unknown trackToken")
-    if spin.listener_id != listener_id:
-        raise ApiError(ErrorCode.USER_NOT_AUTHORIZED, "that trackToken was issued to another listener")
-    if now - spin.issued_at > TOKEN_LIFETIME:
-        raise ApiError(ErrorCode.CONTENT_HAS_EXPIRED, "that trackToken is more than 24 hours old")
-    return spin
+@dataclass(frozen=True)
+class FragmentItems:
+    """playlist/getFragment: tracks with the ads placed between them."""
+
+    station_id: int
+    items: list[TrackItem | ads.AdItem]
+    skips_left: int | None  # None = unlimited
+    qualifies_for_upsell: bool
+
+
+@dataclass(frozen=True)
+class OnDemandPlay:
+    """ondemand/getAudioPlaybackInfo: one track's signed URLs, gain and length."""
+
+    links: delivery.AudioLinks
+    gain: float | None
+    duration: float
+    token: str
 
 
 def feedback_station(db: Session, spin: Spin) -> Station:
@@ -325,3 +348,91 @@ def on_demand(db: Session, settings: Settings, listener: Listener, track_id: int
     db.add(spin)
     db.flush()
     return spin
+
+
+# ---------------------------------------------------------------- use cases: fragments, replays, on demand, thumbs
+
+
+def track_items(db: Session, issuer: delivery.Issuer, settings: Settings, listener: Listener, station: Station,
+                spins: list[Spin], audio_format: str | None, allow_skip: bool) -> list[TrackItem]:
+    """Freshly written spins as clients get them, with signed audio, receipt and skip URLs."""
+    views = {v.track.id: v for v in catalog.track_views(db, [s.track_id for s in spins])}
+    gains = catalog.gains(db, [v.track for v in views.values()])
+    rated = ratings(db, spins)
+    saved = bookmarks.marked(db, listener.id, "TR", {s.track_id for s in spins})
+    seeds = {(s.kind, s.ref_id) for s in stations.seeds_of(db, station.id)}
+    replays = settings.tier(listener.tier).replays
+    rights = ["radio"] + (["skip"] if allow_skip else []) + (["replay"] if replays else [])
+    out = []
+    for spin in spins:
+        view = views[spin.track_id]
+        t, artist = view.track, view.artist
+        encoding = delivery.encoding_for(settings, listener, audio_format, t.codec)
+        out.append(TrackItem(
+            spin=spin, view=view, artist_picture=catalog.artist_picture(db, artist),
+            links=issuer.track(listener.id, t.id, spin.id, encoding), gain=gains.get(t.id),
+            lyrics=catalog.lyrics_of(t), station_id=station.id, rating=rated.get(spin.id, 0),
+            is_seed=("TR", t.id) in seeds or ("AR", artist.id) in seeds, is_bookmarked=t.id in saved,
+            allow_skip=allow_skip, allow_feedback=not station.is_shuffle, rights=rights,
+        ))
+    return out
+
+
+def next_fragment(db: Session, services: Services, base_url: str, listener: Listener, session: AuthSession,
+                  station_id: str, reason: str, audio_format: str | None, now: datetime) -> FragmentItems:
+    """playlist/getFragment: the next tracks of a station under every radio rule, with their ads."""
+    settings = services.settings
+    station = stations.lock_station(db, listener.id, station_id)
+    listening.check_cap(db, settings, listener, now)
+    result = fragment(db, settings, listener, session, station, reason, now)
+    delivered = delivery.encoding_for(settings, listener, audio_format)
+    for spin in result.spins:  # the play log says what was delivered
+        spin.audio_encoding = delivered
+    db.flush()
+    issuer = delivery.Issuer(services, base_url, now)
+    items: list[TrackItem | ads.AdItem] = list(track_items(db, issuer, settings, listener, result.station,
+                                                           result.spins, audio_format, result.allow_skip))
+    for brk in reversed(result.ad_breaks):  # positions count music tracks: insert from the back
+        items.insert(brk.position, ads.ad_item(db, issuer, settings, listener, brk.spin, brk.campaign, audio_format))
+    return FragmentItems(result.station.id, items, result.skips_left, not settings.tier(listener.tier).replays)
+
+
+def replay_item(db: Session, services: Services, base_url: str, listener: Listener, station_id: str, token: str,
+                audio_format: str | None, now: datetime) -> TrackItem:
+    """ondemand/getReplayTrack: a track of this station played again."""
+    settings = services.settings
+    station = stations.get_station(db, listener.id, station_id)
+    spin = replay(db, settings, listener, station, token, now)
+    spin.audio_encoding = delivery.encoding_for(settings, listener, audio_format)
+    db.flush()
+    issuer = delivery.Issuer(services, base_url, now)
+    return track_items(db, issuer, settings, listener, station, [spin], audio_format, allow_skip=True)[0]
+
+
+def play_on_demand(db: Session, services: Services, base_url: str, listener: Listener, pandora_id: str,
+                   audio_format: str | None, now: datetime) -> OnDemandPlay:
+    """ondemand/getAudioPlaybackInfo: any present track, logged as a play outside radio."""
+    ref = catalog.resolve(pandora_id, "track")
+    track = catalog.track(db, ref.id)
+    encoding = delivery.encoding_for(services.settings, listener, audio_format, track.codec)
+    spin = on_demand(db, services.settings, listener, ref.id, encoding, now)
+    links = delivery.Issuer(services, base_url, now).track(listener.id, ref.id, spin.id, encoding)
+    return OnDemandPlay(links, catalog.gains(db, [track])[track.id], track.duration, spin.token)
+
+
+def thumb(db: Session, listener_id: int, token: str, positive: bool, now: datetime) -> stations.FeedbackView:
+    """station/addFeedback: thumbs up or down for the track a trackToken names, on the station that played it."""
+    spin = spin_by_token(db, listener_id, token, now)
+    station = feedback_station(db, spin)
+    row = stations.set_feedback(db, listener_id, station.id, spin.track_id, positive, now)
+    return stations.feedback_views(db, [row])[0]
+
+
+def unthumb(db: Session, listener_id: int, feedback_id: str | None, token: str | None, now: datetime) -> None:
+    """station/deleteFeedback: take back a thumb named by its feedbackId or by the trackToken it was given on."""
+    if feedback_id is not None:
+        row = stations.get_feedback(db, listener_id, feedback_id)
+    else:
+        spin = spin_by_token(db, listener_id, token or "", now)
+        row = stations.feedback_for(db, feedback_station(db, spin).id, spin.track_id)
+    db.delete(row)

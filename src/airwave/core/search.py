@@ -7,7 +7,10 @@ from dataclasses import dataclass
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
+from airwave.core import catalog, stations
+from airwave.core.engine import similar
 from airwave.library.names import search_key
+from airwave.store.models import Album, Artist, Genre, Track
 
 KINDS = ("AR", "AL", "TR", "GE")
 EXACT, PREFIX, WORD, FUZZY = 4, 3, 2, 1
@@ -119,3 +122,79 @@ def _postgres(db: Session, q: str, kinds: tuple[str, ...], limit: int) -> list[H
     ).all()
     hits = [Hit(r.kind, r.ref_id, r.name, r.context, r.tier, similarity(q, r.key)) for r in rows]
     return [h for h in hits if h.tier > FUZZY or h.similarity >= FUZZY_THRESHOLD]
+
+
+# ---------------------------------------------------------------- use cases of search/*
+
+
+@dataclass(frozen=True)
+class Found:
+    """One search result: a catalogue object (AR, AL, TR, GE) or one of the listener's stations (ST)."""
+
+    kind: str
+    ref_id: int
+    name: str
+    artist_name: str | None
+    picture: catalog.Picture
+    score: float
+
+
+def full_search(db: Session, listener_id: int, query: str, types: list[str], start: int, count: int) -> list[Found]:
+    """search/fullSearch: catalogue kinds and (with "ST") the listener's stations matching a query, best first."""
+    wanted = start + count
+    items: list[Found] = []
+    for hit in search(db, query, tuple(t for t in types if t in KINDS), wanted):
+        if hit.kind == "AR":
+            picture, artist_name = catalog.artist_picture(db, db.get(Artist, hit.ref_id)), None
+        elif hit.kind == "AL":
+            picture = catalog.Picture(catalog.art_of(db, db.get(Album, hit.ref_id).art_id))
+            artist_name = hit.context or None
+        elif hit.kind == "TR":
+            track = db.get(Track, hit.ref_id)
+            picture = catalog.Picture(catalog.art_of(db, db.get(Album, track.album_id).art_id))
+            artist_name = hit.context or None
+        else:
+            picture, artist_name = catalog.Picture(), None
+        items.append(Found(hit.kind, hit.ref_id, hit.name, artist_name, picture, hit.score))
+    if "ST" in types:
+        words = search_key(query).split()
+        if words:
+            for station in stations.find_by_name(db, listener_id, words, wanted):
+                exact = search_key(station.name) == " ".join(words)
+                items.append(Found("ST", station.id, station.name, None, catalog.Picture(), 4.999 if exact else 2.5))
+        items.sort(key=lambda i: -i.score)
+    return items[start:start + count]
+
+
+def seed_suggestions(db: Session, listener_id: int, station_id: str, seed_music_id: str | None,
+                     limit: int) -> list[catalog.ArtistView]:
+    """search/getSeedSuggestions: artists close to a seed (an artist, or a track's or album's artist), else close
+    to the station's seeds and thumbs-up."""
+    station = stations.get_station(db, listener_id, station_id)
+    if not seed_music_id:
+        return catalog.artist_views(db, similar.seed_suggestions(db, station, limit))
+    ref = catalog.resolve(seed_music_id, "artist", "album", "track")
+    if ref.kind == "track":
+        artist_id = catalog.track(db, ref.id).artist_id
+    elif ref.kind == "album":
+        artist_id = catalog.album(db, ref.id).artist_id
+    else:
+        artist_id = catalog.artist(db, ref.id).id
+    return [catalog.ArtistView(a, catalog.artist_picture(db, a)) for a in catalog.nearest_artists(db, artist_id, limit)]
+
+
+@dataclass(frozen=True)
+class Recommendations:
+    artists: list[catalog.ArtistView]
+    genres: list[tuple[Genre, catalog.Picture]]
+
+
+def recommendations(db: Session, listener_id: int) -> Recommendations:
+    """search/getStationRecommendations: artists and genres from the listener's history, not seeded yet."""
+    artist_ids, genre_ids = similar.recommendations(db, listener_id)
+    genres = []
+    for genre_id in genre_ids:
+        genre = catalog.genre(db, genre_id)
+        sample = catalog.track_views(db, catalog.genre_sample(db, genre_id, 1))
+        genres.append((genre, catalog.Picture(sample[0].album_art if sample else None)))
+    return Recommendations(catalog.artist_views(db, artist_ids), genres)

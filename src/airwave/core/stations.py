@@ -8,10 +8,23 @@ from datetime import datetime
 from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.orm import Session
 
-from airwave.core import ids
+from airwave.config import Settings
+from airwave.core import catalog, ids
 from airwave.errors import ApiError, ErrorCode
-from airwave.store.models import Feedback, ShuffleMember, Station, StationSeed, TrackGenre
-
+from airwave.library.names import search_key
+from airwave.store.models import (
+    Album,
+    Artist,
+    Artwork,
+    Feedback,
+    Genre,
+    Listener,
+    ShuffleMember,
+    Station,
+    StationSeed,
+    Track,
+    TrackGenre,
+)
 
 _COUNT = select(func.count(Station.id)).where(Station.listener_id == bindparam("listener_id"))
 
@@ -54,8 +67,6 @@ def get_station(db: Session, listener_id: int, station_id: str) -> Station:
 
 def find_by_name(db: Session, listener_id: int, key_words: list[str], limit: int) -> list[Station]:
     """The listener's stations whose name contains every word (a listener has at most a few hundred)."""
-    from airwave.library.names import search_key
-
     rows = db.scalars(select(Station).where(Station.listener_id == listener_id))
     return [s for s in rows if all(f" {w}" in f" {search_key(s.name)}" for w in key_words)][:limit]
 
@@ -92,8 +103,6 @@ def seed_from(station_code: str | None = None, pandora_id: str | None = None, mu
 
 def seed_name(db: Session, seed: SeedRef) -> str:
     """The default station name for a seed; STATION_CODE_INVALID when the object does not exist."""
-    from airwave.core import catalog
-
     try:
         if seed.kind == "AR":
             return f"{catalog.artist(db, seed.ref_id).name} Radio"
@@ -339,8 +348,6 @@ def listener_count(db: Session, kind: str, ref_id: int) -> int:
 
 def cover_hashes_of(db: Session, station: Station, limit: int = 4) -> list[str]:
     """Album covers for a shuffle or Thumbprint station's mosaic: its stations' or thumbs-up tracks' albums."""
-    from airwave.store.models import Album, Artwork, Track
-
     if station.is_shuffle:
         members = select(ShuffleMember.station_id).where(ShuffleMember.shuffle_id == station.id)
         tracks = select(Track.id).join(StationSeed, (StationSeed.kind == "TR") & (StationSeed.ref_id == Track.id))
@@ -363,3 +370,195 @@ def cover_hashes_of(db: Session, station: Station, limit: int = 4) -> list[str]:
         if len(hashes) == limit:
             break
     return hashes
+
+
+# ---------------------------------------------------------------- views: what a station object shows
+
+
+@dataclass(frozen=True)
+class SeedView:
+    """A seed with the catalogue object it names (exactly one of artist, track, genre) and its picture."""
+
+    kind: str
+    ref_id: int
+    listener_count: int
+    picture: catalog.Picture
+    artist: Artist | None = None
+    track: catalog.TrackView | None = None
+    genre: Genre | None = None
+
+
+@dataclass(frozen=True)
+class StationView:
+    """A station with its picture, the artwork that picture comes from, genres, initial seed and shuffle members."""
+
+    station: Station
+    picture: catalog.Picture
+    artwork: Artwork | None  # for artId and dominantColor
+    genres: list[str]
+    initial_seed: SeedView | None
+    shuffle_ids: list[int] | None  # shuffle stations only
+
+
+@dataclass(frozen=True)
+class StationDetails:
+    view: StationView
+    seeds: list[SeedView]
+    positive_feedback_count: int
+    negative_feedback_count: int
+
+
+@dataclass(frozen=True)
+class FeedbackView:
+    """A thumb with its track and the name of the station it was given on."""
+
+    feedback: Feedback
+    track: catalog.TrackView
+    station_name: str
+
+
+def seed_view(db: Session, kind: str, ref_id: int) -> SeedView | None:
+    """A seed as spec §6.2 shows it; None when its artist, track or genre left the catalogue."""
+    count = listener_count(db, kind, ref_id)
+    try:
+        if kind == "AR":
+            artist = catalog.artist(db, ref_id)
+            return SeedView(kind, ref_id, count, catalog.artist_picture(db, artist), artist=artist)
+        if kind == "TR":
+            catalog.track(db, ref_id)
+            view = catalog.track_views(db, [ref_id])[0]
+            return SeedView(kind, ref_id, count, catalog.Picture(view.album_art), track=view)
+        genre = catalog.genre(db, ref_id)
+        sample = catalog.track_views(db, catalog.genre_sample(db, genre.id, 1))
+        return SeedView(kind, ref_id, count, catalog.Picture(sample[0].album_art if sample else None), genre=genre)
+    except ApiError:
+        return None
+
+
+def _picture(db: Session, station: Station) -> tuple[catalog.Picture, Artwork | None, list[str]]:
+    """Picture, the artwork it comes from (for artId/dominantColor) and genre names, from the initial seed."""
+    if station.is_shuffle or station.is_thumbprint:
+        return catalog.Picture(mosaic=tuple(cover_hashes_of(db, station))), None, []
+    kind, ref = station.initial_kind, station.initial_ref
+    if kind is None or ref is None:
+        return catalog.Picture(), None, []
+    if kind == "AR":
+        artist = db.get(Artist, ref)
+        if artist is None:
+            return catalog.Picture(), None, []
+        own = catalog.art_of(db, artist.art_id)
+        genres = [catalog.genre(db, g).name for g, _ in catalog.artist_genres(db, artist.id).most_common(3)]
+        if own:
+            return catalog.Picture(own), own, genres
+        hashes = catalog.cover_hashes(db, artist.id)
+        first = catalog.artwork_by_hash(db, hashes[0]) if hashes else None
+        return catalog.Picture(mosaic=tuple(hashes)), first, genres
+    if kind == "TR":
+        views = catalog.track_views(db, [ref])
+        if not views:
+            return catalog.Picture(), None, []
+        return catalog.Picture(views[0].album_art), views[0].album_art, views[0].genres
+    genre = db.get(Genre, ref)
+    if genre is None:
+        return catalog.Picture(), None, []
+    sample = catalog.track_views(db, catalog.genre_sample(db, genre.id, 1))
+    picture = sample[0].album_art if sample else None
+    return catalog.Picture(picture), picture, [genre.name]
+
+
+def station_view(db: Session, station: Station) -> StationView:
+    """Everything a station object shows."""
+    plain = not (station.is_shuffle or station.is_thumbprint)
+    picture, artwork, genres = _picture(db, station)
+    initial = (seed_view(db, station.initial_kind, station.initial_ref)
+               if plain and station.initial_kind and station.initial_ref else None)
+    shuffle_ids = shuffle_member_ids(db, station.id) if station.is_shuffle else None
+    return StationView(station, picture, artwork, genres, initial, shuffle_ids)
+
+
+def feedback_views(db: Session, rows: list[Feedback]) -> list[FeedbackView]:
+    """Thumbs with their tracks (thumbs of tracks gone from the catalogue are left out)."""
+    views = {v.track.id: v for v in catalog.track_views(db, list({r.track_id for r in rows}))}
+    names = station_names(db, {r.station_id for r in rows})
+    return [FeedbackView(row, views[row.track_id], names.get(row.station_id, "")) for row in rows
+            if row.track_id in views]
+
+
+# ---------------------------------------------------------------- use cases of station/*
+
+
+def station_page(db: Session, listener_id: int, start: int, size: int) -> tuple[int, list[StationView]]:
+    """station/getStations: a page of the listener's stations, with the total."""
+    total, rows = list_stations(db, listener_id, start, size)
+    return total, [station_view(db, s) for s in rows]
+
+
+def create(db: Session, settings: Settings, listener: Listener, station_code: str | None, pandora_id: str | None,
+           music_id: str | None, name: str | None, now: datetime) -> StationView:
+    """station/createStation: a station grown from the seed named, within the tier's station limit."""
+    seed = seed_from(station_code, pandora_id, music_id)
+    station, _created = create_station(db, listener.id, seed, name, settings.tier(listener.tier).max_stations, now)
+    return station_view(db, station)
+
+
+def remove(db: Session, listener_id: int, station_id: str) -> None:
+    """station/removeStation."""
+    remove_station(db, get_station(db, listener_id, station_id))
+
+
+def update(db: Session, listener_id: int, station_id: str, name: str | None, description: str | None) -> StationView:
+    """station/updateStation: rename or describe a station."""
+    station = get_station(db, listener_id, station_id)
+    update_station(station, name, description)
+    db.flush()
+    return station_view(db, station)
+
+
+def details(db: Session, listener_id: int, station_id: str) -> StationDetails:
+    """station/getStationDetails: a station with its seeds and how many thumbs it has."""
+    station = get_station(db, listener_id, station_id)
+    seeds = [seed_view(db, s.kind, s.ref_id) for s in seeds_of(db, station.id)]
+    up, down = feedback_counts(db, station.id)
+    return StationDetails(station_view(db, station), [s for s in seeds if s is not None], up, down)
+
+
+def add_station_seed(db: Session, listener_id: int, station_id: str, pandora_id: str | None,
+                     music_id: str | None, now: datetime) -> SeedView:
+    """station/addSeed: grow a station from one more artist, track or genre."""
+    seed = seed_from(None, pandora_id, music_id)
+    add_seed(db, get_station(db, listener_id, station_id), seed, now)
+    db.flush()
+    found = seed_view(db, seed.kind, seed.ref_id)
+    assert found is not None
+    return found
+
+
+def delete_station_seed(db: Session, listener_id: int, station_id: str, pandora_id: str | None,
+                        music_id: str | None) -> None:
+    """station/deleteSeed."""
+    seed = seed_from(None, pandora_id, music_id)
+    delete_seed(db, get_station(db, listener_id, station_id), seed)
+
+
+def feedback_page(db: Session, listener_id: int, station_id: str | None, positive: bool | None, start: int,
+                  size: int) -> tuple[int, list[FeedbackView]]:
+    """The listener's thumbs, on one station or all of them, newest first, with the total."""
+    station = get_station(db, listener_id, station_id).id if station_id is not None else None
+    total, rows = list_feedback(db, listener_id, station, positive, start, size)
+    return total, feedback_views(db, rows)
+
+
+def shuffle_view(db: Session, listener_id: int, now: datetime) -> StationView:
+    """station/shuffle: the listener's shuffle station, created on first use."""
+    return station_view(db, ensure_shuffle(db, listener_id, now))
+
+
+def update_shuffle(db: Session, listener_id: int, station_ids: list[str], now: datetime) -> StationView:
+    """station/updateShuffleStation: choose the stations shuffle mixes."""
+    return station_view(db, set_shuffle(db, listener_id, station_ids, now))
+
+
+def thumbprint(db: Session, settings: Settings, listener: Listener, now: datetime) -> StationView:
+    """station/createThumbprintStation, within the tier's station limit."""
+    station = create_thumbprint(db, listener.id, settings.tier(listener.tier).max_stations, now)
+    return station_view(db, station)

@@ -1,70 +1,15 @@
-"""v1 ad/*: the ads of free listeners (getAdList, registerImpression, brokenAd) and the ad items of fragments."""
+"""v1 ad/*: the ads of free listeners (getAdList, registerImpression, brokenAd); fragment ad items are in objects."""
 
 from __future__ import annotations
-
-import random
-import secrets
-from datetime import timedelta
 
 from pydantic import Field
 
 from airwave.api.protocol import Call
 from airwave.api.registry import registry
 from airwave.api.schemas import EmptyResponse, RequestModel, ResponseModel
-from airwave.api.v1.objects import ArtImage, art
-from airwave.api.v1.playlist import AudioFormat, TrackKey, TrackObject
-from airwave.core import ads, ids, stations
-from airwave.core.ads import AdBreak
+from airwave.api.v1.objects import ArtImage, AudioFormat, art
+from airwave.core import ads
 from airwave.errors import ErrorCode
-from airwave.store.models import AdCampaign, AdSpin, Artwork, Listener, Station
-
-
-class AdAudio:
-    """The signed audio and receipt URLs of one issued ad."""
-
-    def __init__(self, call: Call, listener: Listener, spin: AdSpin, campaign: AdCampaign,
-                 audio_format: str | None) -> None:
-        from airwave.audio.formats import negotiate
-        from airwave.audio.urls import audio_url, receipt_url, skip_url
-
-        policy = call.settings.tier(listener.tier)
-        self.encoding = negotiate(audio_format, high_quality=policy.high_quality and listener.high_quality_streaming,
-                                  source_codec=campaign.codec)
-        expires = call.now() + timedelta(seconds=call.settings.audio_url_lifetime)
-        signer = call.services.signer
-        token = signer.ad_audio_token(listener_id=listener.id, campaign_id=campaign.id, ad_spin_id=spin.id,
-                                      encoding=self.encoding, expires_at=expires)
-        receipt = signer.ad_receipt_token(listener_id=listener.id, ad_spin_id=spin.id, expires_at=expires)
-        self.url = audio_url(call.base_url, token)
-        self.receipt_url = receipt_url(call.base_url, receipt)
-        self.skip_url = skip_url(call.base_url, receipt)
-
-
-def _art(call: Call, campaign: AdCampaign) -> list[ArtImage]:
-    return art(call, call.reader().get(Artwork, campaign.art_id) if campaign.art_id else None)
-
-
-def ad_track_object(call: Call, listener: Listener, station: Station, brk: AdBreak,
-                    audio_format: str | None) -> TrackObject:
-    """The track object of an ad placed in a fragment (the shape is documented on playlist/getFragment)."""
-    spin, campaign = brk.spin, brk.campaign
-    audio = AdAudio(call, listener, spin, campaign, audio_format)
-    pandora = ids.pandora_id("ad", campaign.id)
-    return TrackObject(
-        track_token=spin.token, music_id="", pandora_id=pandora, track_type="Ad", song_title=campaign.title,
-        artist_name=ads.ARTIST_NAME, artist_music_id="", album_title="", album_art=_art(call, campaign),
-        artist_art=[], track_length=round(campaign.duration), rating=0, station_id=str(station.id),
-        file_gain="0.00", audio_url=audio.url, audio_encoding=audio.encoding,
-        audio_receipt_url=audio.receipt_url, audio_skip_url=audio.skip_url, genre=[], user_seed=None,
-        is_seed=False, is_bookmarked=False, is_featured=False, is_compilation=False, composer_name="",
-        allow_skip=False, allow_feedback=False, allow_tired_of_track=False, allow_start_station_from_track=False,
-        allow_share_track=False, allow_buy_track=False, rights=[], identity=f"{pandora}:{spin.id}",
-        track_key=TrackKey(track_id=pandora, track_type="Ad", spin_id=str(spin.id)),
-        song_detail_url=campaign.click_url, artist_detail_url="", album_detail_url="",
-        track_seo_token="", artist_seo_token="", album_seo_token="",
-        listening_timestamp=int(spin.issued_at.timestamp() * 1000),
-        ad_token=spin.token, click_through_url=campaign.click_url,
-    )
 
 
 class AdListRequest(RequestModel):
@@ -102,19 +47,15 @@ class AdListResponse(ResponseModel):
 def get_ad_list(call: Call, req: AdListRequest) -> AdListResponse:
     """Ads to play now, each with its own adToken."""
     listener = call.require_listener()
-    if not ads.serves_ads(call.settings, listener):
-        return AdListResponse(ads=[])
     with call.write() as db:
-        station_id = stations.get_station(db, listener.id, req.station_id).id if req.station_id else None
-        issued = ads.ad_list(db, call.settings, listener, station_id, call.now(), random.Random(secrets.randbits(64)))
-        db.expunge_all()
-    out = []
-    for spin, campaign in issued:
-        audio = AdAudio(call, listener, spin, campaign, req.audio_format)
-        out.append(AdObject(ad_token=spin.token, title=campaign.title, audio_url=audio.url,
-                            audio_encoding=audio.encoding, art=_art(call, campaign),
-                            click_through_url=campaign.click_url, track_length=round(campaign.duration)))
-    return AdListResponse(ads=out)
+        issued = ads.ad_list_items(db, call.services, call.base_url, listener, req.station_id, req.audio_format,
+                                   call.now())
+    return AdListResponse(ads=[
+        AdObject(ad_token=item.spin.token, title=item.campaign.title, audio_url=item.links.audio_url,
+                 audio_encoding=item.links.encoding, art=art(call, item.art),
+                 click_through_url=item.campaign.click_url, track_length=round(item.campaign.duration))
+        for item in issued
+    ])
 
 
 class ImpressionRequest(RequestModel):

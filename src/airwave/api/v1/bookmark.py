@@ -8,11 +8,17 @@ from pydantic import Field
 
 from airwave.api.protocol import Call
 from airwave.api.registry import registry
-from airwave.api.schemas import EmptyResponse, RequestModel, ResponseModel, Timestamp, absent_when_none
-from airwave.api.v1.objects import ArtImage, art
-from airwave.core import bookmarks, catalog, ids, playlist
+from airwave.api.schemas import (
+    EmptyResponse,
+    RequestModel,
+    ResponseModel,
+    Timestamp,
+    absent_when_none,
+)
+from airwave.api.v1.objects import ArtImage, art, picture_art
+from airwave.core import bookmarks, ids
+from airwave.core.bookmarks import BookmarkView
 from airwave.errors import ApiError, ErrorCode
-from airwave.store.models import Artist, Bookmark
 
 
 class BookmarkObject(ResponseModel):
@@ -35,38 +41,28 @@ class BookmarkObject(ResponseModel):
     is_available: bool = Field(description="false when the track's file has gone from the library")
 
 
-def bookmark_objects(call: Call, rows: list[Bookmark]) -> list[BookmarkObject]:
-    from airwave.api.v1.music import artist_art
-
-    db = call.reader()
-    views = {v.track.id: v for v in catalog.track_views(db, [r.ref_id for r in rows if r.kind == "TR"])}
-    out = []
-    for row in rows:
-        if row.kind == "TR":
-            view = views.get(row.ref_id)
-            if view is None:
-                continue
-            t, artist, album = view.track, view.artist, view.album
-            out.append(BookmarkObject(
-                bookmark_id=str(row.id), music_id=ids.music_id("track", t.id), pandora_id=ids.pandora_id("track", t.id),
-                type="track", date_created=row.created_at, name=t.title, artist_name=artist.name,
-                art=art(call, view.album_art),
-                seo_token=ids.seo_token("track", t.id, artist.name, album.title, t.title), song_title=t.title,
-                album_title=album.title, artist_music_id=ids.music_id("artist", artist.id),
-                album_music_id=ids.music_id("album", album.id), track_length=round(t.duration),
-                is_available=t.missing_since is None,
-            ))
-        else:
-            a = db.get(Artist, row.ref_id)
-            if a is None:
-                continue
-            out.append(BookmarkObject(
-                bookmark_id=str(row.id), music_id=ids.music_id("artist", a.id), pandora_id=ids.pandora_id("artist", a.id),
-                type="artist", date_created=row.created_at, name=a.name, artist_name=a.name,
-                art=artist_art(call, a), seo_token=ids.seo_token("artist", a.id, a.name),
-                is_available=catalog.track_count(db, a.id) > 0,
-            ))
-    return out
+def bookmark_object(call: Call, found: BookmarkView) -> BookmarkObject:
+    row = found.bookmark
+    if found.track is not None:
+        view = found.track
+        t, artist, album = view.track, view.artist, view.album
+        return BookmarkObject(
+            bookmark_id=str(row.id), music_id=ids.music_id("track", t.id), pandora_id=ids.pandora_id("track", t.id),
+            type="track", date_created=row.created_at, name=t.title, artist_name=artist.name,
+            art=art(call, view.album_art),
+            seo_token=ids.seo_token("track", t.id, artist.name, album.title, t.title), song_title=t.title,
+            album_title=album.title, artist_music_id=ids.music_id("artist", artist.id),
+            album_music_id=ids.music_id("album", album.id), track_length=round(t.duration),
+            is_available=found.is_available,
+        )
+    assert found.artist is not None
+    a = found.artist.artist
+    return BookmarkObject(
+        bookmark_id=str(row.id), music_id=ids.music_id("artist", a.id), pandora_id=ids.pandora_id("artist", a.id),
+        type="artist", date_created=row.created_at, name=a.name, artist_name=a.name,
+        art=picture_art(call, found.artist.picture), seo_token=ids.seo_token("artist", a.id, a.name),
+        is_available=found.is_available,
+    )
 
 
 class AddRequest(RequestModel):
@@ -95,15 +91,9 @@ def add(call: Call, req: AddRequest) -> BookmarkObject:
     if len(given) != 1:
         raise ApiError(ErrorCode.INVALID_REQUEST, "give exactly one of musicId, pandoraId or trackToken")
     with call.write() as db:
-        if req.track_token is not None:
-            spin = playlist.spin_by_token(db, listener.id, req.track_token, call.now())
-            kind, ref_id = ("AR", spin.artist_id) if req.type == "artist" else ("TR", spin.track_id)
-        else:
-            kind, ref_id = bookmarks.target(db, given[0], req.type)
-        row = bookmarks.add(db, listener.id, kind, ref_id, call.now())
-        db.flush()
-        db.expunge(row)
-    return bookmark_objects(call, [row])[0]
+        found = bookmarks.add_bookmark(db, listener.id, req.music_id, req.pandora_id, req.track_token, req.type,
+                                       call.now())
+    return bookmark_object(call, found)
 
 
 class DeleteRequest(RequestModel):
@@ -127,11 +117,7 @@ def delete(call: Call, req: DeleteRequest) -> EmptyResponse:
     if len(given) != 1:
         raise ApiError(ErrorCode.INVALID_REQUEST, "give exactly one of bookmarkId, musicId or pandoraId")
     with call.write() as db:
-        if req.bookmark_id is not None:
-            db.delete(bookmarks.get(db, listener.id, req.bookmark_id))
-        else:
-            ref = catalog.resolve(given[0], "artist", "track")
-            bookmarks.remove_object(db, listener.id, bookmarks.KIND_OF[ref.kind], ref.id)
+        bookmarks.delete_bookmark(db, listener.id, req.bookmark_id, req.music_id, req.pandora_id)
     return EmptyResponse()
 
 
@@ -157,13 +143,8 @@ class BookmarkList(ResponseModel):
 )
 def get_bookmarks(call: Call, req: ListRequest) -> BookmarkList:
     """The listener's bookmarked artists and tracks."""
-    listener = call.require_listener()
-    db = call.reader()
-    lists: dict[str, list[BookmarkObject]] = {}
-    totals: dict[str, int] = {}
-    for kind, name in (("AR", "artist"), ("TR", "track")):
-        wanted = req.type in (None, name)
-        totals[kind], rows = bookmarks.page(db, listener.id, kind, req.start_index, req.page_size if wanted else 0)
-        lists[kind] = bookmark_objects(call, rows)
-    return BookmarkList(artists=lists["AR"], tracks=lists["TR"], total_artists=totals["AR"],
-                        total_tracks=totals["TR"])
+    found = bookmarks.lists(call.reader(), call.require_listener().id, req.type, req.start_index, req.page_size)
+    artists, tracks = found["AR"], found["TR"]
+    return BookmarkList(artists=[bookmark_object(call, b) for b in artists.items],
+                        tracks=[bookmark_object(call, b) for b in tracks.items],
+                        total_artists=artists.total, total_tracks=tracks.total)

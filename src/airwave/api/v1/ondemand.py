@@ -7,9 +7,8 @@ from pydantic import Field
 from airwave.api.protocol import Call
 from airwave.api.registry import registry
 from airwave.api.schemas import RequestModel, ResponseModel
-from airwave.api.v1.playlist import AudioFormat, TrackObject, high_quality_for, track_objects
-from airwave.audio.formats import negotiate
-from airwave.core import playlist, stations
+from airwave.api.v1.objects import AudioFormat, TrackObject, track_object
+from airwave.core import playlist
 from airwave.errors import ErrorCode
 
 
@@ -38,13 +37,9 @@ def replay_track(call: Call, req: ReplayRequest) -> ReplayResponse:
     """Play a track of this station again."""
     listener = call.require_listener()
     with call.write() as db:
-        station = stations.get_station(db, listener.id, req.station_id)
-        spin = playlist.replay(db, call.settings, listener, station, req.track_token, call.now())
-        spin.audio_encoding = negotiate(req.audio_format, high_quality=high_quality_for(call, listener), source_codec="")
-        db.flush()
-        db.expunge_all()
-    track = track_objects(call, listener, station, [spin], req.audio_format, allow_skip=True)[0]
-    return ReplayResponse(replay_track=track)
+        item = playlist.replay_item(db, call.services, call.base_url, listener, req.station_id, req.track_token,
+                                    req.audio_format, call.now())
+    return ReplayResponse(replay_track=track_object(call, item))
 
 
 class PlaybackInfoRequest(RequestModel):
@@ -73,30 +68,13 @@ class PlaybackInfo(ResponseModel):
 )
 def audio_playback_info(call: Call, req: PlaybackInfoRequest) -> PlaybackInfo:
     """The audio URL of one track, on demand."""
-    from datetime import timedelta
-
-    from airwave.audio.urls import audio_url, receipt_url, skip_url
-    from airwave.core import catalog
-    from airwave.store.models import TrackProfile
-
     listener = call.require_listener()
-    ref = catalog.resolve(req.pandora_id, "track")
     with call.write() as db:
-        track = catalog.track(db, ref.id)
-        encoding = negotiate(req.audio_format, high_quality=high_quality_for(call, listener),
-                             source_codec=track.codec)
-        spin = playlist.on_demand(db, call.settings, listener, ref.id, encoding, call.now())
-        measured = db.get(TrackProfile, track.id)
-        gain = track.rg_track_gain if track.rg_track_gain is not None else (measured.gain_db if measured else None)
-        duration, spin_id, spin_token = track.duration, spin.id, spin.token
-    expires = call.now() + timedelta(seconds=call.settings.audio_url_lifetime)
-    signer = call.services.signer
-    token = signer.audio_token(listener_id=listener.id, track_id=ref.id, encoding=encoding, expires_at=expires,
-                               spin_id=spin_id)
-    receipt = signer.receipt_token(listener_id=listener.id, spin_id=spin_id, expires_at=expires)
+        play = playlist.play_on_demand(db, call.services, call.base_url, listener, req.pandora_id, req.audio_format,
+                                       call.now())
+    links = play.links
     return PlaybackInfo(
-        audio_url=audio_url(call.base_url, token), audio_encoding=encoding,
-        file_gain=f"{gain if gain is not None else 0.0:.2f}", track_length=round(duration),
-        track_token=spin_token, audio_receipt_url=receipt_url(call.base_url, receipt),
-        audio_skip_url=skip_url(call.base_url, receipt),
+        audio_url=links.audio_url, audio_encoding=links.encoding,
+        file_gain=f"{play.gain if play.gain is not None else 0.0:.2f}", track_length=round(play.duration),
+        track_token=play.token, audio_receipt_url=links.receipt_url, audio_skip_url=links.skip_url,
     )

@@ -5,21 +5,16 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import Field
-from sqlalchemy import select
 
 from airwave.api.protocol import Call
 from airwave.api.registry import registry
 from airwave.api.schemas import Empty, RequestModel, ResponseModel
-from airwave.api.v1.music import artist_art, nearest_artists
-from airwave.api.v1.objects import ArtImage, ArtistSummary, art, artist_summary
-from airwave.core import catalog, ids, search, stations
-from airwave.core.engine import similar
+from airwave.api.v1.objects import ArtImage, ArtistSummary, artist_summary, picture_art
+from airwave.core import ids, search
 from airwave.errors import ErrorCode
-from airwave.library.names import search_key
-from airwave.store.models import Album, Artist, Track
 
 SearchType = Literal["AR", "TR", "AL", "GE", "ST"]
-_KIND = {"AR": "artist", "AL": "album", "TR": "track", "GE": "genre"}
+_KIND = {"AR": "artist", "AL": "album", "TR": "track", "GE": "genre", "ST": "station"}
 
 
 class FullSearchRequest(RequestModel):
@@ -53,38 +48,13 @@ class SearchResults(ResponseModel):
 )
 def full_search(call: Call, req: FullSearchRequest) -> SearchResults:
     """Artists, albums, tracks, genres and the listener's stations matching a query, best first."""
-    db = call.reader()
-    wanted = req.start + req.count
-    kinds = tuple(t for t in req.types if t in _KIND)
-    hits = search.search(db, req.query, kinds, wanted)
-    items: list[SearchItem] = []
-    for hit in hits:
-        kind = _KIND[hit.kind]
-        if hit.kind == "AR":
-            artwork = artist_art(call, db.get(Artist, hit.ref_id))
-            artist_name = None
-        elif hit.kind == "AL":
-            artwork = art(call, catalog.art_of(db, db.get(Album, hit.ref_id).art_id))
-            artist_name = hit.context or None
-        elif hit.kind == "TR":
-            track = db.get(Track, hit.ref_id)
-            artwork = art(call, catalog.art_of(db, db.get(Album, track.album_id).art_id))
-            artist_name = hit.context or None
-        else:
-            artwork, artist_name = [], None
-        items.append(SearchItem(type=hit.kind, pandora_id=ids.pandora_id(kind, hit.ref_id),
-                                music_id=ids.music_id(kind, hit.ref_id), name=hit.name, artist_name=artist_name,
-                                art=artwork, score=hit.score))
-    if "ST" in req.types:
-        words = search_key(req.query).split()
-        if words:
-            for station in stations.find_by_name(db, call.require_listener().id, words, wanted):
-                exact = search_key(station.name) == " ".join(words)
-                items.append(SearchItem(type="ST", pandora_id=ids.pandora_id("station", station.id),
-                                        music_id=str(station.id), name=station.name, art=[],
-                                        score=4.999 if exact else 2.5))
-        items.sort(key=lambda i: -i.score)
-    return SearchResults(items=items[req.start:req.start + req.count])
+    found = search.full_search(call.reader(), call.require_listener().id, req.query, req.types, req.start, req.count)
+    return SearchResults(items=[
+        SearchItem(type=f.kind, pandora_id=ids.pandora_id(_KIND[f.kind], f.ref_id),
+                   music_id=str(f.ref_id) if f.kind == "ST" else ids.music_id(_KIND[f.kind], f.ref_id),
+                   name=f.name, artist_name=f.artist_name, art=picture_art(call, f.picture), score=f.score)
+        for f in found
+    ])
 
 
 class SeedSuggestionsRequest(RequestModel):
@@ -95,11 +65,6 @@ class SeedSuggestionsRequest(RequestModel):
 
 class SeedSuggestions(ResponseModel):
     artists: list[ArtistSummary]
-
-
-def _artists(call: Call, artist_ids: list[int]) -> list[ArtistSummary]:
-    rows = {a.id: a for a in call.reader().scalars(select(Artist).where(Artist.id.in_(artist_ids)))}
-    return [artist_summary(call, rows[a], artist_art(call, rows[a])) for a in artist_ids if a in rows]
 
 
 @registry.endpoint(
@@ -113,19 +78,9 @@ def _artists(call: Call, artist_ids: list[int]) -> list[ArtistSummary]:
 )
 def seed_suggestions(call: Call, req: SeedSuggestionsRequest) -> SeedSuggestions:
     """Artists worth adding as seeds to a station."""
-    db = call.reader()
-    station = stations.get_station(db, call.require_listener().id, req.station_id)
-    if not req.seed_music_id:
-        return SeedSuggestions(artists=_artists(call, similar.seed_suggestions(db, station, req.max_results)))
-    ref = catalog.resolve(req.seed_music_id, "artist", "album", "track")
-    if ref.kind == "track":
-        artist_id = catalog.track(db, ref.id).artist_id
-    elif ref.kind == "album":
-        artist_id = catalog.album(db, ref.id).artist_id
-    else:
-        artist_id = catalog.artist(db, ref.id).id
-    return SeedSuggestions(artists=[artist_summary(call, a, artist_art(call, a))
-                                    for a in nearest_artists(db, artist_id, req.max_results)])
+    found = search.seed_suggestions(call.reader(), call.require_listener().id, req.station_id, req.seed_music_id,
+                                    req.max_results)
+    return SeedSuggestions(artists=[artist_summary(call, a) for a in found])
 
 
 class GenreRecommendation(ResponseModel):
@@ -151,13 +106,12 @@ class Recommendations(ResponseModel):
 )
 def station_recommendations(call: Call, req: Empty) -> Recommendations:
     """New stations the listener is likely to enjoy."""
-    db = call.reader()
-    artist_ids, genre_ids = similar.recommendations(db, call.require_listener().id)
-    genres = []
-    for genre_id in genre_ids:
-        genre = catalog.genre(db, genre_id)
-        sample = catalog.track_views(db, catalog.genre_sample(db, genre_id, 1))
-        genres.append(GenreRecommendation(
-            music_id=ids.music_id("genre", genre_id), pandora_id=ids.pandora_id("genre", genre_id), name=genre.name,
-            station_name=f"{genre.name} Radio", art=art(call, sample[0].album_art) if sample else []))
-    return Recommendations(artists=_artists(call, artist_ids), genre_stations=genres)
+    found = search.recommendations(call.reader(), call.require_listener().id)
+    return Recommendations(
+        artists=[artist_summary(call, a) for a in found.artists],
+        genre_stations=[
+            GenreRecommendation(music_id=ids.music_id("genre", g.id), pandora_id=ids.pandora_id("genre", g.id),
+                                name=g.name, station_name=f"{g.name} Radio", art=picture_art(call, picture))
+            for g, picture in found.genres
+        ],
+    )

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 from pydantic import Field
-from sqlalchemy import select
 
 from airwave.api.protocol import Call
 from airwave.api.registry import registry
-from airwave.api.schemas import Empty, EmptyResponse, RequestModel, ResponseModel, Timestamp, absent_when_none
-from airwave.api.v1.objects import ArtImage, art, mosaic_art
-from airwave.core import catalog, ids, stations
+from airwave.api.schemas import (
+    Empty,
+    EmptyResponse,
+    RequestModel,
+    ResponseModel,
+    Timestamp,
+    absent_when_none,
+)
+from airwave.api.v1.objects import ArtImage, art, picture_art
+from airwave.core import ids, playlist, stations
+from airwave.core.stations import FeedbackView, SeedView, StationView
 from airwave.errors import ApiError, ErrorCode
-from airwave.store.models import Artist, Artwork, Feedback, Genre, Station
 
 
 class SeedArtist(ResponseModel):
@@ -91,86 +97,39 @@ STATION_ERRORS = [ErrorCode.STATION_DOES_NOT_EXIST, ErrorCode.USER_NOT_AUTHORIZE
 TOKEN_ERRORS = [ErrorCode.NOT_FOUND, ErrorCode.USER_NOT_AUTHORIZED, ErrorCode.CONTENT_HAS_EXPIRED]
 
 
-def seed_object(call: Call, kind: str, ref_id: int) -> SeedObject | None:
-    """A seed as spec §6.2 shows it; None when its artist, track or genre left the catalogue."""
-    db = call.reader()
-    from airwave.api.v1.music import artist_art
-
-    kind_name = stations.KIND_NAMES[kind]
-    base = {"music_id": ids.music_id(kind_name, ref_id), "pandora_id": ids.pandora_id(kind_name, ref_id),
-            "listener_count": stations.listener_count(db, kind, ref_id)}
-    try:
-        if kind == "AR":
-            artist = catalog.artist(db, ref_id)
-            seo = ids.seo_token("artist", artist.id, artist.name)
-            return SeedObject(**base, art=artist_art(call, artist), seo_token=seo, artist=SeedArtist(
-                artist_name=artist.name, is_composer=artist.is_composer, is_comedy=False,
-                artist_detail_url=f"{call.base_url}/music/{seo}"))
-        if kind == "TR":
-            catalog.track(db, ref_id)
-            view = catalog.track_views(db, [ref_id])[0]
-            pictures = art(call, view.album_art)
-            seo = ids.seo_token("track", ref_id, view.artist.name, view.album.title, view.track.title)
-            return SeedObject(**base, art=pictures, song=SeedSong(
-                song_title=view.track.title, artist_summary=view.artist.name, album_title=view.album.title,
-                song_detail_url=f"{call.base_url}/music/{seo}", art=pictures))
-        genre = catalog.genre(db, ref_id)
-        sample = catalog.track_views(db, catalog.genre_sample(db, genre.id, 1))
-        return SeedObject(**base, art=art(call, sample[0].album_art) if sample else [], genre=SeedGenre(
-            station_name=f"{genre.name} Radio", is_redirect=False, is_comedy=genre.category.startswith("Comedy")))
-    except ApiError:
-        return None
+def seed_object(call: Call, seed: SeedView) -> SeedObject:
+    """A seed as spec §6.2 shows it."""
+    kind_name = stations.KIND_NAMES[seed.kind]
+    base = {"music_id": ids.music_id(kind_name, seed.ref_id), "pandora_id": ids.pandora_id(kind_name, seed.ref_id),
+            "listener_count": seed.listener_count, "art": picture_art(call, seed.picture)}
+    if seed.artist is not None:
+        artist = seed.artist
+        seo = ids.seo_token("artist", artist.id, artist.name)
+        return SeedObject(**base, seo_token=seo, artist=SeedArtist(
+            artist_name=artist.name, is_composer=artist.is_composer, is_comedy=False,
+            artist_detail_url=f"{call.base_url}/music/{seo}"))
+    if seed.track is not None:
+        view = seed.track
+        seo = ids.seo_token("track", seed.ref_id, view.artist.name, view.album.title, view.track.title)
+        return SeedObject(**base, song=SeedSong(
+            song_title=view.track.title, artist_summary=view.artist.name, album_title=view.album.title,
+            song_detail_url=f"{call.base_url}/music/{seo}", art=base["art"]))
+    genre = seed.genre
+    assert genre is not None
+    return SeedObject(**base, genre=SeedGenre(
+        station_name=f"{genre.name} Radio", is_redirect=False, is_comedy=genre.category.startswith("Comedy")))
 
 
-def _station_picture(call: Call, station: Station) -> tuple[list[ArtImage], Artwork | None, list[str]]:
-    """Art, the artwork it comes from (for artId/dominantColor) and genre names, from the initial seed."""
-    db = call.reader()
-    if station.is_shuffle or station.is_thumbprint:
-        hashes = stations.cover_hashes_of(db, station)
-        return mosaic_art(call, hashes), None, []
-    kind, ref = station.initial_kind, station.initial_ref
-    if kind is None or ref is None:
-        return [], None, []
-    if kind == "AR":
-        artist = db.get(Artist, ref)
-        if artist is None:
-            return [], None, []
-        own = catalog.art_of(db, artist.art_id)
-        genres = [catalog.genre(db, g).name for g, _ in catalog.artist_genres(db, artist.id).most_common(3)]
-        if own:
-            return art(call, own), own, genres
-        hashes = catalog.cover_hashes(db, artist.id)
-        first = db.scalar(select(Artwork).where(Artwork.content_hash == hashes[0])) if hashes else None
-        return mosaic_art(call, hashes), first, genres
-    if kind == "TR":
-        views = catalog.track_views(db, [ref])
-        if not views:
-            return [], None, []
-        return art(call, views[0].album_art), views[0].album_art, views[0].genres
-    genre = db.get(Genre, ref)
-    if genre is None:
-        return [], None, []
-    sample = catalog.track_views(db, catalog.genre_sample(db, genre.id, 1))
-    picture = sample[0].album_art if sample else None
-    return art(call, picture), picture, [genre.name]
-
-
-def station_object(call: Call, station: Station, creator_webname: str) -> StationObject:
-    station_id = str(station.id)
+def station_object(call: Call, view: StationView, creator_webname: str) -> StationObject:
+    station, genres, artwork = view.station, view.genres, view.artwork
     plain = not (station.is_shuffle or station.is_thumbprint)
-    pictures, artwork, genres = _station_picture(call, station)
-    initial = (seed_object(call, station.initial_kind, station.initial_ref)
-               if plain and station.initial_kind and station.initial_ref else None)
-    shuffle_ids = None
-    if station.is_shuffle:
-        shuffle_ids = [str(i) for i in stations.shuffle_member_ids(call.reader(), station.id)]
     return StationObject(
-        station_id=station_id,
+        station_id=str(station.id),
         station_factory_pandora_id=ids.pandora_id("station", station.id),
         pandora_id=ids.pandora_id("station", station.id),
         name=station.name,
         description=station.description,
-        art=pictures,
+        art=picture_art(call, view.picture),
         date_created=station.created_at,
         last_played=station.last_played_at,
         total_play_time=station.total_play_time,
@@ -189,12 +148,12 @@ def station_object(call: Call, station: Station, creator_webname: str) -> Statio
         is_artist_messages_enabled=False,
         is_thumbprint=station.is_thumbprint,
         is_shuffle=station.is_shuffle,
-        shuffle_station_ids=shuffle_ids,
+        shuffle_station_ids=[str(i) for i in view.shuffle_ids] if view.shuffle_ids is not None else None,
         genre=genres,
         genre_sponsorship="",
         ad_genre=genres[0] if genres else "",
         anti_target=False,
-        initial_seed=initial,
+        initial_seed=seed_object(call, view.initial_seed) if view.initial_seed is not None else None,
         adkv={"genre": genres[0]} if genres else {},
         creator_webname=creator_webname,
         art_id=artwork.content_hash if artwork else "",
@@ -226,12 +185,12 @@ class StationList(ResponseModel):
 def get_stations(call: Call, req: GetStationsRequest) -> StationList:
     """The listener's stations, one page at a time."""
     listener = call.require_listener()
-    total, rows = stations.list_stations(call.reader(), listener.id, req.start_index, req.page_size)
+    total, views = stations.station_page(call.reader(), listener.id, req.start_index, req.page_size)
     return StationList(
         total_stations=total,
         sorted_by="lastPlayedTime",
         index=req.start_index,
-        stations=[station_object(call, s, listener.webname) for s in rows],
+        stations=[station_object(call, v, listener.webname) for v in views],
     )
 
 
@@ -256,13 +215,10 @@ class CreateStationRequest(RequestModel):
 def create_station(call: Call, req: CreateStationRequest) -> StationObject:
     """A new station grown from one artist, track or genre."""
     listener = call.require_listener()
-    seed = stations.seed_from(req.station_code, req.pandora_id, req.music_id)
-    policy = call.settings.tier(listener.tier)
     with call.write() as db:
-        station, _created = stations.create_station(db, listener.id, seed, req.station_name, policy.max_stations,
-                                                    call.now())
-        db.expunge(station)
-    return station_object(call, station, listener.webname)
+        view = stations.create(db, call.settings, listener, req.station_code, req.pandora_id, req.music_id,
+                               req.station_name, call.now())
+    return station_object(call, view, listener.webname)
 
 
 class StationIdRequest(RequestModel):
@@ -275,7 +231,7 @@ def remove_station(call: Call, req: StationIdRequest) -> EmptyResponse:
     """Delete a station with its seeds and feedback (its plays stay in the operator's play log)."""
     listener = call.require_listener()
     with call.write() as db:
-        stations.remove_station(db, stations.get_station(db, listener.id, req.station_id))
+        stations.remove(db, listener.id, req.station_id)
     return EmptyResponse()
 
 
@@ -291,11 +247,8 @@ def update_station(call: Call, req: UpdateStationRequest) -> StationObject:
     """Rename a station or change its description."""
     listener = call.require_listener()
     with call.write() as db:
-        station = stations.get_station(db, listener.id, req.station_id)
-        stations.update_station(station, req.name, req.description)
-        db.flush()
-        db.expunge(station)
-    return station_object(call, station, listener.webname)
+        view = stations.update(db, listener.id, req.station_id, req.name, req.description)
+    return station_object(call, view, listener.webname)
 
 
 class DetailsRequest(RequestModel):
@@ -314,13 +267,11 @@ class StationDetails(StationObject):
 def station_details(call: Call, req: DetailsRequest) -> StationDetails:
     """A station with its seeds and how many thumbs it has."""
     listener = call.require_listener()
-    db = call.reader()
-    station = stations.get_station(db, listener.id, req.station_id)
-    seeds = [seed_object(call, s.kind, s.ref_id) for s in stations.seeds_of(db, station.id)]
-    up, down = stations.feedback_counts(db, station.id)
-    return StationDetails(**station_object(call, station, listener.webname).__dict__,
-                          seeds=[s for s in seeds if s is not None], positive_feedback_count=up,
-                          negative_feedback_count=down)
+    found = stations.details(call.reader(), listener.id, req.station_id)
+    return StationDetails(**station_object(call, found.view, listener.webname).__dict__,
+                          seeds=[seed_object(call, s) for s in found.seeds],
+                          positive_feedback_count=found.positive_feedback_count,
+                          negative_feedback_count=found.negative_feedback_count)
 
 
 class SeedRequest(RequestModel):
@@ -334,13 +285,9 @@ class SeedRequest(RequestModel):
 def add_seed(call: Call, req: SeedRequest) -> SeedObject:
     """Grow a station from one more artist, track or genre (adding a seed twice is harmless)."""
     listener = call.require_listener()
-    seed = stations.seed_from(None, req.pandora_id, req.music_id)
     with call.write() as db:
-        station = stations.get_station(db, listener.id, req.station_id)
-        stations.add_seed(db, station, seed, call.now())
-    found = seed_object(call, seed.kind, seed.ref_id)
-    assert found is not None
-    return found
+        seed = stations.add_station_seed(db, listener.id, req.station_id, req.pandora_id, req.music_id, call.now())
+    return seed_object(call, seed)
 
 
 @registry.endpoint("station/deleteSeed", request=SeedRequest, response=EmptyResponse, writes=True,
@@ -350,9 +297,8 @@ def add_seed(call: Call, req: SeedRequest) -> SeedObject:
 def delete_seed(call: Call, req: SeedRequest) -> EmptyResponse:
     """Stop growing a station from one of its seeds."""
     listener = call.require_listener()
-    seed = stations.seed_from(None, req.pandora_id, req.music_id)
     with call.write() as db:
-        stations.delete_seed(db, stations.get_station(db, listener.id, req.station_id), seed)
+        stations.delete_station_seed(db, listener.id, req.station_id, req.pandora_id, req.music_id)
     return EmptyResponse()
 
 
@@ -376,27 +322,19 @@ class FeedbackObject(ResponseModel):
     date_created: Timestamp
 
 
-def feedback_objects(call: Call, rows: list[Feedback]) -> list[FeedbackObject]:
-    db = call.reader()
-    views = {v.track.id: v for v in catalog.track_views(db, list({r.track_id for r in rows}))}
-    names = stations.station_names(db, {r.station_id for r in rows})
-    out = []
-    for row in rows:
-        view = views.get(row.track_id)
-        if view is None:
-            continue
-        t, artist, album = view.track, view.artist, view.album
-        out.append(FeedbackObject(
-            feedback_id=str(row.id), is_positive=row.is_positive, station_id=str(row.station_id),
-            station_name=names.get(row.station_id, ""), music_id=ids.music_id("track", t.id),
-            pandora_id=ids.pandora_id("track", t.id), song_title=t.title, album_title=album.title,
-            artist_name=artist.name, artist_seo_token=ids.seo_token("artist", artist.id, artist.name),
-            track_seo_token=ids.seo_token("track", t.id, artist.name, album.title, t.title),
-            album_seo_token=ids.seo_token("album", album.id, view.album_artist.name, album.title),
-            track_length=round(t.duration), track_num=t.track_no, disc_num=t.disc_no,
-            album_art=art(call, view.album_art), date_created=row.created_at,
-        ))
-    return out
+def feedback_object(call: Call, found: FeedbackView) -> FeedbackObject:
+    row, view = found.feedback, found.track
+    t, artist, album = view.track, view.artist, view.album
+    return FeedbackObject(
+        feedback_id=str(row.id), is_positive=row.is_positive, station_id=str(row.station_id),
+        station_name=found.station_name, music_id=ids.music_id("track", t.id),
+        pandora_id=ids.pandora_id("track", t.id), song_title=t.title, album_title=album.title,
+        artist_name=artist.name, artist_seo_token=ids.seo_token("artist", artist.id, artist.name),
+        track_seo_token=ids.seo_token("track", t.id, artist.name, album.title, t.title),
+        album_seo_token=ids.seo_token("album", album.id, view.album_artist.name, album.title),
+        track_length=round(t.duration), track_num=t.track_no, disc_num=t.disc_no,
+        album_art=art(call, view.album_art), date_created=row.created_at,
+    )
 
 
 class AddFeedbackRequest(RequestModel):
@@ -415,15 +353,10 @@ class AddFeedbackRequest(RequestModel):
 )
 def add_feedback(call: Call, req: AddFeedbackRequest) -> FeedbackObject:
     """Thumb a track up or down."""
-    from airwave.core import playlist
-
     listener = call.require_listener()
     with call.write() as db:
-        spin = playlist.spin_by_token(db, listener.id, req.track_token, call.now())
-        station = playlist.feedback_station(db, spin)
-        row = stations.set_feedback(db, listener.id, station.id, spin.track_id, req.is_positive, call.now())
-        db.expunge(row)
-    return feedback_objects(call, [row])[0]
+        found = playlist.thumb(db, listener.id, req.track_token, req.is_positive, call.now())
+    return feedback_object(call, found)
 
 
 class DeleteFeedbackRequest(RequestModel):
@@ -435,19 +368,11 @@ class DeleteFeedbackRequest(RequestModel):
                    errors=[*TOKEN_ERRORS, ErrorCode.STATION_DOES_NOT_EXIST, ErrorCode.CALL_NOT_ALLOWED])
 def delete_feedback(call: Call, req: DeleteFeedbackRequest) -> EmptyResponse:
     """Take back a thumb, named by its feedbackId or by the trackToken it was given on."""
-    from airwave.core import playlist
-
     listener = call.require_listener()
     if (req.feedback_id is None) == (req.track_token is None):
         raise ApiError(ErrorCode.INVALID_REQUEST, "give exactly one of feedbackId or trackToken")
     with call.write() as db:
-        if req.feedback_id is not None:
-            row = stations.get_feedback(db, listener.id, req.feedback_id)
-        else:
-            spin = playlist.spin_by_token(db, listener.id, req.track_token or "", call.now())
-            station = playlist.feedback_station(db, spin)
-            row = stations.feedback_for(db, station.id, spin.track_id)
-        db.delete(row)
+        playlist.unthumb(db, listener.id, req.feedback_id, req.track_token, call.now())
     return EmptyResponse()
 
 
@@ -468,10 +393,9 @@ class FeedbackPage(ResponseModel):
 def station_feedback(call: Call, req: StationFeedbackRequest) -> FeedbackPage:
     """A station's thumbs-up or thumbs-down, a page at a time."""
     listener = call.require_listener()
-    db = call.reader()
-    station = stations.get_station(db, listener.id, req.station_id)
-    total, rows = stations.list_feedback(db, listener.id, station.id, req.positive, req.start_index, req.page_size)
-    return FeedbackPage(total=total, feedback=feedback_objects(call, rows))
+    total, found = stations.feedback_page(call.reader(), listener.id, req.station_id, req.positive,
+                                          req.start_index, req.page_size)
+    return FeedbackPage(total=total, feedback=[feedback_object(call, f) for f in found])
 
 
 class FeedbackRequest(RequestModel):
@@ -485,9 +409,9 @@ class FeedbackRequest(RequestModel):
 def all_feedback(call: Call, req: FeedbackRequest) -> FeedbackPage:
     """Every thumb the listener has given, a page at a time."""
     listener = call.require_listener()
-    total, rows = stations.list_feedback(call.reader(), listener.id, None, req.positive, req.start_index,
-                                         req.page_size)
-    return FeedbackPage(total=total, feedback=feedback_objects(call, rows))
+    total, found = stations.feedback_page(call.reader(), listener.id, None, req.positive, req.start_index,
+                                          req.page_size)
+    return FeedbackPage(total=total, feedback=[feedback_object(call, f) for f in found])
 
 
 @registry.endpoint("station/shuffle", request=Empty, response=StationObject, writes=True,
@@ -496,9 +420,8 @@ def shuffle(call: Call, req: Empty) -> StationObject:
     """The listener's shuffle station."""
     listener = call.require_listener()
     with call.write() as db:
-        station = stations.ensure_shuffle(db, listener.id, call.now())
-        db.expunge(station)
-    return station_object(call, station, listener.webname)
+        view = stations.shuffle_view(db, listener.id, call.now())
+    return station_object(call, view, listener.webname)
 
 
 class ShuffleRequest(RequestModel):
@@ -512,9 +435,8 @@ def update_shuffle(call: Call, req: ShuffleRequest) -> StationObject:
     """Choose the stations shuffle mixes."""
     listener = call.require_listener()
     with call.write() as db:
-        station = stations.set_shuffle(db, listener.id, req.station_ids, call.now())
-        db.expunge(station)
-    return station_object(call, station, listener.webname)
+        view = stations.update_shuffle(db, listener.id, req.station_ids, call.now())
+    return station_object(call, view, listener.webname)
 
 
 @registry.endpoint("station/createThumbprintStation", request=Empty, response=StationObject, writes=True,
@@ -524,11 +446,9 @@ def update_shuffle(call: Call, req: ShuffleRequest) -> StationObject:
 def thumbprint(call: Call, req: Empty) -> StationObject:
     """A station grown from every track the listener gave a thumbs-up."""
     listener = call.require_listener()
-    policy = call.settings.tier(listener.tier)
     with call.write() as db:
-        station = stations.create_thumbprint(db, listener.id, policy.max_stations, call.now())
-        db.expunge(station)
-    return station_object(call, station, listener.webname)
+        view = stations.thumbprint(db, call.settings, listener, call.now())
+    return station_object(call, view, listener.webname)
 
 
 class TrackTokenRequest(RequestModel):
@@ -545,8 +465,6 @@ class TrackStarted(ResponseModel):
                          "ad/registerImpression.")
 def track_started(call: Call, req: TrackTokenRequest) -> TrackStarted:
     """Record that a track began playing (station lastPlayed, play time, the radio history)."""
-    from airwave.core import playlist
-
     listener = call.require_listener()
     assert call.session is not None
     with call.write() as db:
@@ -562,8 +480,6 @@ class PausedRequest(RequestModel):
                    notes="Releases this session's claim to be the account's active player (spec §6.5).")
 def playback_paused(call: Call, req: PausedRequest) -> EmptyResponse:
     """Playback paused on this device."""
-    from airwave.core import playlist
-
     listener = call.require_listener()
     assert call.session is not None
     with call.write() as db:
@@ -584,8 +500,6 @@ class ResumedRequest(RequestModel):
                    """)
 def playback_resumed(call: Call, req: ResumedRequest) -> EmptyResponse:
     """Playback resumed on this device."""
-    from airwave.core import playlist
-
     listener = call.require_listener()
     assert call.session is not None
     with call.write() as db:

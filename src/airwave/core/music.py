@@ -1,0 +1,152 @@
+"""The catalogue pages of music/*: an artist, album or track with what this listener did with it, genres, lyrics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.orm import Session
+
+from airwave.core import bookmarks, catalog, stations
+from airwave.core.engine import similar
+from airwave.errors import ApiError, ErrorCode
+from airwave.store.models import Album, Artist, Artwork, Genre, Track
+
+
+@dataclass(frozen=True)
+class AlbumView:
+    """An album with its album artist, cover and present track count."""
+
+    album: Album
+    artist: Artist
+    artwork: Artwork | None
+    track_count: int
+
+
+@dataclass(frozen=True)
+class ArtistPage:
+    artist: catalog.ArtistView
+    genres: list[str]
+    track_count: int
+    bio: str
+    discography: list[AlbumView]
+    appears_on: list[AlbumView]
+    similar: list[catalog.ArtistView]
+    listener_count: int
+    is_bookmarked: bool
+
+
+@dataclass(frozen=True)
+class AlbumPage:
+    album: AlbumView
+    tracks: list[catalog.TrackView]
+    genres: list[str]
+    duration: float
+    is_bookmarked: bool  # every present track of it is
+
+
+@dataclass(frozen=True)
+class TrackPage:
+    track: catalog.TrackView
+    similar: list[catalog.TrackView]
+    focus_traits: list[str]
+    is_bookmarked: bool
+    lyrics: catalog.Lyrics | None
+
+
+@dataclass(frozen=True)
+class GenreCategory:
+    name: str
+    station_count: int
+    picture: catalog.Picture
+
+
+@dataclass(frozen=True)
+class GenreStation:
+    genre: Genre
+    track_count: int
+    samples: list[catalog.TrackView]
+
+
+def _bio(artist: Artist, track_count: int, albums: list[AlbumView], genre_names: list[str]) -> str:
+    """A line about the artist from what the library holds."""
+    years = sorted(a.album.year for a in albums if a.album.year)
+    bio = f"{artist.name}: {track_count} track{'s' * (track_count != 1)} in this library"
+    if albums:
+        bio += f" on {len(albums)} album{'s' * (len(albums) != 1)}"
+    if years:
+        bio += f" ({years[0]}–{years[-1]})" if years[0] != years[-1] else f" ({years[0]})"
+    if genre_names:
+        bio += ". " + ", ".join(genre_names)
+    return bio + "."
+
+
+def artist_page(db: Session, listener_id: int, token: str) -> ArtistPage:
+    """music/artist: discography, compilations the artist appears on and similar artists."""
+    artist = catalog.artist(db, catalog.resolve(token, "artist").id)
+    albums = [AlbumView(a, artist, aw, n) for a, aw, n in catalog.discography(db, artist.id)]
+    genre_names = [catalog.genre(db, g).name for g, _ in catalog.artist_genres(db, artist.id).most_common(5)]
+    track_count = catalog.track_count(db, artist.id)
+    appears_on = [AlbumView(a, db.get(Artist, a.artist_id), catalog.art_of(db, a.art_id), 0)
+                  for a in catalog.appears_on(db, artist.id)]
+    return ArtistPage(
+        artist=catalog.ArtistView(artist, catalog.artist_picture(db, artist)), genres=genre_names,
+        track_count=track_count, bio=_bio(artist, track_count, albums, genre_names), discography=albums,
+        appears_on=appears_on,
+        similar=[catalog.ArtistView(s, catalog.artist_picture(db, s)) for s in catalog.nearest_artists(db, artist.id)],
+        listener_count=stations.listener_count(db, "AR", artist.id),
+        is_bookmarked=bool(bookmarks.marked(db, listener_id, "AR", [artist.id])),
+    )
+
+
+def album_page(db: Session, listener_id: int, token: str) -> AlbumPage:
+    """music/album: an album and its tracks in disc/track order."""
+    album = catalog.album(db, catalog.resolve(token, "album").id)
+    views = catalog.track_views(db, catalog.album_tracks(db, album.id))
+    artist = db.get(Artist, album.artist_id)
+    genres: list[str] = []
+    for view in views:
+        genres += [g for g in view.genres if g not in genres]
+    return AlbumPage(
+        album=AlbumView(album, artist, catalog.art_of(db, album.art_id), len(views)), tracks=views, genres=genres,
+        duration=sum(v.track.duration for v in views),
+        is_bookmarked=bookmarks.album_marked(db, listener_id, album.id),
+    )
+
+
+def track_page(db: Session, listener_id: int, token: str) -> TrackPage:
+    """music/track: similar tracks, what characterises the track, and a pointer to its lyrics."""
+    track = catalog.track(db, catalog.resolve(token, "track").id)
+    view = catalog.track_views(db, [track.id])[0]
+    lyrics = catalog.lyrics_of(track)
+    traits = similar.focus_traits(similar.profile_json(db, track.id), view.genres, track.year or view.album.year,
+                                  track.composer, track.explicit)
+    return TrackPage(
+        track=view, similar=catalog.track_views(db, catalog.nearest_tracks(db, track)), focus_traits=traits,
+        is_bookmarked=bool(bookmarks.marked(db, listener_id, "TR", [track.id])), lyrics=lyrics,
+    )
+
+
+def genre_categories(db: Session) -> list[GenreCategory]:
+    """music/genrecategories: categories with playable genres, each pictured by a track of its biggest genre."""
+    out = []
+    for name, _tracks in catalog.genre_categories(db):
+        genres = catalog.genres_in(db, name)
+        sample = catalog.track_views(db, catalog.genre_sample(db, genres[0][0].id, 1)) if genres else []
+        out.append(GenreCategory(name, len(genres), catalog.Picture(sample[0].album_art if sample else None)))
+    return out
+
+
+def genre_stations(db: Session, token: str) -> tuple[str, list[GenreStation]]:
+    """music/genres: the genres of one category, each with a few sample tracks."""
+    category = catalog.category_by_token(db, token)
+    return category, [GenreStation(genre, count, catalog.track_views(db, catalog.genre_sample(db, genre.id)))
+                      for genre, count in catalog.genres_in(db, category)]
+
+
+def full_lyrics(db: Session, track_uid: str) -> catalog.Lyrics:
+    """music/fullLyrics: a track's lyrics; NOT_FOUND when it has none."""
+    track: Track = catalog.track(db, catalog.resolve(track_uid, "track").id)
+    lyrics = catalog.lyrics_of(track)
+    if lyrics is None:
+        raise ApiError(ErrorCode.NOT_FOUND, f"no lyrics for track S{track.id}")
+    return lyrics
