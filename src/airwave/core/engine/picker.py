@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from airwave.core.engine import space
 from airwave.core.engine.rules import History, Played
+from airwave.core.ids import music_id
 from airwave.store.models import Track, TrackGenre
 
 ANCHORS_PER_SEED = 24
@@ -70,15 +71,15 @@ def _seed_anchors(db: Session, steering: Steering, rng: random.Random) -> list[_
     anchors: list[_Anchor] = []
     for kind, ref in steering.seeds:
         if kind == "TR":
-            anchors.append(_Anchor(ref, 1.0, f"S{ref}"))
+            anchors.append(_Anchor(ref, 1.0, music_id("track", ref)))
         elif kind == "AR":
             own = list(db.scalars(select(Track.id).where(Track.artist_id == ref, space.PRESENT)
                                   .order_by(Track.id).limit(400)))
             for track_id in rng.sample(own, min(len(own), ANCHORS_PER_SEED)):
-                anchors.append(_Anchor(track_id, 1.0, f"R{ref}"))
+                anchors.append(_Anchor(track_id, 1.0, music_id("artist", ref)))
         elif kind == "GE":
             for track_id in _genre_sample(db, ref, ANCHORS_PER_SEED, rng):
-                anchors.append(_Anchor(track_id, 0.95, f"G{ref}"))
+                anchors.append(_Anchor(track_id, 0.95, music_id("genre", ref)))
     return anchors
 
 
@@ -129,8 +130,8 @@ class Picker:
     def __init__(self, db: Session, steering: Steering, history: History, rng: random.Random) -> None:
         self.db, self.steering, self.history, self.rng = db, steering, history, rng
         seeds = _seed_anchors(db, steering, rng)
-        ups = [_Anchor(t, 1.0, f"S{t}") for t in steering.positives[:POSITIVE_ANCHORS]]
-        downs = [_Anchor(t, 1.0, f"S{t}") for t in steering.negatives[:NEGATIVE_ANCHORS]]
+        ups = [_Anchor(t, 1.0, music_id("track", t)) for t in steering.positives[:POSITIVE_ANCHORS]]
+        downs = [_Anchor(t, 1.0, music_id("track", t)) for t in steering.negatives[:NEGATIVE_ANCHORS]]
         lists = space.neighbors_of(db, sorted({a.track_id for a in seeds + ups + downs}))
         self.lists = lists
         self.seed_scores = _spread(seeds, lists)
@@ -191,9 +192,9 @@ class Picker:
         self.widened += 1
         if self.widened == 1:
             best = sorted(self.pool.items(), key=lambda kv: -kv[1][0])[:24]
-            sources = [_Anchor(t, max(s, 0.05), src or f"S{t}") for t, (s, src) in best]
+            sources = [_Anchor(t, max(s, 0.05), src or music_id("track", t)) for t, (s, src) in best]
             if not sources:
-                sources = [_Anchor(t, 0.5, f"S{t}") for t in self.steering.positives[:24]]
+                sources = [_Anchor(t, 0.5, music_id("track", t)) for t in self.steering.positives[:24]]
             extra = space.neighbors_of(self.db, [a.track_id for a in sources if a.track_id not in self.lists])
             self.lists.update(extra)
             far = _spread(sources, self.lists)
