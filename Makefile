@@ -5,6 +5,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 DEMO_DIR ?= .airwave-demo
 PORT   ?= 4533
+# Test processes: most tests wait on a server child, so more workers than the 2 cores pay off.
+TEST_WORKERS ?= 4
 
 .PHONY: run test docs bench clean
 
@@ -23,7 +25,7 @@ run: $(STAMP)
 	$(BIN)/airwave serve --demo --data-dir $(DEMO_DIR) --port $(PORT)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope
 
 docs: $(STAMP)
 	$(BIN)/airwave docs --out docs/api.md

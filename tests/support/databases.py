@@ -37,7 +37,10 @@ class PostgresSchema:
                 "WHERE extname = 'pg_trgm'"
             ).fetchone()
             if where is None:
-                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
+                try:
+                    conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
+                except psycopg.errors.UniqueViolation:
+                    pass  # another test process created it at the same moment
             elif where[0] != "public":
                 conn.execute("ALTER EXTENSION pg_trgm SET SCHEMA public")
             conn.execute(f'CREATE SCHEMA "{self.name}"')
