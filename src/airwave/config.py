@@ -110,18 +110,20 @@ class Settings(BaseSettings):
     ad_broken_threshold: int = Field(3, ge=1, description="brokenAd reports after which an ad stops being served")
 
     login_free_failures: int = Field(
-        5, ge=1, description="failed logins (or wrong PINs) of an account per device before back-off starts")
-    login_backoff_base: float = Field(1.0, gt=0, description="seconds of the first back-off delay; then doubling")
+        5, ge=1, description="failed logins (or wrong PINs) per account and device before back-off")
+    login_backoff_base: float = Field(
+        1.0, gt=0, description="seconds of the first back-off delay; each failure doubles it")
     login_backoff_max: int = Field(900, ge=1, description="longest back-off delay, in seconds")
     login_window: int = Field(
-        900, ge=1, description="seconds without failures after which an account's count is forgotten; "
-        "also the window of login_max_accounts_per_address")
+        900, ge=1, description="seconds after the last delay before an account's failures are "
+        "forgotten; also the window of login_max_accounts_per_address")
     login_max_accounts_per_address: int = Field(
-        50, ge=1, description="distinct accounts failing logins from one client address per login_window")
+        50, ge=1, description="distinct accounts failing logins from one address per login_window")
     device_cookie_lifetime: int = Field(
-        365 * 86400, ge=60, description="seconds a device cookie (a past successful login) is honoured")
+        365 * 86400, ge=60, description="seconds a device cookie (a past successful login) counts")
     # Deprecated names of login_free_failures and login_max_accounts_per_address, still honoured.
-    login_max_failures_per_user: int | None = Field(None, ge=1, description="deprecated: login_free_failures")
+    login_max_failures_per_user: int | None = Field(
+        None, ge=1, description="deprecated: login_free_failures")
     login_max_failures_per_address: int | None = Field(
         None, ge=1, description="deprecated: login_max_accounts_per_address")
 
@@ -155,12 +157,14 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _old_login_names(self) -> Settings:
-        """The settings' names before back-off and address spread still work (when the new ones are unset)."""
+        """The old throttling names still work (unless the new names are given too)."""
         given = self.model_fields_set
-        if self.login_max_failures_per_user is not None and "login_free_failures" not in given:
-            self.login_free_failures = self.login_max_failures_per_user
-        if self.login_max_failures_per_address is not None and "login_max_accounts_per_address" not in given:
-            self.login_max_accounts_per_address = self.login_max_failures_per_address
+        old_user = self.login_max_failures_per_user
+        old_address = self.login_max_failures_per_address
+        if old_user is not None and "login_free_failures" not in given:
+            self.login_free_failures = old_user
+        if old_address is not None and "login_max_accounts_per_address" not in given:
+            self.login_max_accounts_per_address = old_address
         return self
 
     @field_validator("trusted_proxies", mode="after")

@@ -30,7 +30,7 @@ log = logging.getLogger("airwave.api")
 MAX_BODY = 1024 * 1024
 WORKER_THREADS = 8  # handlers running at once: more only adds GIL contention; the pool is sized above this
 SESSION_COOKIE = "airwave_session"
-DEVICE_COOKIE = "airwave_device"  # signed proof of past successful logins on this device (core/throttle.py)
+DEVICE_COOKIE = "airwave_device"  # signed proof of past successful logins here (core/throttle.py)
 CSRF_COOKIE = "csrftoken"
 _API_PATH = re.compile(r"/api/v([1-9][0-9]{0,3})/([A-Za-z]+/[A-Za-z]+)", re.ASCII)
 _JSON_HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
@@ -83,9 +83,11 @@ class Call:
         )
 
     def set_device_cookie(self, value: str) -> None:
-        """Remember this device's successful logins (long-lived; HttpOnly, SameSite=Lax, Secure over HTTPS)."""
-        self.set_cookies.append(cookie_header(DEVICE_COOKIE, value, secure=self.secure, http_only=True,
-                                              max_age=self.settings.device_cookie_lifetime))
+        """Remember this device's successful logins: long-lived, HttpOnly, Secure over HTTPS."""
+        lifetime = self.settings.device_cookie_lifetime
+        self.set_cookies.append(
+            cookie_header(DEVICE_COOKIE, value, secure=self.secure, http_only=True, max_age=lifetime)
+        )
 
     def clear_session_cookie(self) -> None:
         self.set_cookies.append(cookie_header(SESSION_COOKIE, "", secure=self.secure, http_only=True, max_age=0))

@@ -290,9 +290,9 @@ def verify_pin(database: Database, settings: Settings, now: datetime, listener_i
                field: str = "pin") -> None:
     """The listener's PIN was given: EXPLICIT_PIN_MALFORMED / _INCORRECT; wrong PINs are throttled.
 
-    Four digits are quickly guessed, so each check is counted before it runs, with the back-off of failed
-    logins (`login_free_failures`, then doubling delays): RATE_LIMITED while a delay runs. A right PIN
-    resets the count.
+    Four digits are quickly guessed, so each check is counted before it runs, with the back-off
+    of failed logins (`login_free_failures`, then doubling delays): RATE_LIMITED while a delay
+    runs. A right PIN resets the count.
     """
     with database.read() as db:
         stored = db.scalar(select(Listener.explicit_pin_hash).where(Listener.id == listener_id))
@@ -302,7 +302,8 @@ def verify_pin(database: Database, settings: Settings, now: datetime, listener_i
         raise ApiError(ErrorCode.EXPLICIT_PIN_INCORRECT, f"{field} is required: the explicit filter is locked by a PIN")
     check_pin_format(pin, field)
     with database.write() as db:
-        attempt = throttle.reserve(db, settings, now, throttle.pin_key(listener_id), what="wrong PINs")
+        key = throttle.pin_key(listener_id)
+        attempt = throttle.reserve(db, settings, now, key, what="wrong PINs")
     if not passwords.verify_password(stored, pin):
         raise ApiError(ErrorCode.EXPLICIT_PIN_INCORRECT, f"{field} does not match the explicit filter PIN")
     with database.write() as db:

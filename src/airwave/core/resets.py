@@ -35,7 +35,8 @@ def new_token() -> str:
 def _limits(settings: Settings, username: str, address: str | None) -> list[tuple[str, int]]:
     keys = [(throttle.reset_name_key(username_key(username)), settings.password_reset_limit)]
     if address:
-        keys.append((throttle.reset_address_key(address), settings.password_reset_limit * ADDRESS_FACTOR))
+        per_address = settings.password_reset_limit * ADDRESS_FACTOR
+        keys.append((throttle.reset_address_key(address), per_address))
     return keys
 
 
@@ -53,8 +54,9 @@ def request_reset(db: Session, settings: Settings, now: datetime, username: str,
     (RATE_LIMITED with Retry-After) say nothing about which names are accounts. A new token retires the
     listener's earlier unused ones: only the newest link works.
     """
-    throttle.count_in_window(db, now, _limits(settings, username, address), settings.password_reset_window,
-                             "password reset requests")
+    limits = _limits(settings, username, address)
+    window = settings.password_reset_window
+    throttle.count_in_window(db, now, limits, window, "password reset requests")
     listener = find_listener(db, username)
     if listener is None or listener.is_anonymous:
         log.info("password reset for an unknown username: no mail")

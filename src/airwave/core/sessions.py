@@ -1,4 +1,4 @@
-"""Login, session resume, token checks and logout (spec §3); throttling lives in core/throttle.py."""
+"""Login, session resume, token checks and logout (spec §3); throttling is core/throttle.py."""
 
 from __future__ import annotations
 
@@ -63,7 +63,9 @@ def reauthenticate(
 
     Failures count where failed logins of that account from the same device and address count.
     """
-    attempt = _reserve(database, settings, now, listener.username_key, listener.id, address, device_cookie)
+    attempt = _reserve(
+        database, settings, now, listener.username_key, listener.id, address, device_cookie
+    )
     with database.read() as db:
         current = db.get(Listener, listener.id)
         stored = current.password_hash if current else None
@@ -73,13 +75,20 @@ def reauthenticate(
         throttle.release(db, attempt)
 
 
-def _reserve(database: Database, settings: Settings, now: datetime, name_key: str, listener_id: int | None,
-             address: str | None, device_cookie: str | None) -> throttle.Attempt:
+def _reserve(
+    database: Database,
+    settings: Settings,
+    now: datetime,
+    name_key: str,
+    listener_id: int | None,
+    address: str | None,
+    device_cookie: str | None,
+) -> throttle.Attempt:
     """Count the attempt before the (slow) password check, in a short transaction of its own."""
     device = throttle.known_device(settings, now, device_cookie, listener_id)
+    known = None if device is None or listener_id is None else (listener_id, device)
     with database.write() as db:
-        return throttle.reserve_login(db, settings, now, name_key, address,
-                                      None if device is None or listener_id is None else (listener_id, device))
+        return throttle.reserve_login(db, settings, now, name_key, address, known)
 
 
 def start_session(
@@ -222,16 +231,19 @@ def login(
     user_agent: str | None,
     device_cookie: str | None = None,
 ) -> Issued:
-    """Reserve an attempt, check the password (outside any transaction), then the session or a failure.
+    """Reserve an attempt, check the password (outside any transaction), then open the session.
 
     The session comes with a new device cookie value: this device has now logged in successfully.
     """
     with database.read() as db:
         listener = find_listener(db, username)
-    attempt = _reserve(database, settings, now, username_key(username), listener.id if listener else None,
-                       address, device_cookie)
+    listener_id = listener.id if listener else None
+    attempt = _reserve(
+        database, settings, now, username_key(username), listener_id, address, device_cookie
+    )
     # the same work whether or not the name exists (a dummy hash stands in)
-    if not passwords.verify_password(listener.password_hash if listener else None, password) or listener is None:
+    stored = listener.password_hash if listener else None
+    if not passwords.verify_password(stored, password) or listener is None:
         raise ApiError(ErrorCode.AUTH_INVALID_USERNAME_PASSWORD, "wrong username or password")
     with database.write() as db:
         throttle.release(db, attempt)

@@ -1,4 +1,4 @@
-"""Throttling of guessable secrets and mail: logins, PINs, reset mails; device cookies (README "Login throttling").
+"""Throttling of logins, PINs and reset mails, and device cookies (README "Login throttling").
 
 Every counter is one `ThrottleCounter` row, locked while it is checked and counted, so concurrent
 attempts cannot slip past a limit. An attempt is reserved (counted as a failure) before the slow
@@ -17,7 +17,7 @@ import os
 import re
 import secrets
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from sqlalchemy import delete, func, select
@@ -29,13 +29,13 @@ from airwave.config import Settings
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import ThrottleCounter
 
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 DEVICE_KEY_FILE = "device-cookie-key"
 DEVICE_TOKENS_KEPT = 5  # accounts one browser remembers as logged in before
 _KEY_MAX = 160
 
 
-# --- keys ------------------------------------------------------------------------------------------------
+# --- keys -----------------------------------------------------------------------------------------
 
 
 def key(kind: str, *parts: object) -> str:
@@ -47,7 +47,7 @@ def key(kind: str, *parts: object) -> str:
 
 
 def login_key(name_key: str) -> str:
-    """Failed logins of an account from unknown devices (by normalised username, existing or not)."""
+    """Failed logins of an account from unknown devices (by normalised name, existing or not)."""
     return key("login", name_key)
 
 
@@ -78,7 +78,7 @@ def _subject(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()[:32]
 
 
-# --- locked rows ---------------------------------------------------------------------------------------------
+# --- locked rows ----------------------------------------------------------------------------------
 
 
 def _locked(db: Session, row_key: str, subject: str = "") -> ThrottleCounter:
@@ -90,12 +90,22 @@ def _locked(db: Session, row_key: str, subject: str = "") -> ThrottleCounter:
     insert = pg_insert if db.get_bind().dialect.name == "postgresql" else sqlite_insert
     db.execute(
         insert(ThrottleCounter)
-        .values(key=row_key, subject=subject, count=0, started_at=EPOCH, blocked_until=None, expires_at=EPOCH)
+        .values(
+            key=row_key,
+            subject=subject,
+            count=0,
+            started_at=EPOCH,
+            blocked_until=None,
+            expires_at=EPOCH,
+        )
         .on_conflict_do_nothing(index_elements=["key", "subject"])
     )
-    query = (select(ThrottleCounter)
-             .where(ThrottleCounter.key == row_key, ThrottleCounter.subject == subject)
-             .with_for_update().execution_options(populate_existing=True))
+    query = (
+        select(ThrottleCounter)
+        .where(ThrottleCounter.key == row_key, ThrottleCounter.subject == subject)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
     row = db.scalars(query).one()
     return row
 
@@ -111,18 +121,22 @@ def _seconds(until: datetime, now: datetime) -> int:
 
 
 def _limited(what: str, retry: int) -> ApiError:
-    return ApiError(ErrorCode.RATE_LIMITED, f"too many {what}; try again in {retry} seconds", retry_after=retry)
+    return ApiError(
+        ErrorCode.RATE_LIMITED, f"too many {what}; try again in {retry} seconds", retry_after=retry
+    )
 
 
-# --- exponential back-off -------------------------------------------------------------------------------------
+# --- exponential back-off -------------------------------------------------------------------------
 
 
 def backoff_delay(settings: Settings, failures: int) -> float:
-    """Seconds to wait after `failures` failures: none while free, then base, 2 x base, ... up to the cap."""
+    """Seconds to wait after `failures` failures: none while free, then doubling up to the cap."""
     extra = failures - settings.login_free_failures
     if extra < 0:
         return 0.0
-    return min(float(settings.login_backoff_max), settings.login_backoff_base * 2.0 ** min(extra, 40))
+    return min(
+        float(settings.login_backoff_max), settings.login_backoff_base * 2.0 ** min(extra, 40)
+    )
 
 
 def _check_backoff(row: ThrottleCounter, now: datetime, what: str) -> None:
@@ -132,7 +146,7 @@ def _check_backoff(row: ThrottleCounter, now: datetime, what: str) -> None:
 
 
 def _count_failure(row: ThrottleCounter, settings: Settings, now: datetime) -> None:
-    """One more failure: the delay doubles; the count is forgotten `login_window` after the delay ends."""
+    """One more failure: the delay doubles; the count is forgotten `login_window` after it ends."""
     row.count += 1
     delay = backoff_delay(settings, row.count)
     row.blocked_until = now + timedelta(seconds=delay) if delay else None
@@ -146,8 +160,14 @@ class Attempt:
     rows: list[tuple[str, str]] = field(default_factory=list)
 
 
-def reserve(db: Session, settings: Settings, now: datetime, row_key: str, subject: str = "",
-            what: str = "failed attempts") -> Attempt:
+def reserve(
+    db: Session,
+    settings: Settings,
+    now: datetime,
+    row_key: str,
+    subject: str = "",
+    what: str = "failed attempts",
+) -> Attempt:
     """Count one attempt against a back-off counter, or RATE_LIMITED while its delay runs."""
     row = _locked(db, row_key, subject)
     _check_backoff(row, now, what)
@@ -155,16 +175,25 @@ def reserve(db: Session, settings: Settings, now: datetime, row_key: str, subjec
     return Attempt([(row_key, subject)])
 
 
-def reserve_login(db: Session, settings: Settings, now: datetime, name_key: str, address: str | None,
-                  device: tuple[int, str] | None) -> Attempt:
+def reserve_login(
+    db: Session,
+    settings: Settings,
+    now: datetime,
+    name_key: str,
+    address: str | None,
+    device: tuple[int, str] | None,
+) -> Attempt:
     """Count a login attempt (or a re-entered password) before the password is checked.
 
-    A known device (listener id, device id) is counted in its own bucket only: others' failures never
-    block it. An unknown device is counted against the account, and its account joins the address's
-    spread unless it is in it already; too many accounts failing from one address limits it.
+    A known device (listener id, device id) is counted in its own bucket only: others' failures
+    never block it. An unknown device is counted against the account, and the account joins the
+    address's spread unless it is in it already; too many accounts failing from one address
+    limit it.
     """
     if device is not None:
-        return reserve(db, settings, now, device_key(device[0]), device[1], "failed logins from this device")
+        return reserve(
+            db, settings, now, device_key(device[0]), device[1], "failed logins from this device"
+        )
     attempt = Attempt()
     spread: tuple[str, str] | None = None
     if address:
@@ -185,27 +214,41 @@ def reserve_login(db: Session, settings: Settings, now: datetime, name_key: str,
 
 
 def _check_spread(db: Session, settings: Settings, now: datetime, addr: str, subject: str) -> None:
-    """RATE_LIMITED when the address reached its number of distinct failing accounts (this one not among them)."""
-    live = (ThrottleCounter.key == addr, ThrottleCounter.subject != "", ThrottleCounter.expires_at > now)
-    mine = db.scalar(select(ThrottleCounter.subject).where(*live, ThrottleCounter.subject == subject))
+    """RATE_LIMITED when the address has its number of failing accounts (this one not in it)."""
+    live = (
+        ThrottleCounter.key == addr,
+        ThrottleCounter.subject != "",
+        ThrottleCounter.expires_at > now,
+    )
+    mine = db.scalar(
+        select(ThrottleCounter.subject).where(*live, ThrottleCounter.subject == subject)
+    )
     if mine is not None:
         return
-    count, oldest = db.execute(select(func.count(), func.min(ThrottleCounter.expires_at)).where(*live)).one()
+    count, oldest = db.execute(
+        select(func.count(), func.min(ThrottleCounter.expires_at)).where(*live)
+    ).one()
     if count >= settings.login_max_accounts_per_address:
         raise _limited("accounts with failed logins from this address", _seconds(oldest, now))
 
 
 def release(db: Session, attempt: Attempt) -> None:
-    """A success: forget what the attempt counted (the account's or device's delay, the address's spread)."""
+    """A success: forget what the attempt counted (delay of account or device, address spread)."""
     for row_key, subject in attempt.rows:
-        db.execute(delete(ThrottleCounter).where(ThrottleCounter.key == row_key, ThrottleCounter.subject == subject))
+        db.execute(
+            delete(ThrottleCounter).where(
+                ThrottleCounter.key == row_key, ThrottleCounter.subject == subject
+            )
+        )
 
 
-# --- fixed windows (reset mails) ---------------------------------------------------------------------------------
+# --- fixed windows (reset mails) ------------------------------------------------------------------
 
 
-def count_in_window(db: Session, now: datetime, limits: list[tuple[str, int]], window: int, what: str) -> None:
-    """Count one event against each key, or RATE_LIMITED (counting nothing) when any key is at its limit."""
+def count_in_window(
+    db: Session, now: datetime, limits: list[tuple[str, int]], window: int, what: str
+) -> None:
+    """Count an event against each key, or RATE_LIMITED (counting none) when one is at its limit."""
     rows = []
     for row_key, limit in limits:
         row = _locked(db, row_key)
@@ -219,33 +262,41 @@ def count_in_window(db: Session, now: datetime, limits: list[tuple[str, int]], w
         row.count += 1
 
 
-# --- forgetting --------------------------------------------------------------------------------------------------
+# --- forgetting -----------------------------------------------------------------------------------
 
 
 def forget_name(db: Session, name_key: str) -> None:
     """Drop the counters kept under a username (after a password change, reset or rename)."""
-    db.execute(delete(ThrottleCounter).where(ThrottleCounter.key.in_([login_key(name_key),
-                                                                       reset_name_key(name_key)])))
+    db.execute(
+        delete(ThrottleCounter).where(
+            ThrottleCounter.key.in_([login_key(name_key), reset_name_key(name_key)])
+        )
+    )
 
 
 def forget_listener(db: Session, name_key: str, listener_id: int) -> None:
     """Drop every counter that names a deleted listener."""
     forget_name(db, name_key)
-    db.execute(delete(ThrottleCounter).where(ThrottleCounter.key.in_([device_key(listener_id),
-                                                                       pin_key(listener_id)])))
+    db.execute(
+        delete(ThrottleCounter).where(
+            ThrottleCounter.key.in_([device_key(listener_id), pin_key(listener_id)])
+        )
+    )
 
 
 def purge(db: Session, now: datetime) -> int:
     """Delete counters past their expiry (housekeeping)."""
-    return db.execute(delete(ThrottleCounter).where(ThrottleCounter.expires_at <= now)).rowcount or 0
+    return (
+        db.execute(delete(ThrottleCounter).where(ThrottleCounter.expires_at <= now)).rowcount or 0
+    )
 
 
-# --- device cookies -----------------------------------------------------------------------------------------------
+# --- device cookies -------------------------------------------------------------------------------
 
 
 @functools.lru_cache(maxsize=8)
 def _secret(data_dir: str) -> bytes:
-    """The device cookie key in the data dir, made once (atomically: concurrent servers agree on one)."""
+    """The device cookie key in the data dir, made once (atomically: concurrent servers agree)."""
     path = Path(data_dir) / DEVICE_KEY_FILE
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -270,7 +321,9 @@ def _mac(settings: Settings, listener_id: int, issued: int, device: str) -> str:
     return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
 
-_DEVICE_TOKEN = re.compile(r"([0-9]{1,12})\.([0-9]{1,12})\.([A-Za-z0-9_-]{1,32})\.([A-Za-z0-9_-]{22})", re.ASCII)
+_DEVICE_TOKEN = re.compile(
+    r"([0-9]{1,12})\.([0-9]{1,12})\.([A-Za-z0-9_-]{1,32})\.([A-Za-z0-9_-]{22})", re.ASCII
+)
 
 
 def _parse(token: str) -> tuple[int, int, str, str] | None:
@@ -281,7 +334,9 @@ def _parse(token: str) -> tuple[int, int, str, str] | None:
     return int(match[1]), int(match[2]), match[3], match[4]
 
 
-def known_device(settings: Settings, now: datetime, cookie: str | None, listener_id: int | None) -> str | None:
+def known_device(
+    settings: Settings, now: datetime, cookie: str | None, listener_id: int | None
+) -> str | None:
     """The device id when the cookie holds a valid, unexpired token for this listener, else None."""
     if not cookie or listener_id is None:
         return None
@@ -298,7 +353,7 @@ def known_device(settings: Settings, now: datetime, cookie: str | None, listener
 
 
 def device_cookie(settings: Settings, now: datetime, listener_id: int, previous: str | None) -> str:
-    """The device cookie's new value after a successful login: a fresh token first, others' tokens kept."""
+    """The device cookie after a successful login: a fresh token first, other accounts' kept."""
     issued, device = int(now.timestamp()), secrets.token_urlsafe(9)
     tokens = [f"{listener_id}.{issued}.{device}.{_mac(settings, listener_id, issued, device)}"]
     for token in (previous or "").split("~")[:DEVICE_TOKENS_KEPT]:

@@ -106,11 +106,11 @@ class AuthSession(Base):
 
 
 class ThrottleCounter(Base):
-    """One throttling counter (core/throttle.py): failed logins, wrong PINs, reset mails, address spread.
+    """A throttling counter (core/throttle.py): failed logins, wrong PINs, reset mails, spread.
 
-    `key` names what is counted and against whom; `subject` tells apart the members of a set under one
-    key (an address's failed accounts, an account's known devices) and is empty for a plain counter.
-    A row past `expires_at` counts as absent.
+    `key` names what is counted and against whom; `subject` tells apart the members of a set
+    under one key (an address's failing accounts, an account's known devices) and is empty for
+    a plain counter. A row past `expires_at` counts as absent.
     """
 
     __tablename__ = "throttle_counters"

@@ -186,8 +186,8 @@ def logout_all(call: Call, req: LogoutAllRequest) -> EmptyResponse:
     """End every session of the account."""
     listener = call.require_listener()
     now = call.now()
-    sessions.reauthenticate(call.services.database, call.settings, now, listener, req.current_password, call.client,
-                            call.device_cookie)
+    sessions.reauthenticate(call.services.database, call.settings, now, listener, req.current_password,
+                            call.client, call.device_cookie)
     with call.services.database.write() as db:
         sessions.end_other_sessions(db, listener.id, None)
     call.clear_session_cookie()

@@ -75,7 +75,8 @@ def register(call: Call, req: RegisterRequest) -> ListenerObject:
             address=call.client,
             user_agent=call.user_agent,
         )
-        issued.device_cookie = throttle.device_cookie(services.settings, now, listener.id, call.device_cookie)
+        issued.device_cookie = throttle.device_cookie(services.settings, now, listener.id,
+                                                      call.device_cookie)
         return issue_listener_object(call, issued, 0)
 
 
@@ -237,7 +238,8 @@ def settings_response(call: Call, listener: Listener) -> SettingsResponse:
     Explicit filter: turning it **off** while a PIN is set (`listener/setExplicitPIN`) needs `pin`:
     missing or wrong `EXPLICIT_PIN_INCORRECT`, not 4 digits `EXPLICIT_PIN_MALFORMED`; after
     `login_free_failures` wrong PINs each further one doubles a delay during which the answer is
-    `RATE_LIMITED` with `Retry-After`. Turning it on never needs the PIN. The filter applies from the next fragment.
+    `RATE_LIMITED` with `Retry-After`. Turning it on never needs the PIN. The filter applies from
+    the next fragment.
 
     `highQualityStreamingEnabled: false` makes `mp3-hifi` requests deliver `mp3` (128 kbit/s) even when the
     tier includes high quality (`highQualityStreamingAvailable`); without it the choice is kept but has no
@@ -339,8 +341,8 @@ def update_account(call: Call, req: UpdateAccountRequest) -> ListenerObject:
     if accounts.username_key(req.current_username) != listener.username_key:
         raise ApiError(ErrorCode.USER_NOT_AUTHORIZED, "currentUsername is not the username of this account")
     now = call.now()
-    sessions.reauthenticate(call.services.database, call.settings, now, listener, req.current_password, call.client,
-                            call.device_cookie)
+    sessions.reauthenticate(call.services.database, call.settings, now, listener, req.current_password,
+                            call.client, call.device_cookie)
     with call.write() as db:
         row, password_changed = accounts.update_account(
             db, call.settings, now, listener.id, new_username=req.new_username, new_password=req.new_password,

@@ -1,7 +1,8 @@
 """throttle counters replace login failures
 
-The old table kept one row per failed login, wrong PIN or reset mail; the new one keeps one locked,
-atomically updated counter per key. Old rows are short-lived throttling state and are not carried over.
+The old table kept one row per failed login, wrong PIN or reset mail; the new one keeps one
+locked, atomically updated counter per key. Old rows are short-lived throttling state and are
+not carried over.
 
 Revision ID: 0006
 Revises: 0005
