@@ -26,7 +26,8 @@ def radio(start_server: Callable[..., Server], small_demo_library: Path) -> Serv
     # a mail server nobody answers at: reset tokens are issued, the mails fail in the background
     server = start_server("--open-registration", "--library", str(small_demo_library),
                           env={"AIRWAVE_FRAGMENT_LIMIT": "100000", "AIRWAVE_ENGINE_SEED": "5",
-                               "AIRWAVE_LOGIN_MAX_FAILURES_PER_ADDRESS": "100000",
+                               "AIRWAVE_LOGIN_MAX_ACCOUNTS_PER_ADDRESS": "100000",
+                               "AIRWAVE_LOGIN_BACKOFF_BASE": "600",
                                "AIRWAVE_PASSWORD_RESET_LIMIT": "1000",
                                "AIRWAVE_SMTP_HOST": "127.0.0.1", "AIRWAVE_SMTP_PORT": "9",
                                "AIRWAVE_SMTP_TIMEOUT": "1"})
@@ -184,7 +185,7 @@ def test_wrong_pins_are_throttled(radio: Server) -> None:
     api = listener(radio)
     api.ok("v1/listener/setExplicitPIN", {"pin": "4321"})
     off = {"explicitContentFilterEnabled": False}
-    for _ in range(5):  # login_max_failures_per_user
+    for _ in range(5):  # login_free_failures
         assert_error(api.call("v1/listener/updateSettings", {**off, "pin": "0000"}), 403, "EXPLICIT_PIN_INCORRECT")
     limited = api.call("v1/listener/updateSettings", {**off, "pin": "4321"})
     assert_error(limited, 429, "RATE_LIMITED")
@@ -299,7 +300,8 @@ def test_new_password_ends_every_other_session(radio: Server) -> None:
 
 
 def test_wrong_current_passwords_are_throttled_like_logins(start_server: Callable[..., Server]) -> None:
-    server = start_server("--open-registration", env={"AIRWAVE_LOGIN_MAX_FAILURES_PER_USER": "3"})
+    server = start_server("--open-registration", env={"AIRWAVE_LOGIN_MAX_FAILURES_PER_USER": "3",  # old name
+                                                      "AIRWAVE_LOGIN_BACKOFF_BASE": "600"})
     api = listener(server)
     for _ in range(3):
         assert_error(api.call("v1/listener/updateAccount", {"currentUsername": api.username,  # type: ignore
@@ -308,9 +310,10 @@ def test_wrong_current_passwords_are_throttled_like_logins(start_server: Callabl
     assert_error(limited, 429, "RATE_LIMITED")
     assert int(limited.headers["Retry-After"]) > 0
     assert_error(api.call("v1/listener/deleteListener", {"currentPassword": PASSWORD}), 429, "RATE_LIMITED")
-    # they count as failed logins of that name
-    assert_error(server.client().call("v1/auth/login", {"username": api.username, "password": PASSWORD}),  # type: ignore
+    # they count as failed logins from this device, which a stolen session cannot turn against other devices
+    assert_error(api.call("v1/auth/login", {"username": api.username, "password": PASSWORD}),  # type: ignore
                  429, "RATE_LIMITED")
+    assert server.client().login(api.username, PASSWORD)  # type: ignore[attr-defined]
 
 
 # --- deleteListener ----------------------------------------------------------------------------------------------
@@ -366,9 +369,9 @@ def _rows_by_table(engine: sa.Engine, listener_id: int, stations: list[int]) -> 
     return counts
 
 
-def _login_failure_keys(engine: sa.Engine) -> list[str]:
+def _throttle_keys(engine: sa.Engine) -> list[str]:
     with engine.connect() as conn:
-        return [r[0] for r in conn.execute(sa.text("SELECT key FROM login_failures"))]
+        return [r[0] for r in conn.execute(sa.text("SELECT key FROM throttle_counters"))]
 
 
 def _fill_account(server: Server, api: Api) -> None:
@@ -403,7 +406,7 @@ def test_deleting_a_listener_leaves_no_row_of_theirs_in_any_table(radio: Server)
         reachable = {"listeners", "auth_sessions", "stations", "station_seeds", "shuffle_members", "feedback",
                      "spins", "skip_events", "tired_tracks", "bookmarks", "password_resets"}
         assert reachable <= {t for t, n in before.items() if n > 0}, before
-        keys = _login_failure_keys(engine)
+        keys = _throttle_keys(engine)
         assert any(victim.username.lower() in k for k in keys)  # type: ignore[attr-defined]
         assert any(k == f"pin:{victim_id}" for k in keys)
         others_before = _rows_by_table(engine, bystander_id, bystander_stations)
@@ -413,8 +416,9 @@ def test_deleting_a_listener_leaves_no_row_of_theirs_in_any_table(radio: Server)
         after = _rows_by_table(engine, victim_id, victim_stations)
         assert set(after) == set(before)  # every table was looked at again
         assert {t: n for t, n in after.items() if n} == {}
-        keys = _login_failure_keys(engine)
-        assert not [k for k in keys if victim.username.lower() in k or k == f"pin:{victim_id}"]  # type: ignore
+        keys = _throttle_keys(engine)
+        assert not [k for k in keys if victim.username.lower() in k  # type: ignore[attr-defined]
+                    or k in (f"pin:{victim_id}", f"device:{victim_id}")]
         assert _rows_by_table(engine, bystander_id, bystander_stations) == others_before
         assert any(bystander.username.lower() in k for k in keys)  # type: ignore[attr-defined]
     finally:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 import httpx
@@ -81,8 +83,8 @@ def test_login_sets_session_cookie_and_logout_clears_it(server: Server) -> None:
     server.client().register(name)
     api = server.client()
     response = api.call("v1/auth/login", {"username": name, "password": PASSWORD})
-    cookie = response.headers["set-cookie"]
-    assert cookie.startswith("airwave_session=") and "HttpOnly" in cookie and "SameSite=Lax" in cookie
+    cookie = next(c for c in response.headers.get_list("set-cookie") if c.startswith("airwave_session="))
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie
     assert "Max-Age" not in cookie  # a browser-session cookie without keepLoggedIn
     api.token = response.json()["authToken"]
     assert api.ok("v1/station/getStations")["totalStations"] == 0  # cookie + header of the same session
@@ -216,23 +218,101 @@ def test_tokens_expire_after_inactivity(start_server) -> None:
     assert_error(api.call("v1/station/getStations"), 401, "AUTH_INVALID_TOKEN")
 
 
-def test_failed_logins_are_throttled_per_username_and_per_address(start_server) -> None:
-    server = start_server(env={"AIRWAVE_LOGIN_MAX_FAILURES_PER_USER": "3",
-                               "AIRWAVE_LOGIN_MAX_FAILURES_PER_ADDRESS": "8"})
-    assert server.cli("user", "add", "victim", "--password-stdin", input="rightpass\n").returncode == 0
-    api = server.client()
+def _login(api, name: str, password: str) -> httpx.Response:
+    return api.call("v1/auth/login", {"username": name, "password": password})
+
+
+def test_attackers_failures_never_lock_out_a_known_device(start_server) -> None:
+    server = start_server("--open-registration", env={"AIRWAVE_LOGIN_FREE_FAILURES": "3",
+                                                      "AIRWAVE_LOGIN_BACKOFF_BASE": "600"})
+    victim = server.client()
+    name = unique("victim")
+    victim.register(name)  # a successful login: this client now carries a device cookie
+    device = [c for c in victim.http.cookies.jar if c.name == "airwave_device"]
+    assert len(device) == 1 and device[0].has_nonstandard_attr("HttpOnly")
+    attacker = server.client()
     for _ in range(3):
-        assert_error(api.call("v1/auth/login", {"username": "victim", "password": "wrong"}), 401,
-                     "AUTH_INVALID_USERNAME_PASSWORD")
-    limited = api.call("v1/auth/login", {"username": "victim", "password": "rightpass"})
+        assert_error(_login(attacker, name, "guess"), 401, "AUTH_INVALID_USERNAME_PASSWORD")
+    limited = _login(attacker, name, PASSWORD)  # unknown device in back-off: even the right password waits
+    assert_error(limited, 429, "RATE_LIMITED")
+    assert 590 <= int(limited.headers["retry-after"]) <= 600
+    # the real user on their device is not affected, and logging in there lifts nothing for the attacker
+    assert _login(victim, name, PASSWORD).status_code == 200
+    assert_error(_login(attacker, name, PASSWORD), 429, "RATE_LIMITED")
+    # a forged device cookie, or a valid one of another account, is an unknown device
+    forged = server.client()
+    forged.http.cookies.set("airwave_device", device[0].value[:-4] + "AAAA")
+    assert_error(_login(forged, name, PASSWORD), 429, "RATE_LIMITED")
+    attacker.register(unique("mallory"))
+    assert_error(_login(attacker, name, PASSWORD), 429, "RATE_LIMITED")
+    # one browser remembers several accounts: the victim's device also logs in a second account
+    second = unique("second")
+    server.client().register(second)
+    assert _login(victim, second, PASSWORD).status_code == 200
+    assert _login(victim, name, PASSWORD).status_code == 200
+    # a known device's own failures are counted in its own bucket
+    for _ in range(3):
+        assert_error(_login(victim, name, "typo"), 401, "AUTH_INVALID_USERNAME_PASSWORD")
+    assert_error(_login(victim, name, PASSWORD), 429, "RATE_LIMITED")
+
+
+def test_unknown_devices_back_off_exponentially(start_server) -> None:
+    server = start_server("--open-registration", env={"AIRWAVE_LOGIN_FREE_FAILURES": "1"})
+    name = unique("backoff")
+    server.client().register(name)
+    api = server.client()  # never logged in: no device cookie
+    delays = []
+    for _ in range(3):
+        assert_error(_login(api, name, "wrong"), 401, "AUTH_INVALID_USERNAME_PASSWORD")
+        limited = _login(api, name, PASSWORD)
+        assert_error(limited, 429, "RATE_LIMITED")
+        delays.append(int(limited.headers["retry-after"]))
+        time.sleep(delays[-1] + 0.1)
+    assert delays == [1, 2, 4]
+    assert _login(api, name, PASSWORD).status_code == 200  # a success resets the count
+    assert_error(_login(api, name, "wrong"), 401, "AUTH_INVALID_USERNAME_PASSWORD")
+    assert_error(_login(api, name, "wrong"), 429, "RATE_LIMITED")
+
+
+def test_the_address_limit_counts_accounts_not_failures(start_server) -> None:
+    server = start_server("--open-registration", env={"AIRWAVE_LOGIN_MAX_ACCOUNTS_PER_ADDRESS": "3",
+                                                      "AIRWAVE_LOGIN_FREE_FAILURES": "100"})
+    own, other = unique("nat"), unique("nat")
+    server.client().register(own)
+    server.client().register(other)
+    api = server.client()
+    # one user behind a NAT mistyping their own password many times does not lock the address
+    for _ in range(6):
+        assert_error(_login(api, own, "typo"), 401, "AUTH_INVALID_USERNAME_PASSWORD")
+    assert _login(server.client(), other, PASSWORD).status_code == 200
+    assert _login(api, own, PASSWORD).status_code == 200  # and this client is now a known device
+    # many accounts failing from one address do
+    for i in range(3):
+        assert_error(_login(api, unique("spray"), "x"), 401, "AUTH_INVALID_USERNAME_PASSWORD")
+    limited = _login(api, other, PASSWORD)
     assert_error(limited, 429, "RATE_LIMITED")
     assert 1 <= int(limited.headers["retry-after"]) <= 900
-    # other names from the same address still work until the address limit...
-    for i in range(5):
-        assert_error(api.call("v1/auth/login", {"username": f"nobody{i}", "password": "x"}), 401,
-                     "AUTH_INVALID_USERNAME_PASSWORD")
-    # ...which is now reached (3 + 5 = 8 failures from this address)
-    assert_error(api.call("v1/auth/login", {"username": "nobody9", "password": "x"}), 429, "RATE_LIMITED")
+    # a device that logged in before is not held up by the address
+    assert _login(api, own, PASSWORD).status_code == 200
+
+
+def test_concurrent_wrong_passwords_get_at_most_the_free_checks(start_server) -> None:
+    server = start_server("--open-registration", env={"AIRWAVE_LOGIN_FREE_FAILURES": "5",
+                                                      "AIRWAVE_LOGIN_BACKOFF_BASE": "600"})
+    name = unique("race")
+    server.client().register(name)
+    clients = [server.client() for _ in range(48)]
+    barrier = threading.Barrier(len(clients))
+
+    def attempt(api) -> int:
+        barrier.wait()
+        return _login(api, name, "wrong guess").status_code
+
+    with ThreadPoolExecutor(len(clients)) as pool:
+        answers = sorted(pool.map(attempt, clients))
+    for api in clients:
+        api.http.close()
+    assert answers.count(401) == 5 and answers.count(429) == 43, answers
 
 
 def test_disabled_listeners_are_suspended(start_server) -> None:

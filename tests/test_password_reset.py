@@ -115,7 +115,7 @@ def plain(mail_servers: Callable[..., MailServer]) -> MailServer:
 def server(start_server: Callable[..., Server], plain: MailServer) -> Server:
     return start_server("--open-registration", env=smtp_env(plain, AIRWAVE_PASSWORD_RESET_LIMIT="3",
                                                             AIRWAVE_LOGIN_MAX_FAILURES_PER_USER="3",
-                                                            AIRWAVE_LOGIN_MAX_FAILURES_PER_ADDRESS="100000"))
+                                                            AIRWAVE_LOGIN_MAX_ACCOUNTS_PER_ADDRESS="100000"))
 
 
 def account(server: Server, email_setting: bool = True) -> Api:
@@ -273,7 +273,8 @@ def test_requests_are_rate_limited_per_name_and_per_address(server: Server) -> N
 
 
 def test_reset_lifts_login_throttling(start_server: Callable[..., Server], plain: MailServer) -> None:
-    server = start_server("--open-registration", env=smtp_env(plain, AIRWAVE_LOGIN_MAX_FAILURES_PER_USER="2"))
+    server = start_server("--open-registration", env=smtp_env(plain, AIRWAVE_LOGIN_FREE_FAILURES="2",
+                                                              AIRWAVE_LOGIN_BACKOFF_BASE="600"))
     api = account(server)
     for _ in range(2):
         server.client().call("v1/auth/login", {"username": api.username, "password": "wrong wrong"})  # type: ignore

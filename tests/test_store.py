@@ -31,7 +31,7 @@ def test_migrations_build_exactly_the_models(make_backend) -> None:
             diff = compare_metadata(context, Base.metadata)
             tables = set(inspect(conn).get_table_names())
         assert diff == [], diff
-        assert {"listeners", "auth_sessions", "login_failures", "stations", "alembic_version"} <= tables
+        assert {"listeners", "auth_sessions", "throttle_counters", "stations", "alembic_version"} <= tables
     finally:
         db.dispose()
 

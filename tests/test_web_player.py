@@ -102,7 +102,7 @@ def servers(start_server: Callable[..., Server], small_demo_library: Path, tls_f
         "AIRWAVE_TIERS__FREE__STATION_SKIP_LIMIT": str(SKIP_LIMIT), "AIRWAVE_FRAGMENT_LIMIT": "100000",
         "AIRWAVE_ENGINE_SEED": "5", "AIRWAVE_RADIO_RULES": "relaxed",
         "AIRWAVE_AD_INTERVAL_MINUTES": "0.02", "AIRWAVE_ANONYMOUS_LOGIN": "true",
-        "AIRWAVE_LOGIN_MAX_FAILURES_PER_USER": "2",  # matters only once test_ads adds a campaign, last
+        "AIRWAVE_LOGIN_FREE_FAILURES": "2", "AIRWAVE_LOGIN_BACKOFF_BASE": "600",
     }
     results: dict[str, Server | BaseException] = {}
 
@@ -243,7 +243,7 @@ def test_sign_in_messages_resume_and_secure_cookies(tabs: Callable[..., Tab], si
 
     throttled = new_listener(site)
     page.get_by_label("Username").fill(throttled.username)
-    for attempt in range(3):  # login_max_failures_per_user is 2 here
+    for attempt in range(3):  # login_free_failures is 2 here
         page.get_by_label("Password", exact=True).fill(f"wrong {attempt}")
         page.get_by_role("button", name="Sign in").click()
         expect(page.get_by_role("button", name="Sign in")).to_be_enabled()

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -115,9 +115,23 @@ class Settings(BaseSettings):
         15.0, gt=0, description="minutes of listening between two ads for listeners whose tier has ads")
     ad_broken_threshold: int = Field(3, ge=1, description="brokenAd reports after which an ad stops being served")
 
-    login_window: int = Field(900, ge=1, description="seconds over which failed logins are counted")
-    login_max_failures_per_user: int = Field(5, ge=1)
-    login_max_failures_per_address: int = Field(50, ge=1)
+    login_free_failures: int = Field(
+        5, ge=1, description="failed logins (or wrong PINs) per account and device before back-off")
+    login_backoff_base: float = Field(
+        1.0, gt=0, description="seconds of the first back-off delay; each failure doubles it")
+    login_backoff_max: int = Field(900, ge=1, description="longest back-off delay, in seconds")
+    login_window: int = Field(
+        900, ge=1, description="seconds after the last delay before an account's failures are "
+        "forgotten; also the window of login_max_accounts_per_address")
+    login_max_accounts_per_address: int = Field(
+        50, ge=1, description="distinct accounts failing logins from one address per login_window")
+    device_cookie_lifetime: int = Field(
+        365 * 86400, ge=60, description="seconds a device cookie (a past successful login) counts")
+    # Deprecated names of login_free_failures and login_max_accounts_per_address, still honoured.
+    login_max_failures_per_user: int | None = Field(
+        None, ge=1, description="deprecated: login_free_failures")
+    login_max_failures_per_address: int | None = Field(
+        None, ge=1, description="deprecated: login_max_accounts_per_address")
 
     housekeeping_interval: int = Field(600, ge=1, description="seconds between purges of expired sessions")
 
@@ -146,6 +160,18 @@ class Settings(BaseSettings):
         for name, fields in value.items():
             merged[name].update(fields.model_dump() if isinstance(fields, TierPolicy) else fields)
         return merged
+
+    @model_validator(mode="after")
+    def _old_login_names(self) -> Settings:
+        """The old throttling names still work (unless the new names are given too)."""
+        given = self.model_fields_set
+        old_user = self.login_max_failures_per_user
+        old_address = self.login_max_failures_per_address
+        if old_user is not None and "login_free_failures" not in given:
+            self.login_free_failures = old_user
+        if old_address is not None and "login_max_accounts_per_address" not in given:
+            self.login_max_accounts_per_address = old_address
+        return self
 
     @field_validator("trusted_proxies", mode="after")
     @classmethod

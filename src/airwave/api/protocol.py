@@ -30,6 +30,7 @@ log = logging.getLogger("airwave.api")
 MAX_BODY = 1024 * 1024
 WORKER_THREADS = 8  # handlers running at once: more only adds GIL contention; the pool is sized above this
 SESSION_COOKIE = "airwave_session"
+DEVICE_COOKIE = "airwave_device"  # signed proof of past successful logins here (core/throttle.py)
 CSRF_COOKIE = "csrftoken"
 _API_PATH = re.compile(r"/api/v([1-9][0-9]{0,3})/([A-Za-z]+/[A-Za-z]+)", re.ASCII)
 _JSON_HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
@@ -50,6 +51,7 @@ class Call:
     db: Session | None = None  # the call's read-only session, shared with authentication
     base_url: str = ""  # how the client reaches this server, for absolute URLs in responses
     auth_token: str | None = None  # the X-AuthToken the call was authenticated with
+    device_cookie: str | None = None  # the device cookie the client sent, if any
 
     @property
     def settings(self) -> Settings:
@@ -78,6 +80,13 @@ class Call:
     def start_session_cookie(self, value: str, max_age: int | None) -> None:
         self.set_cookies.append(
             cookie_header(SESSION_COOKIE, value, secure=self.secure, http_only=True, max_age=max_age)
+        )
+
+    def set_device_cookie(self, value: str) -> None:
+        """Remember this device's successful logins: long-lived, HttpOnly, Secure over HTTPS."""
+        lifetime = self.settings.device_cookie_lifetime
+        self.set_cookies.append(
+            cookie_header(DEVICE_COOKIE, value, secure=self.secure, http_only=True, max_age=lifetime)
         )
 
     def clear_session_cookie(self) -> None:
@@ -167,6 +176,7 @@ class ApiDispatcher:
             user_agent=headers.get("user-agent"),
             request_id=request_id_of(scope),
             base_url=(self.services.settings.public_url or "").rstrip("/") or _base_url(scope, headers),
+            device_cookie=cookies.get(DEVICE_COOKIE),
         )
         if self._limiter is None:
             self._limiter = anyio.CapacityLimiter(WORKER_THREADS)

@@ -14,7 +14,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from airwave.config import TIERS, Settings
-from airwave.core import passwords
+from airwave.core import passwords, throttle
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.db import Database
 from airwave.store.models import (
@@ -23,7 +23,6 @@ from airwave.store.models import (
     Bookmark,
     Feedback,
     Listener,
-    LoginFailure,
     ShuffleMember,
     Station,
     StationSeed,
@@ -287,35 +286,28 @@ def check_pin_format(pin: str | None, field: str = "pin") -> str:
     return pin
 
 
-def _pin_key(listener_id: int) -> str:
-    from airwave.core.sessions import throttle_key
-
-    return throttle_key("pin:", str(listener_id))
-
-
 def verify_pin(database: Database, settings: Settings, now: datetime, listener_id: int, pin: str | None,
                field: str = "pin") -> None:
     """The listener's PIN was given: EXPLICIT_PIN_MALFORMED / _INCORRECT; wrong PINs are throttled.
 
-    Four digits are quickly guessed, so wrong PINs count like failed logins (`login_max_failures_per_user`
-    per `login_window`), then RATE_LIMITED. Failures are committed in their own transaction.
+    Four digits are quickly guessed, so each check is counted before it runs, with the back-off
+    of failed logins (`login_free_failures`, then doubling delays): RATE_LIMITED while a delay
+    runs. A right PIN resets the count.
     """
-    from airwave.core import sessions
-
-    key = _pin_key(listener_id)
     with database.read() as db:
-        sessions.check_limit(db, now, [(key, settings.login_max_failures_per_user)], settings.login_window,
-                             "wrong PINs")
         stored = db.scalar(select(Listener.explicit_pin_hash).where(Listener.id == listener_id))
     if stored is None:
         return
     if pin is None:
         raise ApiError(ErrorCode.EXPLICIT_PIN_INCORRECT, f"{field} is required: the explicit filter is locked by a PIN")
     check_pin_format(pin, field)
+    with database.write() as db:
+        key = throttle.pin_key(listener_id)
+        attempt = throttle.reserve(db, settings, now, key, what="wrong PINs")
     if not passwords.verify_password(stored, pin):
-        with database.write() as db:
-            sessions.record_events(db, settings, now, [key])
         raise ApiError(ErrorCode.EXPLICIT_PIN_INCORRECT, f"{field} does not match the explicit filter PIN")
+    with database.write() as db:
+        throttle.release(db, attempt)
 
 
 def validate_settings(settings: Settings, now: datetime, changes: dict[str, Any]) -> dict[str, Any]:
@@ -386,7 +378,7 @@ def update_account(db: Session, settings: Settings, now: datetime, listener_id: 
     if new_username is not None and name != row.username:
         old_key = row.username_key
         row.username, row.username_key = name, username_key(name)
-        db.execute(delete(LoginFailure).where(LoginFailure.key.in_(_name_keys(old_key))))
+        throttle.forget_name(db, old_key)
         try:
             db.flush()
         except IntegrityError as exc:  # a concurrent registration took the name
@@ -396,15 +388,8 @@ def update_account(db: Session, settings: Settings, now: datetime, listener_id: 
     if new_password is not None:
         row.password_hash = passwords.hash_password(new_password)
         row.password_changed_at = now
-        db.execute(delete(LoginFailure).where(LoginFailure.key.in_(_name_keys(row.username_key))))
+        throttle.forget_name(db, row.username_key)
     return row, new_password is not None
-
-
-def _name_keys(key: str) -> list[str]:
-    """The throttling keys that carry a username: failed logins and reset mail requests."""
-    from airwave.core.sessions import throttle_key
-
-    return [throttle_key("user:", key[:150]), throttle_key("reset:user:", key[:140])]
 
 
 def delete_listener(db: Session, listener: Listener) -> None:
@@ -421,8 +406,7 @@ def delete_listener(db: Session, listener: Listener) -> None:
         if table.name != Station.__tablename__ and "listener_id" in table.c:
             db.execute(table.delete().where(table.c.listener_id == listener.id))
     db.execute(delete(Station).where(Station.listener_id == listener.id))
-    db.execute(delete(LoginFailure).where(LoginFailure.key.in_([*_name_keys(listener.username_key),
-                                                                 _pin_key(listener.id)])))
+    throttle.forget_listener(db, listener.username_key, listener.id)
     db.execute(delete(Listener).where(Listener.id == listener.id))
     if listener in db:
         db.expunge(listener)

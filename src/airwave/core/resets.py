@@ -13,7 +13,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings
-from airwave.core import mail, passwords, sessions
+from airwave.core import mail, passwords, throttle
 from airwave.core.accounts import find_listener, mail_address, username_key
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import AuthSession, Listener, PasswordReset
@@ -33,10 +33,10 @@ def new_token() -> str:
 
 
 def _limits(settings: Settings, username: str, address: str | None) -> list[tuple[str, int]]:
-    keys = [(sessions.throttle_key("reset:user:", username_key(username)[:140]), settings.password_reset_limit)]
+    keys = [(throttle.reset_name_key(username_key(username)), settings.password_reset_limit)]
     if address:
-        keys.append((sessions.throttle_key("reset:addr:", address[:140]),
-                     settings.password_reset_limit * ADDRESS_FACTOR))
+        per_address = settings.password_reset_limit * ADDRESS_FACTOR
+        keys.append((throttle.reset_address_key(address), per_address))
     return keys
 
 
@@ -55,8 +55,8 @@ def request_reset(db: Session, settings: Settings, now: datetime, username: str,
     listener's earlier unused ones: only the newest link works.
     """
     limits = _limits(settings, username, address)
-    sessions.check_limit(db, now, limits, settings.password_reset_window, "password reset requests")
-    sessions.record_events(db, settings, now, [key for key, _ in limits])
+    window = settings.password_reset_window
+    throttle.count_in_window(db, now, limits, window, "password reset requests")
     listener = find_listener(db, username)
     if listener is None or listener.is_anonymous:
         log.info("password reset for an unknown username: no mail")
@@ -131,7 +131,7 @@ def reset_password(db: Session, settings: Settings, now: datetime, token: str, n
     listener.password_changed_at = now
     _retire(db, listener.id, now)
     db.execute(delete(AuthSession).where(AuthSession.listener_id == listener.id))
-    sessions.clear_failures(db, listener)
+    throttle.forget_name(db, listener.username_key)
     return listener
 
 

@@ -1,23 +1,22 @@
-"""Login, session resume, token checks, logout and login throttling (spec §3)."""
+"""Login, session resume, token checks and logout (spec §3); throttling is core/throttle.py."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import math
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import bindparam, delete, func, select
+from sqlalchemy import bindparam, delete, select
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings
-from airwave.core import passwords
+from airwave.core import passwords, throttle
 from airwave.core.accounts import find_listener, username_key
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.db import Database
-from airwave.store.models import AuthSession, Listener, LoginFailure, PasswordReset
+from airwave.store.models import AuthSession, Listener, PasswordReset
 
 # Refresh last_seen at most this often: activity is tracked to the minute, not per request.
 TOUCH_INTERVAL = timedelta(seconds=60)
@@ -41,6 +40,7 @@ class Issued:
     token: str
     cookie: str
     is_new: bool
+    device_cookie: str | None = None  # new value of the device cookie, after a password login
 
 
 @dataclass
@@ -50,90 +50,45 @@ class Authenticated:
     needs_touch: bool
 
 
-def check_throttle(db: Session, settings: Settings, now: datetime, username: str | None, address: str | None) -> None:
-    """RATE_LIMITED with Retry-After while either the username or the address has too many failures."""
-    check_limit(db, now, _keys(settings, username, address), settings.login_window, "failed logins")
-
-
-def check_limit(db: Session, now: datetime, keys: list[tuple[str, int]], window: int, what: str) -> None:
-    """RATE_LIMITED with Retry-After while any key has `limit` or more events in the last `window` seconds."""
-    since = now - timedelta(seconds=window)
-    for key, limit in keys:
-        count, oldest = db.execute(
-            select(func.count(LoginFailure.id), func.min(LoginFailure.at)).where(
-                LoginFailure.key == key, LoginFailure.at > since
-            )
-        ).one()
-        if count >= limit:
-            retry = max(1, math.ceil((oldest + timedelta(seconds=window) - now).total_seconds()))
-            raise ApiError(
-                ErrorCode.RATE_LIMITED,
-                f"too many {what}; try again in {retry} seconds",
-                retry_after=retry,
-            )
-
-
-def throttle_key(prefix: str, value: str) -> str:
-    """A LoginFailure key: the kind of event, then what it is counted against (fits the column)."""
-    return (prefix + value)[:160]
-
-
-def user_key(username: str) -> str:
-    return throttle_key("user:", username_key(username)[:150])
-
-
-def _keys(settings: Settings, username: str | None, address: str | None) -> list[tuple[str, int]]:
-    keys = []
-    if username:
-        keys.append((user_key(username), settings.login_max_failures_per_user))
-    if address:
-        keys.append((throttle_key("addr:", address[:150]), settings.login_max_failures_per_address))
-    return keys
-
-
-def _retention(settings: Settings) -> timedelta:
-    """How long throttling events are kept: the longest window any of them is counted over."""
-    return timedelta(seconds=max(settings.login_window, settings.password_reset_window))
-
-
-def record_events(db: Session, settings: Settings, now: datetime, keys: list[str]) -> None:
-    """Count one event against each key (and drop events no window looks at any more)."""
-    db.execute(delete(LoginFailure).where(LoginFailure.at <= now - _retention(settings)))
-    for key in keys:
-        db.add(LoginFailure(key=key, at=now))
-
-
-def record_failure(db: Session, settings: Settings, now: datetime, username: str | None, address: str | None) -> None:
-    record_events(db, settings, now, [key for key, _ in _keys(settings, username, address)])
-
-
-def clear_failures(db: Session, listener: Listener) -> None:
-    """Forget the failed logins counted against the listener's name (after a password change or reset)."""
-    db.execute(delete(LoginFailure).where(LoginFailure.key == user_key(listener.username)))
-
-
 def reauthenticate(
-    database: Database, settings: Settings, now: datetime, listener: Listener, password: str, address: str | None
+    database: Database,
+    settings: Settings,
+    now: datetime,
+    listener: Listener,
+    password: str,
+    address: str | None,
+    device_cookie: str | None = None,
 ) -> None:
     """A logged-in listener proves it is them again (account changes): INVALID_PASSWORD, throttled like logins.
 
-    Failures count towards the same limits as failed logins of that username and client address.
+    Failures count where failed logins of that account from the same device and address count.
     """
+    attempt = _reserve(
+        database, settings, now, listener.username_key, listener.id, address, device_cookie
+    )
     with database.read() as db:
-        check_throttle(db, settings, now, listener.username, address)
         current = db.get(Listener, listener.id)
-        ok = passwords.verify_password(current.password_hash if current else None, password)
-    if not ok:
-        with database.write() as db:
-            record_failure(db, settings, now, listener.username, address)
+        stored = current.password_hash if current else None
+    if not passwords.verify_password(stored, password):
         raise ApiError(ErrorCode.INVALID_PASSWORD, "currentPassword is not the account's password")
+    with database.write() as db:
+        throttle.release(db, attempt)
 
 
-def verify_credentials(db: Session, username: str, password: str) -> Listener | None:
-    """The listener if the password matches; same work whether or not the name exists."""
-    listener = find_listener(db, username)
-    ok = passwords.verify_password(listener.password_hash if listener else None, password)
-    return listener if ok and listener is not None else None
+def _reserve(
+    database: Database,
+    settings: Settings,
+    now: datetime,
+    name_key: str,
+    listener_id: int | None,
+    address: str | None,
+    device_cookie: str | None,
+) -> throttle.Attempt:
+    """Count the attempt before the (slow) password check, in a short transaction of its own."""
+    device = throttle.known_device(settings, now, device_cookie, listener_id)
+    known = None if device is None or listener_id is None else (listener_id, device)
+    with database.write() as db:
+        return throttle.reserve_login(db, settings, now, name_key, address, known)
 
 
 def start_session(
@@ -146,10 +101,9 @@ def start_session(
     address: str | None,
     user_agent: str | None,
 ) -> Issued:
-    """After a successful check of credentials: clear failures, open a session."""
+    """After a successful check of credentials (or a registration): open a session."""
     if listener.disabled:
         raise ApiError(ErrorCode.LISTENER_SUSPENDED, "this account has been disabled by an administrator")
-    clear_failures(db, listener)
     is_new = listener.last_login_at is None
     listener.last_login_at = now
     token, cookie = new_secret(), new_secret()
@@ -260,7 +214,7 @@ def purge_expired(db: Session, settings: Settings, now: datetime) -> int:
 
     Returns the number of sessions removed.
     """
-    db.execute(delete(LoginFailure).where(LoginFailure.at <= now - _retention(settings)))
+    throttle.purge(db, now)
     db.execute(delete(PasswordReset).where(PasswordReset.expires_at <= now))
     return db.execute(delete(AuthSession).where(AuthSession.expires_at <= now)).rowcount or 0
 
@@ -275,19 +229,29 @@ def login(
     keep_logged_in: bool,
     address: str | None,
     user_agent: str | None,
+    device_cookie: str | None = None,
 ) -> Issued:
-    """Throttle check, password check (outside any write lock), then the session or a failure."""
+    """Reserve an attempt, check the password (outside any transaction), then open the session.
+
+    The session comes with a new device cookie value: this device has now logged in successfully.
+    """
     with database.read() as db:
-        check_throttle(db, settings, now, username, address)
-        listener = verify_credentials(db, username, password)
-    if listener is None:
-        with database.write() as db:
-            record_failure(db, settings, now, username, address)
+        listener = find_listener(db, username)
+    listener_id = listener.id if listener else None
+    attempt = _reserve(
+        database, settings, now, username_key(username), listener_id, address, device_cookie
+    )
+    # the same work whether or not the name exists (a dummy hash stands in)
+    stored = listener.password_hash if listener else None
+    if not passwords.verify_password(stored, password) or listener is None:
         raise ApiError(ErrorCode.AUTH_INVALID_USERNAME_PASSWORD, "wrong username or password")
     with database.write() as db:
+        throttle.release(db, attempt)
         listener = db.merge(listener)
         if passwords.needs_rehash(listener.password_hash):
             listener.password_hash = passwords.hash_password(password)
-        return start_session(
+        issued = start_session(
             db, settings, now, listener, keep_logged_in=keep_logged_in, address=address, user_agent=user_agent
         )
+    issued.device_cookie = throttle.device_cookie(settings, now, listener.id, device_cookie)
+    return issued

@@ -105,15 +105,23 @@ class AuthSession(Base):
     user_agent: Mapped[str | None] = mapped_column(String(256), nullable=True)
 
 
-class LoginFailure(Base):
-    """One failed login, counted per username and per client address for throttling."""
+class ThrottleCounter(Base):
+    """A throttling counter (core/throttle.py): failed logins, wrong PINs, reset mails, spread.
 
-    __tablename__ = "login_failures"
-    __table_args__ = (Index("ix_login_failures_key_at", "key", "at"),)
+    `key` names what is counted and against whom; `subject` tells apart the members of a set
+    under one key (an address's failing accounts, an account's known devices) and is empty for
+    a plain counter. A row past `expires_at` counts as absent.
+    """
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    key: Mapped[str] = mapped_column(String(160))
-    at: Mapped[datetime] = mapped_column(UTCDateTime)
+    __tablename__ = "throttle_counters"
+    __table_args__ = (Index("ix_throttle_counters_expires_at", "expires_at"),)
+
+    key: Mapped[str] = mapped_column(String(160), primary_key=True)
+    subject: Mapped[str] = mapped_column(String(64), primary_key=True, default="")
+    count: Mapped[int] = mapped_column(Integer, default=0)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    blocked_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class Station(Base):

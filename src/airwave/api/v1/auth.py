@@ -80,6 +80,8 @@ def issue_listener_object(call: Call, issued: sessions.Issued, station_count: in
     """Shape a fresh session as the listener object and set the session cookie."""
     listener, session = issued.listener, issued.session
     call.start_session_cookie(issued.cookie, session.timeout_seconds if session.keep_logged_in else None)
+    if issued.device_cookie is not None:
+        call.set_device_cookie(issued.device_cookie)
     return ListenerObject(
         auth_token=issued.token,
         listener_id=str(listener.id),
@@ -122,9 +124,12 @@ class LoginRequest(RequestModel):
     notes="""
     With `existingAuthToken` and no `password`, resumes that session (same token, new session
     cookie); a `username` given alongside must be the token's. Otherwise `username` and
-    `password` are required. Failed logins are counted per username and per client address;
-    past the limit the answer is `RATE_LIMITED` with `Retry-After` (seconds), even for the
-    right password. `isNew` is true on the account's first login.
+    `password` are required. A password login also sets the long-lived `airwave_device` cookie:
+    attempts sent with it are throttled per device, never by others' failures. Attempts without
+    it are throttled per account (after `login_free_failures` failures each further failure
+    doubles the delay) and per client address (distinct accounts failing from it); while a delay
+    runs the answer is `RATE_LIMITED` with `Retry-After` (seconds), even for the right password.
+    `isNew` is true on the account's first login.
     """,
 )
 def login(call: Call, req: LoginRequest) -> ListenerObject:
@@ -148,6 +153,7 @@ def login(call: Call, req: LoginRequest) -> ListenerObject:
         keep_logged_in=req.keep_logged_in,
         address=call.client,
         user_agent=call.user_agent,
+        device_cookie=call.device_cookie,
     )
     count = stations.count_stations(call.reader(), issued.listener.id)
     return issue_listener_object(call, issued, count)
@@ -180,7 +186,8 @@ def logout_all(call: Call, req: LogoutAllRequest) -> EmptyResponse:
     """End every session of the account."""
     listener = call.require_listener()
     now = call.now()
-    sessions.reauthenticate(call.services.database, call.settings, now, listener, req.current_password, call.client)
+    sessions.reauthenticate(call.services.database, call.settings, now, listener, req.current_password,
+                            call.client, call.device_cookie)
     with call.services.database.write() as db:
         sessions.end_other_sessions(db, listener.id, None)
     call.clear_session_cookie()

@@ -8,7 +8,7 @@ from airwave.api.protocol import Call
 from airwave.api.registry import registry
 from airwave.api.schemas import EmptyResponse, RequestModel, ResponseModel, Timestamp
 from airwave.api.v1.auth import ListenerObject, issue_listener_object
-from airwave.core import accounts, sessions
+from airwave.core import accounts, sessions, throttle
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import Listener
 
@@ -75,6 +75,8 @@ def register(call: Call, req: RegisterRequest) -> ListenerObject:
             address=call.client,
             user_agent=call.user_agent,
         )
+        issued.device_cookie = throttle.device_cookie(services.settings, now, listener.id,
+                                                      call.device_cookie)
         return issue_listener_object(call, issued, 0)
 
 
@@ -235,8 +237,9 @@ def settings_response(call: Call, listener: Listener) -> SettingsResponse:
 
     Explicit filter: turning it **off** while a PIN is set (`listener/setExplicitPIN`) needs `pin`:
     missing or wrong `EXPLICIT_PIN_INCORRECT`, not 4 digits `EXPLICIT_PIN_MALFORMED`; after
-    `login_max_failures_per_user` wrong PINs within `login_window` seconds: `RATE_LIMITED` with
-    `Retry-After`. Turning it on never needs the PIN. The filter applies from the next fragment.
+    `login_free_failures` wrong PINs each further one doubles a delay during which the answer is
+    `RATE_LIMITED` with `Retry-After`. Turning it on never needs the PIN. The filter applies from
+    the next fragment.
 
     `highQualityStreamingEnabled: false` makes `mp3-hifi` requests deliver `mp3` (128 kbit/s) even when the
     tier includes high quality (`highQualityStreamingAvailable`); without it the choice is kept but has no
@@ -287,7 +290,7 @@ def set_explicit_pin(call: Call, req: SetPinRequest) -> EmptyResponse:
     if listener.explicit_pin_hash is not None:
         if req.current_password is not None:
             sessions.reauthenticate(call.services.database, call.settings, now, listener, req.current_password,
-                                    call.client)
+                                    call.client, call.device_cookie)
         else:
             accounts.verify_pin(call.services.database, call.settings, now, listener.id, req.current_pin,
                                 field="currentPin")
@@ -338,7 +341,8 @@ def update_account(call: Call, req: UpdateAccountRequest) -> ListenerObject:
     if accounts.username_key(req.current_username) != listener.username_key:
         raise ApiError(ErrorCode.USER_NOT_AUTHORIZED, "currentUsername is not the username of this account")
     now = call.now()
-    sessions.reauthenticate(call.services.database, call.settings, now, listener, req.current_password, call.client)
+    sessions.reauthenticate(call.services.database, call.settings, now, listener, req.current_password,
+                            call.client, call.device_cookie)
     with call.write() as db:
         row, password_changed = accounts.update_account(
             db, call.settings, now, listener.id, new_username=req.new_username, new_password=req.new_password,
@@ -372,7 +376,7 @@ def delete_listener(call: Call, req: DeleteListenerRequest) -> EmptyResponse:
     """Delete the caller's account and all its data."""
     listener = call.require_listener()
     sessions.reauthenticate(call.services.database, call.settings, call.now(), listener, req.current_password,
-                            call.client)
+                            call.client, call.device_cookie)
     with call.write() as db:
         accounts.delete_listener(db, listener)
     call.clear_session_cookie()
