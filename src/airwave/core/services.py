@@ -25,7 +25,7 @@ class Services:
     def open(cls, settings: Settings, clock: Clock | None = None) -> "Services":
         """Create the data dir, connect, migrate the schema to the newest revision; the signer keeps its key there."""
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        database = Database(settings.resolved_database_url)
+        database = Database(settings.resolved_database_url, settings.database_busy_timeout)
         database.migrate()
         signer = UrlSigner.open(settings.data_dir, grace_seconds=settings.url_key_grace)
         return cls(settings, database, clock or Clock(), signer)
