@@ -62,14 +62,15 @@ def test_user_lifecycle_through_the_cli(instance: Server) -> None:
 
 def test_user_list_prints_whole_names_at_any_terminal_width(instance: Server) -> None:
     name = "a-rather-long-username-for-a-narrow-terminal@example.org"
-    assert instance.cli("user", "add", name, "--password-stdin", input="longpass1\n").returncode == 0
+    added = instance.cli("user", "add", name, "--password-stdin", input="longpass1\n")
+    assert added.returncode == 0, added.stderr
     env = {**os.environ, **instance.backend.env, "COLUMNS": "80"}
     env.pop("FORCE_COLOR", None)
-    table = subprocess.run([sys.executable, "-m", "airwave", "user", "list"], env=env, capture_output=True,
-                           text=True, timeout=60)
+    command = [sys.executable, "-m", "airwave", "user", "list"]
+    table = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
     assert table.returncode == 0 and name in table.stdout, table.stdout
-    listed = subprocess.run([sys.executable, "-m", "airwave", "user", "list", "--format", "json"], env=env,
-                            capture_output=True, text=True, timeout=60)
+    listed = subprocess.run([*command, "--format", "json"], env=env, capture_output=True, text=True,
+                            timeout=60)
     assert listed.returncode == 0, listed.stderr
     row = next(r for r in json.loads(listed.stdout) if r["username"] == name)
     assert row["tier"] == "free" and row["disabled"] is False and row["lastLoginAt"] is None

@@ -1,4 +1,4 @@
-"""Concurrent writers: no 500s and no long waits behind password hashing; requests racing a deletion."""
+"""Concurrent writers: no 500s, no waits behind password hashing; requests racing a deletion."""
 
 from __future__ import annotations
 
@@ -59,7 +59,8 @@ def test_concurrent_registrations_do_not_fail_or_block_other_writes(busy: Server
         futures = [pool.submit(register, i) for i in range(64)]
         time.sleep(0.3)  # registrations are hashing passwords and inserting now
         started = time.monotonic()
-        api.ok("v1/station/addFeedback", {"trackToken": tracks[0]["trackToken"], "isPositive": True})
+        api.ok("v1/station/addFeedback",
+               {"trackToken": tracks[0]["trackToken"], "isPositive": True})
         thumbs_up = time.monotonic() - started
         answers = [f.result() for f in futures]
     for response in answers:

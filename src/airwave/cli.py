@@ -246,7 +246,8 @@ def _ensure_demo_account(services: Services) -> None:
     from airwave.core.passwords import verify_password
 
     now = services.clock.now()
-    with services.database.read() as db:  # hashing and checking happen outside the write transaction
+    # hashing and checking happen outside the write transaction
+    with services.database.read() as db:
         found = accounts.find_listener(db, DEMO_USER)
     password_hash = None
     if found is None or not verify_password(found.password_hash, DEMO_PASSWORD):
@@ -255,7 +256,8 @@ def _ensure_demo_account(services: Services) -> None:
         listener = accounts.find_listener(db, DEMO_USER)
         if listener is None:
             checked = accounts.check_new_listener(
-                services.settings, now, accounts.NewListener(DEMO_USER, DEMO_PASSWORD, tier="premium"),
+                services.settings, now,
+                accounts.NewListener(DEMO_USER, DEMO_PASSWORD, tier="premium"),
                 enforce_strength=False)
             accounts.create_listener(db, now, checked)
         else:
@@ -300,7 +302,9 @@ class ListFormat(str, Enum):
 @user_app.command("list")
 def user_list(
     data_dir: DataDir = None,
-    format: Annotated[ListFormat, typer.Option("--format", help="table, or json for scripts")] = ListFormat.table,
+    format: Annotated[
+        ListFormat, typer.Option("--format", help="table, or json for scripts")
+    ] = ListFormat.table,
 ) -> None:
     """List listener accounts."""
     from airwave.core import accounts
@@ -312,17 +316,20 @@ def user_list(
         services.close()
     if format is ListFormat.json:
         sys.stdout.write(json.dumps([
-            {"id": r.id, "username": r.username, "tier": r.tier, "admin": r.is_admin, "disabled": r.disabled,
-             "anonymous": r.is_anonymous, "createdAt": r.created_at.isoformat(),
+            {"id": r.id, "username": r.username, "tier": r.tier, "admin": r.is_admin,
+             "disabled": r.disabled, "anonymous": r.is_anonymous,
+             "createdAt": r.created_at.isoformat(),
              "lastLoginAt": r.last_login_at.isoformat() if r.last_login_at else None}
             for r in rows
         ], indent=2) + "\n")
         return
     # A narrow terminal wraps names, never cuts them.
-    table = Table("id", Column("username", overflow="fold"), "tier", "admin", "status", "created", "last login")
+    table = Table("id", Column("username", overflow="fold"), "tier", "admin", "status", "created",
+                  "last login")
     for r in rows:
         table.add_row(
-            str(r.id), r.username, r.tier, "yes" if r.is_admin else "", "disabled" if r.disabled else "active",
+            str(r.id), r.username, r.tier, "yes" if r.is_admin else "",
+            "disabled" if r.disabled else "active",
             r.created_at.strftime("%Y-%m-%d %H:%M"),
             r.last_login_at.strftime("%Y-%m-%d %H:%M") if r.last_login_at else "never",
         )
@@ -359,7 +366,8 @@ def user_passwd(
         password_hash = accounts.hash_new_password(password)
     except ApiError as exc:
         raise _fail(exc) from None
-    _change(data_dir, name, "changed the password of", lambda db, l: accounts.set_password(db, l, password_hash))
+    _change(data_dir, name, "changed the password of",
+            lambda db, l: accounts.set_password(db, l, password_hash))
 
 
 @user_app.command("disable")

@@ -31,8 +31,9 @@ log = logging.getLogger("airwave.api")
 
 MAX_BODY = 1024 * 1024
 WORKER_THREADS = 8  # handlers running at once: more only adds GIL contention; the pool is sized above this
-# Password hashing handlers (Argon2: 4 lanes in parallel, 64 MiB, ~0.2 s each) run in a pool of their own,
-# about one per 4 cores, so a burst of logins or registrations never makes cheap calls queue behind it.
+# Password hashing handlers (Argon2: 4 lanes in parallel, 64 MiB, ~0.2 s each) run in a pool of
+# their own, about one per 4 cores, so a burst of logins or registrations never makes cheap calls
+# queue behind it.
 HASHING_THREADS = max(1, (os.cpu_count() or 1) // 4)
 SESSION_COOKIE = "airwave_session"
 CSRF_COOKIE = "csrftoken"
@@ -207,14 +208,16 @@ class ApiDispatcher:
                     if auth.needs_touch:
                         with database.write() as writer:
                             sessions.touch(writer, auth.session, now)
-                    call.listener, call.session, call.auth_token = auth.listener, auth.session, token
+                    call.listener, call.session = auth.listener, auth.session
+                    call.auth_token = token
                 request = parse_request(endpoint.request, body)
                 response = endpoint.handler(call, request)
             except Exception:
-                # The listener was deleted (or logged out) while the call ran: whatever broke, the answer is
-                # the one the next call would get.
+                # The listener was deleted (or logged out) while the call ran: whatever broke, the
+                # answer is the one the next call would get.
                 if call.session is not None and not self._session_alive(call.session.id):
-                    raise ApiError(ErrorCode.AUTH_INVALID_TOKEN, "the session ended while the call ran") from None
+                    raise ApiError(ErrorCode.AUTH_INVALID_TOKEN,
+                                   "the session ended while the call ran") from None
                 raise
             finally:
                 call.db = None

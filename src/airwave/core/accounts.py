@@ -129,8 +129,8 @@ def check_new_listener(settings: Settings, now: datetime, new: NewListener, *,
     tier = new.tier or settings.default_tier
     if tier not in TIERS:
         raise ApiError(ErrorCode.INVALID_REQUEST, f"tier must be one of {', '.join(TIERS)}")
-    return CheckedListener(name, passwords.hash_password(new.password), tier, new.is_admin, new.birth_year,
-                           zip_code, gender, new.email_opt_out)
+    return CheckedListener(name, passwords.hash_password(new.password), tier, new.is_admin,
+                           new.birth_year, zip_code, gender, new.email_opt_out)
 
 
 def create_listener(db: Session, now: datetime, new: CheckedListener) -> Listener:
@@ -191,7 +191,7 @@ def list_listeners(db: Session) -> list[Listener]:
 
 
 def hash_new_password(password: str) -> str:
-    """The hash for an operator-set password (no strength rules); computed outside any write transaction."""
+    """The hash of an operator-set password (no strength rules), made outside any transaction."""
     if not password:
         raise ApiError(ErrorCode.INVALID_PASSWORD, "password must not be empty")
     return passwords.hash_password(password)
@@ -388,7 +388,7 @@ def hash_pin(pin: str) -> str:
 
 
 def set_explicit_pin(db: Session, listener_id: int, pin_hash: str) -> Listener:
-    """Store a new PIN (hashed by hash_pin) and turn the explicit filter on: a PIN exists to lock it."""
+    """Store a new PIN (hashed by hash_pin) and turn the explicit filter on: a PIN locks it."""
     row = _locked(db, listener_id)
     row.explicit_pin_hash = pin_hash
     row.explicit_filter = True
@@ -398,9 +398,9 @@ def set_explicit_pin(db: Session, listener_id: int, pin_hash: str) -> Listener:
 # --- account changes ------------------------------------------------------------------------------------
 
 
-def check_account_changes(db: Session, settings: Settings, listener: Listener, *, new_username: str | None,
-                          new_password: str | None) -> str | None:
-    """Check a rename and a new password before any write; the new password's hash, if one was given.
+def check_account_changes(db: Session, settings: Settings, listener: Listener, *,
+                          new_username: str | None, new_password: str | None) -> str | None:
+    """Check a rename and a new password before any write; the new password's hash, if any.
 
     Runs on a read session: hashing must not happen while the write lock is held.
     """
@@ -416,20 +416,22 @@ def check_account_changes(db: Session, settings: Settings, listener: Listener, *
 
 def _check_name_free(db: Session, name: str, own_key: str) -> None:
     key = username_key(name)
-    if key != own_key and db.scalar(select(Listener.id).where(Listener.username_key == key)) is not None:
+    taken = db.scalar(select(Listener.id).where(Listener.username_key == key)) is not None
+    if key != own_key and taken:
         raise ApiError(ErrorCode.USERNAME_ALREADY_EXISTS, f"username {name!r} is taken")
 
 
 def update_account(db: Session, now: datetime, listener_id: int, *, new_username: str | None,
-                   new_password_hash: str | None, explicit_filter: bool | None) -> tuple[Listener, bool]:
-    """Rename, new password, explicit filter, checked first by check_account_changes. True when the password changed.
+                   new_password_hash: str | None,
+                   explicit_filter: bool | None) -> tuple[Listener, bool]:
+    """Rename, new password, explicit filter (checked by check_account_changes); True: new password.
 
     The caller has re-authenticated with the account password, which outranks the explicit filter PIN.
     """
     row = _locked(db, listener_id)
     if new_username is not None:
         name = check_username(new_username)
-        _check_name_free(db, name, row.username_key)  # again: a registration may have taken it meanwhile
+        _check_name_free(db, name, row.username_key)  # again: a registration may have taken it
         if name != row.username:
             old_key = row.username_key
             row.username, row.username_key = name, username_key(name)
@@ -437,7 +439,8 @@ def update_account(db: Session, now: datetime, listener_id: int, *, new_username
             try:
                 db.flush()
             except IntegrityError as exc:  # a concurrent registration took the name
-                raise ApiError(ErrorCode.USERNAME_ALREADY_EXISTS, f"username {name!r} is taken") from exc
+                raise ApiError(ErrorCode.USERNAME_ALREADY_EXISTS,
+                               f"username {name!r} is taken") from exc
     if explicit_filter is not None:
         row.explicit_filter = explicit_filter
     if new_password_hash is not None:
@@ -460,8 +463,8 @@ def delete_listener(db: Session, listener: Listener) -> None:
     Every table with a `listener_id` column is swept (so tables added later are covered without a change
     here), children of the listener's stations first, then the throttling records that name them.
     """
-    # Lock the row first: a request of the listener inserting meanwhile then waits and fails on the foreign key
-    # (PostgreSQL), instead of slipping a row in between the sweep and the delete of the listener.
+    # Lock the row first: a request of the listener inserting meanwhile then waits and fails on the
+    # foreign key (PostgreSQL) instead of slipping a row in between the sweep and the final delete.
     db.execute(select(Listener.id).where(Listener.id == listener.id).with_for_update())
     stations = select(Station.id).where(Station.listener_id == listener.id).scalar_subquery()
     db.execute(delete(ShuffleMember).where(or_(ShuffleMember.shuffle_id.in_(stations),

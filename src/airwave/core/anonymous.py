@@ -22,8 +22,9 @@ def unusable_password_hash() -> str:
     return passwords.hash_password(secrets.token_urlsafe(32))
 
 
-def create(db: Session, settings: Settings, now: datetime, address: str | None, password_hash: str) -> Listener:
-    """A fresh listener on the free tier with a random name and no usable password (unusable_password_hash)."""
+def create(db: Session, settings: Settings, now: datetime, address: str | None,
+           password_hash: str) -> Listener:
+    """A fresh free-tier listener with a random name and an unusable_password_hash()."""
     if not settings.anonymous_login:
         raise ApiError(ErrorCode.CALL_NOT_ALLOWED, "anonymous listening is not enabled on this server")
     if address:

@@ -120,7 +120,8 @@ def check_token(db: Session, now: datetime, token: str, *, for_update: bool = Fa
     return reset
 
 
-def hash_for_reset(db: Session, settings: Settings, now: datetime, token: str, new_password: str) -> str:
+def hash_for_reset(db: Session, settings: Settings, now: datetime, token: str,
+                   new_password: str) -> str:
     """Check the token and the new password's strength on a read session; the new password's hash.
 
     Hashing is slow, so it happens here, before reset_password opens the write transaction.
@@ -134,7 +135,7 @@ def hash_for_reset(db: Session, settings: Settings, now: datetime, token: str, n
 
 
 def reset_password(db: Session, now: datetime, token: str, password_hash: str) -> Listener:
-    """Set a new password (hashed by hash_for_reset): the token is spent, every session ends, throttling is lifted."""
+    """Set the hash_for_reset password: the token is spent, sessions end, throttling is lifted."""
     reset = check_token(db, now, token, for_update=True)
     listener = db.get(Listener, reset.listener_id, with_for_update=True, populate_existing=True)
     if listener is None:  # cannot happen while the foreign key cascades; kept for a clear answer

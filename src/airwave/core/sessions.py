@@ -221,7 +221,7 @@ def authenticate(db: Session, now: datetime, token: str | None, cookie: str | No
 
 
 def touch(db: Session, session: AuthSession, now: datetime) -> None:
-    """Record activity so an active session does not expire; AUTH_INVALID_TOKEN if it ended meanwhile."""
+    """Record activity so an active session does not expire; AUTH_INVALID_TOKEN if it ended."""
     extended = db.execute(
         update(AuthSession)
         .where(AuthSession.id == session.id)
@@ -292,7 +292,9 @@ def login(
         with database.write() as db:
             record_failure(db, settings, now, username, address)
         raise ApiError(ErrorCode.AUTH_INVALID_USERNAME_PASSWORD, "wrong username or password")
-    rehashed = passwords.hash_password(password) if passwords.needs_rehash(listener.password_hash) else None
+    rehashed = None
+    if passwords.needs_rehash(listener.password_hash):  # hashed before the write lock is taken
+        rehashed = passwords.hash_password(password)
     with database.write() as db:
         current = db.get(Listener, listener.id, populate_existing=True)
         if current is None:  # deleted since the check (merging would insert it again)

@@ -40,8 +40,8 @@ def contention_error(exc: BaseException) -> ApiError | None:
 
 
 def _busy() -> ApiError:
-    return ApiError(ErrorCode.READONLY_MODE, "the database is busy with other writes; try again in a moment",
-                    retry_after=2)
+    return ApiError(ErrorCode.READONLY_MODE,
+                    "the database is busy with other writes; try again in a moment", retry_after=2)
 
 
 class Database:
@@ -64,11 +64,13 @@ class Database:
         else:
             self.engine = create_engine(
                 self.url, pool_size=16, max_overflow=32, pool_pre_ping=True,
-                connect_args={"options": f"-c lock_timeout={timeout_ms}"},
+                # added to the URL's own `options` (such as a search_path), never in place of them
+                connect_args={"options": " ".join(
+                    filter(None, [self.url.query.get("options"), f"-c lock_timeout={timeout_ms}"]))},
             )
         self.busy_timeout = busy_timeout
-        # SQLite has one writer: this process's writers queue here (woken at once, in turn) rather than in
-        # SQLite's busy handler, which polls with sleeps and lets a steady stream of writers starve one.
+        # SQLite has one writer: this process's writers queue here (woken at once, in turn) rather
+        # than in SQLite's busy handler, which polls with sleeps and lets busy writers starve one.
         self._writer = threading.RLock() if self.is_sqlite else None
         self._read = sessionmaker(self.engine, expire_on_commit=False, autoflush=False)
         self._write = sessionmaker(
@@ -95,7 +97,8 @@ class Database:
     @contextmanager
     def read(self) -> Iterator[Session]:
         try:
-            with self._read() as session:  # closing ends the transaction; loaded objects stay usable
+            # closing ends the transaction; loaded objects stay usable
+            with self._read() as session:
                 yield session
         except DBAPIError as exc:
             mapped = contention_error(exc)
@@ -107,7 +110,7 @@ class Database:
     def write(self) -> Iterator[Session]:
         """A transaction that commits when the block ends normally and rolls back otherwise.
 
-        A wait for the write lock longer than the busy timeout answers 503 READONLY_MODE with Retry-After.
+        A wait for the write lock past the busy timeout answers 503 READONLY_MODE with Retry-After.
         """
         if self._writer is not None and not self._writer.acquire(timeout=self.busy_timeout):
             raise _busy()
@@ -135,7 +138,8 @@ class Database:
                 return
         with self.engine.begin() as conn:
             if not self.is_sqlite:
-                conn.execute(text("SET LOCAL lock_timeout = 0"))  # another server may migrate for long
+                # another server may be migrating for long
+                conn.execute(text("SET LOCAL lock_timeout = 0"))
                 conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_MIGRATION_LOCK})
             cfg = _alembic_config()
             cfg.attributes["connection"] = conn

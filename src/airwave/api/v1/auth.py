@@ -189,7 +189,8 @@ def logout_all(call: Call, req: LogoutAllRequest) -> EmptyResponse:
 
 
 @registry.endpoint(
-    "auth/anonymousLogin", request=Empty, response=ListenerObject, auth=False, writes=True, hashes=True,
+    "auth/anonymousLogin", request=Empty, response=ListenerObject, auth=False, writes=True,
+    hashes=True,
     enabled=lambda settings: settings.anonymous_login,
     errors=[ErrorCode.CALL_NOT_ALLOWED, ErrorCode.RATE_LIMITED],
     notes="""

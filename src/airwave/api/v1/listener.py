@@ -268,7 +268,8 @@ class SetPinRequest(RequestModel):
 
 
 @registry.endpoint(
-    "listener/setExplicitPIN", request=SetPinRequest, response=EmptyResponse, writes=True, hashes=True,
+    "listener/setExplicitPIN", request=SetPinRequest, response=EmptyResponse, writes=True,
+    hashes=True,
     errors=[ErrorCode.EXPLICIT_PIN_MALFORMED, ErrorCode.EXPLICIT_PIN_INCORRECT, ErrorCode.INVALID_PASSWORD,
             ErrorCode.RATE_LIMITED],
     notes="""
@@ -310,7 +311,8 @@ class UpdateAccountRequest(RequestModel):
 
 
 @registry.endpoint(
-    "listener/updateAccount", request=UpdateAccountRequest, response=ListenerObject, writes=True, hashes=True,
+    "listener/updateAccount", request=UpdateAccountRequest, response=ListenerObject, writes=True,
+    hashes=True,
     errors=[ErrorCode.USER_NOT_AUTHORIZED, ErrorCode.INVALID_PASSWORD, ErrorCode.INVALID_USERNAME,
             ErrorCode.USERNAME_ALREADY_EXISTS, ErrorCode.RATE_LIMITED],
     notes="""
@@ -341,8 +343,9 @@ def update_account(call: Call, req: UpdateAccountRequest) -> ListenerObject:
         raise ApiError(ErrorCode.USER_NOT_AUTHORIZED, "currentUsername is not the username of this account")
     now = call.now()
     sessions.reauthenticate(call.services.database, call.settings, now, listener, req.current_password, call.client)
-    password_hash = accounts.check_account_changes(call.reader(), call.settings, listener,
-                                                   new_username=req.new_username, new_password=req.new_password)
+    password_hash = accounts.check_account_changes(
+        call.reader(), call.settings, listener, new_username=req.new_username,
+        new_password=req.new_password)
     with call.write() as db:
         row, password_changed = accounts.update_account(
             db, now, listener.id, new_username=req.new_username, new_password_hash=password_hash,
@@ -362,7 +365,8 @@ class DeleteListenerRequest(RequestModel):
 
 
 @registry.endpoint(
-    "listener/deleteListener", request=DeleteListenerRequest, response=EmptyResponse, writes=True, hashes=True,
+    "listener/deleteListener", request=DeleteListenerRequest, response=EmptyResponse, writes=True,
+    hashes=True,
     errors=[ErrorCode.INVALID_PASSWORD, ErrorCode.RATE_LIMITED],
     notes="""
     Deletes the caller's account and everything of theirs in one transaction: sessions, stations (seeds,
@@ -446,7 +450,8 @@ class ResetPasswordRequest(RequestModel):
 
 
 @registry.endpoint(
-    "listener/resetPassword", request=ResetPasswordRequest, response=EmptyResponse, auth=False, writes=True, hashes=True,
+    "listener/resetPassword", request=ResetPasswordRequest, response=EmptyResponse, auth=False,
+    writes=True, hashes=True,
     errors=[ErrorCode.CONTENT_HAS_EXPIRED, ErrorCode.INVALID_PASSWORD],
     notes="""
     Sets `newPassword` (strength rules of `register`: `INVALID_PASSWORD`, which leaves the token usable),
@@ -459,7 +464,8 @@ def reset_password(call: Call, req: ResetPasswordRequest) -> EmptyResponse:
     from airwave.core import resets
 
     now = call.now()
-    password_hash = resets.hash_for_reset(call.reader(), call.settings, now, req.token, req.new_password)
+    password_hash = resets.hash_for_reset(call.reader(), call.settings, now, req.token,
+                                          req.new_password)
     with call.write() as db:
         resets.reset_password(db, now, req.token, password_hash)
     return EmptyResponse()
