@@ -463,9 +463,6 @@ def delete_listener(db: Session, listener: Listener) -> None:
     Every table with a `listener_id` column is swept (so tables added later are covered without a change
     here), children of the listener's stations first, then the throttling records that name them.
     """
-    # Lock the row first: a request of the listener inserting meanwhile then waits and fails on the
-    # foreign key (PostgreSQL) instead of slipping a row in between the sweep and the final delete.
-    db.execute(select(Listener.id).where(Listener.id == listener.id).with_for_update())
     stations = select(Station.id).where(Station.listener_id == listener.id).scalar_subquery()
     db.execute(delete(ShuffleMember).where(or_(ShuffleMember.shuffle_id.in_(stations),
                                                ShuffleMember.station_id.in_(stations))))
