@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -57,6 +58,24 @@ def test_user_lifecycle_through_the_cli(instance: Server) -> None:
     assert_error(instance.client().call("v1/auth/login", {"username": "alice", "password": "newsecret"}), 401,
                  "AUTH_INVALID_USERNAME_PASSWORD")
     assert "alice" not in instance.cli("user", "list").stdout
+
+
+def test_user_list_prints_whole_names_at_any_terminal_width(instance: Server) -> None:
+    name = "a-rather-long-username-for-a-narrow-terminal@example.org"
+    added = instance.cli("user", "add", name, "--password-stdin", input="longpass1\n")
+    assert added.returncode == 0, added.stderr
+    env = {**os.environ, **instance.backend.env, "COLUMNS": "80"}
+    env.pop("FORCE_COLOR", None)
+    command = [sys.executable, "-m", "airwave", "user", "list"]
+    table = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert table.returncode == 0 and name in table.stdout, table.stdout
+    listed = subprocess.run([*command, "--format", "json"], env=env, capture_output=True, text=True,
+                            timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    row = next(r for r in json.loads(listed.stdout) if r["username"] == name)
+    assert row["tier"] == "free" and row["disabled"] is False and row["lastLoginAt"] is None
+    bad = instance.cli("user", "list", "--format", "xml")
+    assert bad.returncode == 2 and "--format" in bad.stderr
 
 
 def test_admin_flag_and_missing_users(instance: Server) -> None:

@@ -139,8 +139,14 @@ def test_anonymous_login_gives_a_throwaway_free_listener(tiered: Server) -> None
     tiered.backend.execute(
         f"UPDATE auth_sessions SET last_seen_at = '2000-01-01 00:00:00' WHERE listener_id = {listener_id}")
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and data["username"] in tiered.cli("user", "list").stdout:
+    def listed() -> list[str]:
+        done = tiered.cli("user", "list", "--format", "json")
+        assert done.returncode == 0, done.stderr
+        return [row["username"] for row in json.loads(done.stdout)]
+
+    while time.monotonic() < deadline and data["username"] in listed():
         time.sleep(0.5)  # not polling with its token: a request would count as activity
+    assert data["username"] not in listed()
     assert_error(api.call("v1/station/getStations", {}), 401, "AUTH_INVALID_TOKEN")
     # the other anonymous listener, still active, is untouched
     other = tiered.client()

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from contextlib import contextmanager
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Callable, Iterator, Optional
 
 import typer
 from pydantic import ValidationError
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from airwave import __version__
 from airwave.config import TIERS, Settings, load_settings
@@ -241,20 +243,27 @@ def demo(
 def _ensure_demo_account(services: Services) -> None:
     """The demo account exists, is enabled and has the demo password (premium, to show everything)."""
     from airwave.core import accounts
+    from airwave.core.passwords import verify_password
+
     now = services.clock.now()
+    # hashing and checking happen outside the write transaction
+    with services.database.read() as db:
+        found = accounts.find_listener(db, DEMO_USER)
+    password_hash = None
+    if found is None or not verify_password(found.password_hash, DEMO_PASSWORD):
+        password_hash = accounts.hash_new_password(DEMO_PASSWORD)
     with services.database.write() as db:
         listener = accounts.find_listener(db, DEMO_USER)
         if listener is None:
-            accounts.create_listener(
-                db, services.settings, now,
-                accounts.NewListener(DEMO_USER, DEMO_PASSWORD, tier="premium"), enforce_strength=False,
-            )
+            checked = accounts.check_new_listener(
+                services.settings, now,
+                accounts.NewListener(DEMO_USER, DEMO_PASSWORD, tier="premium"),
+                enforce_strength=False)
+            accounts.create_listener(db, now, checked)
         else:
             listener.disabled = False
-            from airwave.core.passwords import verify_password
-
-            if not verify_password(listener.password_hash, DEMO_PASSWORD):
-                accounts.set_password(db, listener, DEMO_PASSWORD)
+            if password_hash is not None:
+                accounts.set_password(db, listener, password_hash)
 
 
 @user_app.command("add")
@@ -270,11 +279,13 @@ def user_add(
     password = _read_password(password_stdin)
     services = _open(data_dir)
     try:
+        now = services.clock.now()
+        checked = accounts.check_new_listener(
+            services.settings, now, accounts.NewListener(name, password, tier=tier, is_admin=admin),
+            enforce_strength=False,
+        )
         with services.database.write() as db:
-            listener = accounts.create_listener(
-                db, services.settings, services.clock.now(),
-                accounts.NewListener(name, password, tier=tier, is_admin=admin), enforce_strength=False,
-            )
+            listener = accounts.create_listener(db, now, checked)
             out.print(f"created listener {listener.username} (id {listener.id}, tier {listener.tier}"
                       f"{', admin' if admin else ''})")
     except ApiError as exc:
@@ -283,24 +294,47 @@ def user_add(
         services.close()
 
 
+class ListFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
 @user_app.command("list")
-def user_list(data_dir: DataDir = None) -> None:
+def user_list(
+    data_dir: DataDir = None,
+    format: Annotated[
+        ListFormat, typer.Option("--format", help="table, or json for scripts")
+    ] = ListFormat.table,
+) -> None:
     """List listener accounts."""
     from airwave.core import accounts
     services = _open(data_dir)
     try:
         with services.database.read() as db:
             rows = accounts.list_listeners(db)
-            table = Table("id", "username", "tier", "admin", "status", "created", "last login")
-            for r in rows:
-                table.add_row(
-                    str(r.id), r.username, r.tier, "yes" if r.is_admin else "",
-                    "disabled" if r.disabled else "active", r.created_at.strftime("%Y-%m-%d %H:%M"),
-                    r.last_login_at.strftime("%Y-%m-%d %H:%M") if r.last_login_at else "never",
-                )
-        out.print(table)
     finally:
         services.close()
+    if format is ListFormat.json:
+        sys.stdout.write(json.dumps([
+            {"id": r.id, "username": r.username, "tier": r.tier, "admin": r.is_admin,
+             "disabled": r.disabled, "anonymous": r.is_anonymous,
+             "createdAt": r.created_at.isoformat(),
+             "lastLoginAt": r.last_login_at.isoformat() if r.last_login_at else None}
+            for r in rows
+        ], indent=2) + "\n")
+        return
+    # A narrow terminal wraps names, never cuts them.
+    table = Table("id", Column("username", overflow="fold"), "tier", "admin", "status", "created",
+                  "last login")
+    for r in rows:
+        table.add_row(
+            str(r.id), r.username, r.tier, "yes" if r.is_admin else "",
+            "disabled" if r.disabled else "active",
+            r.created_at.strftime("%Y-%m-%d %H:%M"),
+            r.last_login_at.strftime("%Y-%m-%d %H:%M") if r.last_login_at else "never",
+        )
+    # Into a pipe or file, whole values on one line each, whatever COLUMNS says.
+    (out if sys.stdout.isatty() else Console(soft_wrap=True, width=100_000)).print(table)
 
 
 def _change(data_dir: Path | None, name: str, action: str, change) -> None:  # noqa: ANN001
@@ -328,7 +362,12 @@ def user_passwd(
     from airwave.core import accounts
 
     password = _read_password(password_stdin)
-    _change(data_dir, name, "changed the password of", lambda db, l: accounts.set_password(db, l, password))
+    try:
+        password_hash = accounts.hash_new_password(password)
+    except ApiError as exc:
+        raise _fail(exc) from None
+    _change(data_dir, name, "changed the password of",
+            lambda db, l: accounts.set_password(db, l, password_hash))
 
 
 @user_app.command("disable")

@@ -59,6 +59,9 @@ class Settings(BaseSettings):
     config_file: Path | None = Field(None, description="TOML file with any of these settings")
     data_dir: Path = Field(default_factory=default_data_dir)
     database_url: str | None = Field(None, description="default: SQLite file airwave.db in data_dir")
+    database_busy_timeout: float = Field(
+        5.0, gt=0,
+        description="seconds a write waits for a database lock before answering 503 READONLY_MODE")
     host: str = "127.0.0.1"
     port: int = Field(4533, ge=0, le=65535)
     tls_cert: Path | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,12 +24,17 @@ from airwave.config import Settings
 from airwave.core import sessions
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
+from airwave.store.db import contention_error
 from airwave.store.models import AuthSession, Listener
 
 log = logging.getLogger("airwave.api")
 
 MAX_BODY = 1024 * 1024
 WORKER_THREADS = 8  # handlers running at once: more only adds GIL contention; the pool is sized above this
+# Password hashing handlers (Argon2: 4 lanes in parallel, 64 MiB, ~0.2 s each) run in a pool of
+# their own, about one per 4 cores, so a burst of logins or registrations never makes cheap calls
+# queue behind it.
+HASHING_THREADS = max(1, (os.cpu_count() or 1) // 4)
 SESSION_COOKIE = "airwave_session"
 DEVICE_COOKIE = "airwave_device"  # signed proof of past successful logins here (core/throttle.py)
 CSRF_COOKIE = "csrftoken"
@@ -136,13 +142,19 @@ class ApiDispatcher:
         self.services = services
         self.registry = registry
         self._limiter: anyio.CapacityLimiter | None = None
+        self._hashing: anyio.CapacityLimiter | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await self._dispatch(scope, receive, send)
         except ApiError as error:
             await send_error(send, error)
-        except Exception:
+        except Exception as exc:
+            busy = contention_error(exc)
+            if busy is not None:
+                log.warning("database busy", extra={"request_id": request_id_of(scope)})
+                await send_error(send, busy)
+                return
             log.exception("unhandled error", extra={"request_id": request_id_of(scope)})
             await send_error(
                 send,
@@ -178,11 +190,12 @@ class ApiDispatcher:
             base_url=(self.services.settings.public_url or "").rstrip("/") or _base_url(scope, headers),
             device_cookie=cookies.get(DEVICE_COOKIE),
         )
-        if self._limiter is None:
+        if self._limiter is None or self._hashing is None:
             self._limiter = anyio.CapacityLimiter(WORKER_THREADS)
+            self._hashing = anyio.CapacityLimiter(HASHING_THREADS)
         result = await anyio.to_thread.run_sync(
             self._execute, endpoint, call, body, headers.get("x-authtoken"), cookies.get(SESSION_COOKIE),
-            limiter=self._limiter,
+            limiter=self._hashing if endpoint.hashes else self._limiter,
         )
         if call.listener is not None and "state" in scope:
             scope["state"]["listener_id"] = call.listener.id
@@ -203,19 +216,35 @@ class ApiDispatcher:
         database = self.services.database
         with database.read() as db:
             call.db = db
-            if endpoint.auth:
-                now = call.now()
-                auth = sessions.authenticate(db, now, token, session_cookie)
-                if auth.needs_touch:
-                    with database.write() as writer:
-                        sessions.touch(writer, auth.session.id, now)
-                call.listener, call.session, call.auth_token = auth.listener, auth.session, token
-            request = parse_request(endpoint.request, body)
-            response = endpoint.handler(call, request)
-            call.db = None
+            try:
+                if endpoint.auth:
+                    now = call.now()
+                    auth = sessions.authenticate(db, now, token, session_cookie)
+                    if auth.needs_touch:
+                        with database.write() as writer:
+                            sessions.touch(writer, auth.session, now)
+                    call.listener, call.session = auth.listener, auth.session
+                    call.auth_token = token
+                request = parse_request(endpoint.request, body)
+                response = endpoint.handler(call, request)
+            except Exception:
+                # The listener was deleted (or logged out) while the call ran: whatever broke, the
+                # answer is the one the next call would get.
+                if call.session is not None and not self._session_alive(call.session.id):
+                    raise ApiError(ErrorCode.AUTH_INVALID_TOKEN,
+                                   "the session ended while the call ran") from None
+                raise
+            finally:
+                call.db = None
         if isinstance(response, BaseModel):
             return response.__pydantic_serializer__.to_json(response, by_alias=True)
         return orjson.dumps(response)
+
+
+    def _session_alive(self, session_id: int) -> bool:
+        """Whether the session still exists now (a fresh snapshot, not the call's)."""
+        with self.services.database.read() as db:
+            return sessions.exists(db, session_id)
 
 
 def _base_url(scope: Scope, headers: dict[str, str]) -> str:

@@ -35,6 +35,7 @@ class Endpoint:
     summary: str
     enabled: Callable[[Settings], bool] | None = None
     notes: str = ""
+    hashes: bool = False  # hashes or checks a password (Argon2): served by a pool of its own
 
     @property
     def area(self) -> str:
@@ -67,6 +68,7 @@ class Registry:
         errors: Iterable[ErrorCode] = (),
         enabled: Callable[[Settings], bool] | None = None,
         notes: str = "",
+        hashes: bool = False,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Declare the function below as the handler of `path` (e.g. "auth/login")."""
 
@@ -83,6 +85,7 @@ class Registry:
                 summary=inspect.getdoc(handler) or "",
                 enabled=enabled,
                 notes=inspect.cleandoc(notes) if notes else "",
+                hashes=hashes,
             )
             for version in ep.versions:
                 key = (version, path)

@@ -100,10 +100,23 @@ class NewListener:
     email_opt_out: bool = False
 
 
-def create_listener(
-    db: Session, settings: Settings, now: datetime, new: NewListener, *, enforce_strength: bool = True
-) -> Listener:
-    """Validate and insert a listener; the caller's transaction commits it."""
+@dataclass(frozen=True)
+class CheckedListener:
+    """A NewListener validated and with its password hashed, ready to insert without slow work."""
+
+    username: str
+    password_hash: str
+    tier: str
+    is_admin: bool
+    birth_year: int | None
+    zip_code: str | None
+    gender: str | None
+    email_opt_out: bool
+
+
+def check_new_listener(settings: Settings, now: datetime, new: NewListener, *,
+                       enforce_strength: bool = True) -> CheckedListener:
+    """Validate a new account and hash its password; call before opening the write transaction."""
     name = check_username(new.username)
     if enforce_strength:
         passwords.check_strength(new.password, name, settings.password_min_length)
@@ -115,6 +128,13 @@ def create_listener(
     tier = new.tier or settings.default_tier
     if tier not in TIERS:
         raise ApiError(ErrorCode.INVALID_REQUEST, f"tier must be one of {', '.join(TIERS)}")
+    return CheckedListener(name, passwords.hash_password(new.password), tier, new.is_admin,
+                           new.birth_year, zip_code, gender, new.email_opt_out)
+
+
+def create_listener(db: Session, now: datetime, new: CheckedListener) -> Listener:
+    """Insert a checked listener; the caller's transaction commits it."""
+    name = new.username
     key = username_key(name)
     if db.scalar(select(Listener.id).where(Listener.username_key == key)) is not None:
         raise ApiError(ErrorCode.USERNAME_ALREADY_EXISTS, f"username {name!r} is taken")
@@ -122,13 +142,13 @@ def create_listener(
         username=name,
         username_key=key,
         webname=_unique_webname(db, name),
-        password_hash=passwords.hash_password(new.password),
-        tier=tier,
+        password_hash=new.password_hash,
+        tier=new.tier,
         is_admin=new.is_admin,
         disabled=False,
         birth_year=new.birth_year,
-        zip_code=zip_code,
-        gender=gender,
+        zip_code=new.zip_code,
+        gender=new.gender,
         explicit_filter=False,
         high_quality_streaming=True,
         profile_private=False,
@@ -169,11 +189,16 @@ def list_listeners(db: Session) -> list[Listener]:
     return list(db.scalars(select(Listener).order_by(Listener.id)))
 
 
-def set_password(db: Session, listener: Listener, password: str) -> None:
-    """New password; every session of the listener ends with it (the operator's `airwave user passwd`)."""
+def hash_new_password(password: str) -> str:
+    """The hash of an operator-set password (no strength rules), made outside any transaction."""
     if not password:
         raise ApiError(ErrorCode.INVALID_PASSWORD, "password must not be empty")
-    listener.password_hash = passwords.hash_password(password)
+    return passwords.hash_password(password)
+
+
+def set_password(db: Session, listener: Listener, password_hash: str) -> None:
+    """New password (hashed by hash_new_password); every session of the listener ends with it."""
+    listener.password_hash = password_hash
     db.execute(delete(AuthSession).where(AuthSession.listener_id == listener.id))
 
 
@@ -349,10 +374,15 @@ def apply_settings(db: Session, listener_id: int, clean: dict[str, Any], *, pin_
     return row
 
 
-def set_explicit_pin(db: Session, listener_id: int, pin: str) -> Listener:
-    """Store a new PIN (hashed) and turn the explicit filter on: a PIN exists to lock it."""
+def hash_pin(pin: str) -> str:
+    """A checked PIN's hash; computed outside any write transaction."""
+    return passwords.hash_password(check_pin_format(pin))
+
+
+def set_explicit_pin(db: Session, listener_id: int, pin_hash: str) -> Listener:
+    """Store a new PIN (hashed by hash_pin) and turn the explicit filter on: a PIN locks it."""
     row = _locked(db, listener_id)
-    row.explicit_pin_hash = passwords.hash_password(check_pin_format(pin))
+    row.explicit_pin_hash = pin_hash
     row.explicit_filter = True
     return row
 
@@ -360,36 +390,56 @@ def set_explicit_pin(db: Session, listener_id: int, pin: str) -> Listener:
 # --- account changes ------------------------------------------------------------------------------------
 
 
-def update_account(db: Session, settings: Settings, now: datetime, listener_id: int, *, new_username: str | None,
-                   new_password: str | None, explicit_filter: bool | None) -> tuple[Listener, bool]:
-    """Rename, new password, explicit filter; all checked before any is applied. True when the password changed.
+def check_account_changes(db: Session, settings: Settings, listener: Listener, *,
+                          new_username: str | None, new_password: str | None) -> str | None:
+    """Check a rename and a new password before any write; the new password's hash, if any.
+
+    Runs on a read session: hashing must not happen while the write lock is held.
+    """
+    name = listener.username
+    if new_username is not None:
+        name = check_username(new_username)
+        _check_name_free(db, name, listener.username_key)
+    if new_password is None:
+        return None
+    passwords.check_strength(new_password, name, settings.password_min_length)
+    return passwords.hash_password(new_password)
+
+
+def _check_name_free(db: Session, name: str, own_key: str) -> None:
+    key = username_key(name)
+    taken = db.scalar(select(Listener.id).where(Listener.username_key == key)) is not None
+    if key != own_key and taken:
+        raise ApiError(ErrorCode.USERNAME_ALREADY_EXISTS, f"username {name!r} is taken")
+
+
+def update_account(db: Session, now: datetime, listener_id: int, *, new_username: str | None,
+                   new_password_hash: str | None,
+                   explicit_filter: bool | None) -> tuple[Listener, bool]:
+    """Rename, new password, explicit filter (checked by check_account_changes); True: new password.
 
     The caller has re-authenticated with the account password, which outranks the explicit filter PIN.
     """
     row = _locked(db, listener_id)
-    name = row.username
     if new_username is not None:
         name = check_username(new_username)
-        key = username_key(name)
-        if key != row.username_key and db.scalar(select(Listener.id).where(Listener.username_key == key)) is not None:
-            raise ApiError(ErrorCode.USERNAME_ALREADY_EXISTS, f"username {name!r} is taken")
-    if new_password is not None:
-        passwords.check_strength(new_password, name, settings.password_min_length)
-    if new_username is not None and name != row.username:
-        old_key = row.username_key
-        row.username, row.username_key = name, username_key(name)
-        throttle.forget_name(db, old_key)
-        try:
-            db.flush()
-        except IntegrityError as exc:  # a concurrent registration took the name
-            raise ApiError(ErrorCode.USERNAME_ALREADY_EXISTS, f"username {name!r} is taken") from exc
+        _check_name_free(db, name, row.username_key)  # again: a registration may have taken it
+        if name != row.username:
+            old_key = row.username_key
+            row.username, row.username_key = name, username_key(name)
+            throttle.forget_name(db, old_key)
+            try:
+                db.flush()
+            except IntegrityError as exc:  # a concurrent registration took the name
+                raise ApiError(ErrorCode.USERNAME_ALREADY_EXISTS,
+                               f"username {name!r} is taken") from exc
     if explicit_filter is not None:
         row.explicit_filter = explicit_filter
-    if new_password is not None:
-        row.password_hash = passwords.hash_password(new_password)
+    if new_password_hash is not None:
+        row.password_hash = new_password_hash
         row.password_changed_at = now
         throttle.forget_name(db, row.username_key)
-    return row, new_password is not None
+    return row, new_password_hash is not None
 
 
 def delete_listener(db: Session, listener: Listener) -> None:

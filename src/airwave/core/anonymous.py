@@ -17,8 +17,14 @@ from airwave.store.models import AuthSession, Listener
 PER_ADDRESS_PER_HOUR = 30
 
 
-def create(db: Session, settings: Settings, now: datetime, address: str | None) -> Listener:
-    """A fresh listener on the free tier with a random name and no usable password."""
+def unusable_password_hash() -> str:
+    """The hash of a random, forgotten password; computed before create() opens its transaction."""
+    return passwords.hash_password(secrets.token_urlsafe(32))
+
+
+def create(db: Session, settings: Settings, now: datetime, address: str | None,
+           password_hash: str) -> Listener:
+    """A fresh free-tier listener with a random name and an unusable_password_hash()."""
     if not settings.anonymous_login:
         raise ApiError(ErrorCode.CALL_NOT_ALLOWED, "anonymous listening is not enabled on this server")
     if address:
@@ -32,7 +38,7 @@ def create(db: Session, settings: Settings, now: datetime, address: str | None) 
     name = f"anonymous-{secrets.token_hex(6)}"
     listener = Listener(
         username=name, username_key=accounts.username_key(name), webname=name,
-        password_hash=passwords.hash_password(secrets.token_urlsafe(32)), tier="free", is_admin=False,
+        password_hash=password_hash, tier="free", is_admin=False,
         disabled=False, explicit_filter=False, high_quality_streaming=True, profile_private=True,
         email_opt_out=True, is_anonymous=True, created_at=now,
     )

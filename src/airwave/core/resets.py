@@ -120,14 +120,27 @@ def check_token(db: Session, now: datetime, token: str, *, for_update: bool = Fa
     return reset
 
 
-def reset_password(db: Session, settings: Settings, now: datetime, token: str, new_password: str) -> Listener:
-    """Set a new password with a reset token: the token is spent, every session ends, login throttling is lifted."""
+def hash_for_reset(db: Session, settings: Settings, now: datetime, token: str,
+                   new_password: str) -> str:
+    """Check the token and the new password's strength on a read session; the new password's hash.
+
+    Hashing is slow, so it happens here, before reset_password opens the write transaction.
+    """
+    reset = check_token(db, now, token)
+    listener = db.get(Listener, reset.listener_id)
+    if listener is None:  # cannot happen while the foreign key cascades; kept for a clear answer
+        raise ApiError(ErrorCode.NOT_FOUND, "unknown password reset token")
+    passwords.check_strength(new_password, listener.username, settings.password_min_length)
+    return passwords.hash_password(new_password)
+
+
+def reset_password(db: Session, now: datetime, token: str, password_hash: str) -> Listener:
+    """Set the hash_for_reset password: the token is spent, sessions end, throttling is lifted."""
     reset = check_token(db, now, token, for_update=True)
     listener = db.get(Listener, reset.listener_id, with_for_update=True, populate_existing=True)
     if listener is None:  # cannot happen while the foreign key cascades; kept for a clear answer
         raise ApiError(ErrorCode.NOT_FOUND, "unknown password reset token")
-    passwords.check_strength(new_password, listener.username, settings.password_min_length)
-    listener.password_hash = passwords.hash_password(new_password)
+    listener.password_hash = password_hash
     listener.password_changed_at = now
     _retire(db, listener.id, now)
     db.execute(delete(AuthSession).where(AuthSession.listener_id == listener.id))

@@ -26,7 +26,7 @@ class Services:
     def open(cls, settings: Settings, clock: Clock | None = None) -> "Services":
         """Create the data dir (owner-only), connect, migrate the schema; the signer keeps its key there."""
         private_dir(settings.data_dir)
-        database = Database(settings.resolved_database_url)
+        database = Database(settings.resolved_database_url, settings.database_busy_timeout)
         database.migrate()
         signer = UrlSigner.open(settings.data_dir, grace_seconds=settings.url_key_grace)
         return cls(settings, database, clock or Clock(), signer)

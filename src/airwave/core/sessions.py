@@ -8,7 +8,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import bindparam, delete, select
+from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings
@@ -174,11 +174,19 @@ def authenticate(db: Session, now: datetime, token: str | None, cookie: str | No
     return Authenticated(listener, session, now - session.last_seen_at > TOUCH_INTERVAL)
 
 
-def touch(db: Session, session_id: int, now: datetime) -> None:
-    """Record activity so an active session does not expire."""
-    session = db.get(AuthSession, session_id)
-    if session is not None:
-        _extend(session, now)
+def touch(db: Session, session: AuthSession, now: datetime) -> None:
+    """Record activity so an active session does not expire; AUTH_INVALID_TOKEN if it ended."""
+    extended = db.execute(
+        update(AuthSession)
+        .where(AuthSession.id == session.id)
+        .values(last_seen_at=now, expires_at=now + timedelta(seconds=session.timeout_seconds))
+    )
+    if not extended.rowcount:
+        raise ApiError(ErrorCode.AUTH_INVALID_TOKEN, "the session ended while the call ran")
+
+
+def exists(db: Session, session_id: int) -> bool:
+    return db.scalar(select(AuthSession.id).where(AuthSession.id == session_id)) is not None
 
 
 def _extend(session: AuthSession, now: datetime) -> None:
@@ -245,11 +253,17 @@ def login(
     stored = listener.password_hash if listener else None
     if not passwords.verify_password(stored, password) or listener is None:
         raise ApiError(ErrorCode.AUTH_INVALID_USERNAME_PASSWORD, "wrong username or password")
+    rehashed = None
+    if passwords.needs_rehash(listener.password_hash):  # hashed before the write lock is taken
+        rehashed = passwords.hash_password(password)
     with database.write() as db:
         throttle.release(db, attempt)
-        listener = db.merge(listener)
-        if passwords.needs_rehash(listener.password_hash):
-            listener.password_hash = passwords.hash_password(password)
+        current = db.get(Listener, listener.id, populate_existing=True)
+        if current is None:  # deleted since the check (merging would insert it again)
+            raise ApiError(ErrorCode.AUTH_INVALID_USERNAME_PASSWORD, "wrong username or password")
+        listener = current
+        if rehashed is not None:
+            listener.password_hash = rehashed
         issued = start_session(
             db, settings, now, listener, keep_logged_in=keep_logged_in, address=address, user_agent=user_agent
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -12,20 +13,44 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
+from airwave.errors import ApiError, ErrorCode
 from airwave.store.private import FILE_MODE, private_file, tighten
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 _WRITE = "airwave_write"
 _PG_MIGRATION_LOCK = 0x41495257  # any constant shared by all server processes
+BUSY_TIMEOUT = 5.0  # default seconds a statement waits for a lock before the call answers 503
+# PostgreSQL: lock_not_available (lock_timeout), serialization_failure, deadlock_detected.
+_PG_CONTENTION = frozenset({"55P03", "40001", "40P01"})
+
+
+def contention_error(exc: BaseException) -> ApiError | None:
+    """The clean 503 answer when `exc` is a database lock wait that ran out, else None."""
+    if not isinstance(exc, DBAPIError):
+        return None
+    orig = exc.orig
+    busy = getattr(orig, "sqlstate", None) in _PG_CONTENTION or (
+        type(orig).__name__ == "OperationalError"
+        and any(word in str(orig).lower() for word in ("database is locked", "database is busy",
+                                                        "database table is locked"))
+    )
+    return _busy() if busy else None
+
+
+def _busy() -> ApiError:
+    return ApiError(ErrorCode.READONLY_MODE,
+                    "the database is busy with other writes; try again in a moment", retry_after=2)
 
 
 class Database:
     """One engine; `read()` and `write()` hand out ORM sessions with the right transaction."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, busy_timeout: float = BUSY_TIMEOUT) -> None:
         self.url = make_url(url)
+        timeout_ms = max(1, int(busy_timeout * 1000))
         self.is_sqlite = self.url.get_backend_name() == "sqlite"
         if self.is_sqlite:
             database = self.url.database
@@ -37,23 +62,32 @@ class Database:
                 # connections are reused rather than reopened under load.
                 self.url, pool_size=64, max_overflow=16, connect_args={"check_same_thread": False}
             )
-            self._install_sqlite_hooks(self.engine)
+            self._install_sqlite_hooks(self.engine, timeout_ms)
         else:
-            self.engine = create_engine(self.url, pool_size=16, max_overflow=32, pool_pre_ping=True)
+            self.engine = create_engine(
+                self.url, pool_size=16, max_overflow=32, pool_pre_ping=True,
+                # added to the URL's own `options` (such as a search_path), never in place of them
+                connect_args={"options": " ".join(
+                    filter(None, [self.url.query.get("options"), f"-c lock_timeout={timeout_ms}"]))},
+            )
+        self.busy_timeout = busy_timeout
+        # SQLite has one writer: this process's writers queue here (woken at once, in turn) rather
+        # than in SQLite's busy handler, which polls with sleeps and lets busy writers starve one.
+        self._writer = threading.RLock() if self.is_sqlite else None
         self._read = sessionmaker(self.engine, expire_on_commit=False, autoflush=False)
         self._write = sessionmaker(
             self.engine.execution_options(**{_WRITE: True}), expire_on_commit=False, autoflush=False
         )
 
     @staticmethod
-    def _install_sqlite_hooks(engine: Engine) -> None:
+    def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int) -> None:
         @event.listens_for(engine, "connect")
         def _connect(dbapi_connection: Any, _record: Any) -> None:
             dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
             cursor = dbapi_connection.cursor()
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA synchronous=NORMAL")
-            cursor.execute("PRAGMA busy_timeout=10000")
+            cursor.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.close()
 
@@ -64,14 +98,35 @@ class Database:
 
     @contextmanager
     def read(self) -> Iterator[Session]:
-        with self._read() as session:  # closing ends the transaction; loaded objects stay usable
-            yield session
+        try:
+            # closing ends the transaction; loaded objects stay usable
+            with self._read() as session:
+                yield session
+        except DBAPIError as exc:
+            mapped = contention_error(exc)
+            if mapped is None:
+                raise
+            raise mapped from exc
 
     @contextmanager
     def write(self) -> Iterator[Session]:
-        """A transaction that commits when the block ends normally and rolls back otherwise."""
-        with self._write() as session, session.begin():
-            yield session
+        """A transaction that commits when the block ends normally and rolls back otherwise.
+
+        A wait for the write lock past the busy timeout answers 503 READONLY_MODE with Retry-After.
+        """
+        if self._writer is not None and not self._writer.acquire(timeout=self.busy_timeout):
+            raise _busy()
+        try:
+            with self._write() as session, session.begin():
+                yield session
+        except DBAPIError as exc:
+            mapped = contention_error(exc)
+            if mapped is None:
+                raise
+            raise mapped from exc
+        finally:
+            if self._writer is not None:
+                self._writer.release()
 
     def ping(self) -> None:
         with self.engine.connect() as conn:
@@ -85,6 +140,8 @@ class Database:
                 return
         with self.engine.begin() as conn:
             if not self.is_sqlite:
+                # another server may be migrating for long
+                conn.execute(text("SET LOCAL lock_timeout = 0"))
                 conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_MIGRATION_LOCK})
             cfg = _alembic_config()
             cfg.attributes["connection"] = conn

@@ -113,6 +113,7 @@ class LoginRequest(RequestModel):
 @registry.endpoint(
     "auth/login",
     request=LoginRequest,
+    hashes=True,
     response=ListenerObject,
     auth=False,
     errors=[
@@ -174,7 +175,7 @@ class LogoutAllRequest(RequestModel):
 
 
 @registry.endpoint(
-    "auth/logoutAll", request=LogoutAllRequest, response=EmptyResponse, writes=True,
+    "auth/logoutAll", request=LogoutAllRequest, response=EmptyResponse, writes=True, hashes=True,
     errors=[ErrorCode.INVALID_PASSWORD, ErrorCode.RATE_LIMITED],
     notes="""
     Extension: "sign out everywhere". After re-entering the password (wrong: `INVALID_PASSWORD`, counted
@@ -196,6 +197,7 @@ def logout_all(call: Call, req: LogoutAllRequest) -> EmptyResponse:
 
 @registry.endpoint(
     "auth/anonymousLogin", request=Empty, response=ListenerObject, auth=False, writes=True,
+    hashes=True,
     enabled=lambda settings: settings.anonymous_login,
     errors=[ErrorCode.CALL_NOT_ALLOWED, ErrorCode.RATE_LIMITED],
     notes="""
@@ -211,8 +213,9 @@ def anonymous_login(call: Call, req: Empty) -> ListenerObject:
     from airwave.core import anonymous
 
     now = call.now()
+    password_hash = anonymous.unusable_password_hash()
     with call.services.database.write() as db:
-        listener = anonymous.create(db, call.settings, now, call.client)
+        listener = anonymous.create(db, call.settings, now, call.client, password_hash)
         issued = sessions.start_session(db, call.settings, now, listener, keep_logged_in=False,
                                         address=call.client, user_agent=call.user_agent)
         return issue_listener_object(call, issued, 0)

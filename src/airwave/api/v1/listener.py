@@ -26,6 +26,7 @@ class RegisterRequest(RequestModel):
 @registry.endpoint(
     "listener/register",
     request=RegisterRequest,
+    hashes=True,
     response=ListenerObject,
     auth=False,
     writes=True,
@@ -52,20 +53,20 @@ class RegisterRequest(RequestModel):
 def register(call: Call, req: RegisterRequest) -> ListenerObject:
     """Create an account and log it in."""
     services, now = call.services, call.now()
+    checked = accounts.check_new_listener(  # validates and hashes before the write lock is taken
+        services.settings,
+        now,
+        accounts.NewListener(
+            username=req.username,
+            password=req.password,
+            birth_year=req.birth_year,
+            zip_code=req.zip_code,
+            gender=req.gender,
+            email_opt_out=req.email_opt_out,
+        ),
+    )
     with services.database.write() as db:
-        listener = accounts.create_listener(
-            db,
-            services.settings,
-            now,
-            accounts.NewListener(
-                username=req.username,
-                password=req.password,
-                birth_year=req.birth_year,
-                zip_code=req.zip_code,
-                gender=req.gender,
-                email_opt_out=req.email_opt_out,
-            ),
-        )
+        listener = accounts.create_listener(db, now, checked)
         issued = sessions.start_session(
             db,
             services.settings,
@@ -271,6 +272,7 @@ class SetPinRequest(RequestModel):
 
 @registry.endpoint(
     "listener/setExplicitPIN", request=SetPinRequest, response=EmptyResponse, writes=True,
+    hashes=True,
     errors=[ErrorCode.EXPLICIT_PIN_MALFORMED, ErrorCode.EXPLICIT_PIN_INCORRECT, ErrorCode.INVALID_PASSWORD,
             ErrorCode.RATE_LIMITED],
     notes="""
@@ -294,8 +296,9 @@ def set_explicit_pin(call: Call, req: SetPinRequest) -> EmptyResponse:
         else:
             accounts.verify_pin(call.services.database, call.settings, now, listener.id, req.current_pin,
                                 field="currentPin")
+    pin_hash = accounts.hash_pin(req.pin)
     with call.write() as db:
-        accounts.set_explicit_pin(db, listener.id, req.pin)
+        accounts.set_explicit_pin(db, listener.id, pin_hash)
     return EmptyResponse()
 
 
@@ -312,6 +315,7 @@ class UpdateAccountRequest(RequestModel):
 
 @registry.endpoint(
     "listener/updateAccount", request=UpdateAccountRequest, response=ListenerObject, writes=True,
+    hashes=True,
     errors=[ErrorCode.USER_NOT_AUTHORIZED, ErrorCode.INVALID_PASSWORD, ErrorCode.INVALID_USERNAME,
             ErrorCode.USERNAME_ALREADY_EXISTS, ErrorCode.RATE_LIMITED],
     notes="""
@@ -343,9 +347,12 @@ def update_account(call: Call, req: UpdateAccountRequest) -> ListenerObject:
     now = call.now()
     sessions.reauthenticate(call.services.database, call.settings, now, listener, req.current_password,
                             call.client, call.device_cookie)
+    password_hash = accounts.check_account_changes(
+        call.reader(), call.settings, listener, new_username=req.new_username,
+        new_password=req.new_password)
     with call.write() as db:
         row, password_changed = accounts.update_account(
-            db, call.settings, now, listener.id, new_username=req.new_username, new_password=req.new_password,
+            db, now, listener.id, new_username=req.new_username, new_password_hash=password_hash,
             explicit_filter=req.enable_explicit_content_filter)
         if password_changed:
             sessions.end_other_sessions(db, listener.id, session.id)
@@ -363,6 +370,7 @@ class DeleteListenerRequest(RequestModel):
 
 @registry.endpoint(
     "listener/deleteListener", request=DeleteListenerRequest, response=EmptyResponse, writes=True,
+    hashes=True,
     errors=[ErrorCode.INVALID_PASSWORD, ErrorCode.RATE_LIMITED],
     notes="""
     Deletes the caller's account and everything of theirs in one transaction: sessions, stations (seeds,
@@ -446,7 +454,8 @@ class ResetPasswordRequest(RequestModel):
 
 
 @registry.endpoint(
-    "listener/resetPassword", request=ResetPasswordRequest, response=EmptyResponse, auth=False, writes=True,
+    "listener/resetPassword", request=ResetPasswordRequest, response=EmptyResponse, auth=False,
+    writes=True, hashes=True,
     errors=[ErrorCode.CONTENT_HAS_EXPIRED, ErrorCode.INVALID_PASSWORD],
     notes="""
     Sets `newPassword` (strength rules of `register`: `INVALID_PASSWORD`, which leaves the token usable),
@@ -458,6 +467,9 @@ def reset_password(call: Call, req: ResetPasswordRequest) -> EmptyResponse:
     """Choose a new password with a reset token."""
     from airwave.core import resets
 
+    now = call.now()
+    password_hash = resets.hash_for_reset(call.reader(), call.settings, now, req.token,
+                                          req.new_password)
     with call.write() as db:
-        resets.reset_password(db, call.settings, call.now(), req.token, req.new_password)
+        resets.reset_password(db, now, req.token, password_hash)
     return EmptyResponse()
