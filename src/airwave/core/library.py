@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from airwave.core.services import Services
+from airwave.library.containment import Roots
 from airwave.library.profiler import ProfileReport
 from airwave.library.scanner import ScanReport, Scanner
 
@@ -64,6 +65,16 @@ def refresh_similarity(services: Services, progress: Callable[[str, int, int], N
                                           "seconds": round(report.seconds, 2),
                                           "tracks_per_cpu_second": round(report.tracks_per_cpu_second, 1)})
     return report
+
+
+def serving_roots(services: Services, library: "Library | None") -> Roots:
+    """Where the files the server reads for the catalogue (audio, art) may really live.
+
+    The library's roots when it has any; otherwise (a catalogue made by `airwave scan`, served without
+    `library_dirs`) anywhere but the data directory, which holds the signing keys and the database.
+    """
+    roots = library.roots if library is not None else services.settings.library_dirs
+    return Roots([os.path.abspath(r) for r in roots], deny=[services.settings.data_dir])
 
 
 class Library:
