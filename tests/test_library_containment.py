@@ -1,5 +1,5 @@
-"""Files the scanner and the server read stay inside the library: links out, FIFOs, devices and huge sidecars
-are reported and skipped; worker processes end with the scan that started them."""
+"""Files the scanner and the server read stay inside the library: links out, FIFOs, devices and
+huge sidecars are reported and skipped; worker processes end with the scan that started them."""
 
 from __future__ import annotations
 
@@ -11,11 +11,10 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
-import httpx
-import pytest
-
 import audiokit
+import httpx
 import media
+import pytest
 from support import Api, Backend, Server, assert_error
 
 SECRET = "SECRET-SIGNING-KEY-7f3a9c"
@@ -25,20 +24,35 @@ NO_ANALYSIS = {"AIRWAVE_ANALYZE_AUDIO": "false"}
 
 
 def build(base: Path) -> tuple[Path, Path]:
-    """A library with every kind of link and odd file, reached through a root that is itself a symlink."""
+    """A library with every kind of link and odd file, under a root that is itself a symlink."""
     outside = base / "elsewhere"
     outside.mkdir()
     (outside / "url-signing-keys.json").write_text(f'{{"keys": ["{SECRET}"]}}\n')
     (outside / "red.jpg").write_bytes(media.image_bytes(OUTSIDE_RED))
-    media.tag(media.encode(outside / "stray.flac", 1.0), title="Stray Outside", artist="Leaker", album="Out")
+    media.tag(
+        media.encode(outside / "stray.flac", 1.0),
+        title="Stray Outside",
+        artist="Leaker",
+        album="Out",
+    )
     (outside / "more").mkdir()
-    media.tag(media.encode(outside / "more" / "01 Far.mp3", 1.0), title="Far Away", artist="Leaker", album="Out")
+    media.tag(
+        media.encode(outside / "more" / "01 Far.mp3", 1.0),
+        title="Far Away",
+        artist="Leaker",
+        album="Out",
+    )
 
     real = base / "music-real"
     album = real / "Leaker" / "Exposed"
     for n, ext in enumerate([".flac", ".mp3", ".ogg", ".flac"], start=1):
-        media.tag(media.encode(album / f"0{n} Song {n}{ext}", 1.0, 300 + 50 * n), title=f"Exposed {n}",
-                  artist="Leaker", album="Exposed", tracknumber=str(n))
+        media.tag(
+            media.encode(album / f"0{n} Song {n}{ext}", 1.0, 300 + 50 * n),
+            title=f"Exposed {n}",
+            artist="Leaker",
+            album="Exposed",
+            tracknumber=str(n),
+        )
     os.symlink(outside / "url-signing-keys.json", album / "01 Song 1.lrc")
     os.symlink("/dev/zero", album / "02 Song 2.txt")
     os.mkfifo(album / "03 Song 3.lrc")
@@ -55,8 +69,18 @@ def build(base: Path) -> tuple[Path, Path]:
     (shared / "lyrics").mkdir()
     (shared / "lyrics" / "inside.lrc").write_text("[00:01.00]inside words\n")
     kept = real / "Keeper" / "Safe"
-    media.tag(media.encode(kept / "01 Inside.flac", 1.0), title="Inside Song", artist="Keeper", album="Safe")
-    media.tag(media.encode(kept / "02 Swapped.flac", 1.0), title="Swapped Later", artist="Keeper", album="Safe")
+    media.tag(
+        media.encode(kept / "01 Inside.flac", 1.0),
+        title="Inside Song",
+        artist="Keeper",
+        album="Safe",
+    )
+    media.tag(
+        media.encode(kept / "02 Swapped.flac", 1.0),
+        title="Swapped Later",
+        artist="Keeper",
+        album="Safe",
+    )
     os.symlink("../../Shared/covers/blue.jpg", kept / "cover.jpg")
     os.symlink(shared / "lyrics" / "inside.lrc", kept / "01 Inside.lrc")
 
@@ -81,20 +105,30 @@ def wait_for_scan(server: Server, scans: int = 1, timeout: float = 60) -> dict:
     raise AssertionError("scan did not finish")
 
 
-def test_nothing_outside_the_library_is_read_or_served(make_backend, start_server, tmp_path: Path) -> None:
+def test_nothing_outside_the_library_is_read_or_served(
+    make_backend, start_server, tmp_path: Path
+) -> None:
     root, outside = build(tmp_path)
     backend = make_backend()
     scan = Server(backend, env=NO_ANALYSIS).cli("scan", "--library", str(root))
     assert scan.returncode == 0, scan.stderr
     skipped = scan.stderr.replace("\n", " ")
-    for name, reason in [("01 Song 1.lrc", "outside the library"), ("02 Song 2.txt", "a device"),
-                         ("03 Song 3.lrc", "a FIFO"), ("04 Song 4.lrc", "too large"),
-                         ("cover.jpg", "outside the library"), ("artist.jpg", "outside the library"),
-                         ("05 Stray.flac", "outside the library"), ("Linked Out", "outside the library")]:
+    for name, reason in [
+        ("01 Song 1.lrc", "outside the library"),
+        ("02 Song 2.txt", "a device"),
+        ("03 Song 3.lrc", "a FIFO"),
+        ("04 Song 4.lrc", "too large"),
+        ("cover.jpg", "outside the library"),
+        ("artist.jpg", "outside the library"),
+        ("05 Stray.flac", "outside the library"),
+        ("Linked Out", "outside the library"),
+    ]:
         assert name in skipped and reason in skipped, (name, scan.stderr)
     assert "8 skipped" in scan.stdout, scan.stdout
 
-    server = start_server("--library", str(root), "--open-registration", backend=backend, env=NO_ANALYSIS)
+    server = start_server(
+        "--library", str(root), "--open-registration", backend=backend, env=NO_ANALYSIS
+    )
     status = wait_for_scan(server)
     assert status["last"]["errors"] == 8
     assert server.wait_for_log(lambda line: "skipped file" in line and "01 Song 1.lrc" in line)
@@ -104,11 +138,17 @@ def test_nothing_outside_the_library_is_read_or_served(make_backend, start_serve
     exposed = tracks_by_title(api, "exposed")
     assert sorted(t for t in exposed if t) == ["Exposed 1", "Exposed 2", "Exposed 3", "Exposed 4"]
     for title in ("Exposed 1", "Exposed 2", "Exposed 3", "Exposed 4"):
-        assert_error(api.call("v1/music/fullLyrics", {"trackUid": exposed[title]["musicId"]}), 404, "NOT_FOUND")
+        assert_error(
+            api.call("v1/music/fullLyrics", {"trackUid": exposed[title]["musicId"]}),
+            404,
+            "NOT_FOUND",
+        )
     assert exposed[""]["art"] == []  # the cover link out of the library is no cover
     for kind in ("AR", "AL", "TR"):
         assert not api.ok("v1/search/fullSearch", {"query": "far away", "types": [kind]})["items"]
-        assert not api.ok("v1/search/fullSearch", {"query": "stray outside", "types": [kind]})["items"]
+        assert not api.ok("v1/search/fullSearch", {"query": "stray outside", "types": [kind]})[
+            "items"
+        ]
     everything = str(api.ok("v1/music/album", {"token": exposed[""]["musicId"]}))
     assert SECRET not in everything
     leaker = api.ok("v1/search/fullSearch", {"query": "leaker", "types": ["AR"]})["items"][0]
@@ -120,7 +160,9 @@ def test_nothing_outside_the_library_is_read_or_served(make_backend, start_serve
     lyrics = api.ok("v1/music/fullLyrics", {"trackUid": safe["Inside Song"]["musicId"]})
     assert lyrics["syncedLines"] == [{"time": 1.0, "text": "inside words"}]
     colour = bytes.fromhex(safe[""]["dominantColor"])
-    assert safe[""]["art"] and colour[2] > 150 and colour[0] < 60, colour  # blue, from the shared folder
+    assert safe[""]["art"] and colour[2] > 150 and colour[0] < 60, (
+        colour
+    )  # blue, from the shared folder
     assert httpx.get(safe[""]["art"][0]["url"]).status_code == 200
 
     # a scanned file later swapped for a link out of the library is not served
@@ -129,8 +171,13 @@ def test_nothing_outside_the_library_is_read_or_served(make_backend, start_serve
     listener = audiokit.listener_id(backend, "auditor")
 
     def audio_url(name: str, encoding: str = "original") -> str:
-        token = signer.audio_token(listener_id=listener, track_id=ids[name], encoding=encoding,
-                                   expires_at=audiokit.now() + timedelta(minutes=5), spin_id=None)
+        token = signer.audio_token(
+            listener_id=listener,
+            track_id=ids[name],
+            encoding=encoding,
+            expires_at=audiokit.now() + timedelta(minutes=5),
+            spin_id=None,
+        )
         return f"{server.url}/audio/{token}"
 
     swapped = root / "Keeper" / "Safe" / "02 Swapped.flac"
@@ -143,11 +190,13 @@ def test_nothing_outside_the_library_is_read_or_served(make_backend, start_serve
     blue = root / "Shared" / "covers" / "blue.jpg"
     os.replace(_link(outside / "red.jpg", blue.parent), blue)
     assert httpx.get(safe[""]["art"][1]["url"]).status_code == 404  # not rendered before the swap
-    assert server.wait_for_log(lambda line: "refused library file" in line and "02 Swapped.flac" in line)
+    assert server.wait_for_log(
+        lambda line: "refused library file" in line and "02 Swapped.flac" in line
+    )
 
 
 def _link(target: Path, directory: Path) -> Path:
-    """A fresh symlink to target, made in directory under a temporary name (to replace a file atomically)."""
+    """A fresh symlink to target in directory, under a temporary name (to replace a file with)."""
     link = directory / f".link-{time.monotonic_ns()}"
     os.symlink(target, link)
     return link
@@ -158,14 +207,23 @@ def test_watch_skips_links_out_of_the_library(start_server, tmp_path: Path) -> N
     outside.mkdir()
     (outside / "secret.txt").write_text(SECRET + "\n")
     root = tmp_path / "watched"
-    media.tag(media.encode(root / "First" / "Album" / "01 Early.mp3", 1.0), title="Early", artist="First",
-              album="Album")
+    media.tag(
+        media.encode(root / "First" / "Album" / "01 Early.mp3", 1.0),
+        title="Early",
+        artist="First",
+        album="Album",
+    )
     server = start_server("--library", str(root), "--watch", "--open-registration", env=NO_ANALYSIS)
     wait_for_scan(server)
     api = server.client()
     api.register("watcher")
     staging = tmp_path / "staging"
-    media.tag(media.encode(staging / "01 Later.flac", 1.0), title="Arrived Later", artist="Second", album="Album")
+    media.tag(
+        media.encode(staging / "01 Later.flac", 1.0),
+        title="Arrived Later",
+        artist="Second",
+        album="Album",
+    )
     os.symlink(outside / "secret.txt", staging / "01 Later.txt")
     os.mkfifo(staging / "01 Later.lrc")
     os.rename(staging, root / "Second")
@@ -211,13 +269,19 @@ def test_killing_the_scan_ends_its_workers(tmp_path: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
     env = {**os.environ, **backend.env, **NO_ANALYSIS}
-    scan = subprocess.Popen([sys.executable, "-m", "airwave", "scan", "--library", str(root), "--workers", "2"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    scan = subprocess.Popen(
+        [sys.executable, "-m", "airwave", "scan", "--library", str(root), "--workers", "2"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     workers: set[int] = set()
     try:
         deadline = time.monotonic() + 60
         while len(workers) < 2:
-            assert scan.poll() is None and time.monotonic() < deadline, "the scan ended before its workers started"
+            assert scan.poll() is None and time.monotonic() < deadline, (
+                "the scan ended before its workers started"
+            )
             workers = {c for c in _children(scan.pid) if _alive(c)}
             time.sleep(0.02)
         scan.send_signal(signal.SIGKILL)

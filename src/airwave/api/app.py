@@ -179,7 +179,8 @@ class AirwaveApp:
             row = db.scalar(select(Artwork).where(Artwork.content_hash == key))
         if row is None:
             return None
-        return artwork.resized(cache, row.content_hash, size, row.source_path, row.embedded, self.roots)
+        return artwork.resized(cache, row.content_hash, size, row.source_path, row.embedded,
+                               self.roots)
 
     def _mosaic_file(self, hashes: list[str], size: int, cache: Path) -> Path | None:
         if not 1 <= len(hashes) <= 4:
@@ -192,7 +193,8 @@ class AirwaveApp:
         done = cache / key[:2] / f"{key}_{size}.jpg"
         if done.exists():
             return done
-        covers = [artwork.original_bytes(rows[h].source_path, rows[h].embedded, self.roots) for h in hashes]
+        covers = [artwork.original_bytes(rows[h].source_path, rows[h].embedded, self.roots)
+                  for h in hashes]
         made = artwork.mosaic([c for c in covers if c], cache / "mosaics", max(size, 600))
         if made is None:
             return None

@@ -132,10 +132,10 @@ class AudioRoutes:
         raise ApiError(ErrorCode.SERVER_ERROR, "the transcode vanished from the cache; try again")
 
     def _source(self, grant: AudioGrant) -> tuple[delivery.AudioSource, OpenFile | None]:
-        """In a worker thread: the grant's file and that file opened (None when it cannot be), in one hop.
+        """In a worker thread: the grant's file and that file opened (None if it cannot be).
 
-        A track's file is opened only while it really lies inside the library: one swapped for a link out
-        of it after the scan is not served. Ads are the operator's own files and are opened as they are.
+        A track's file is opened only while it really lies inside the library: one swapped for a
+        link out of it after the scan is not served. Ads are the operator's files, opened as is.
         """
         with self.services.database.read() as db:
             source = delivery.audio_source(db, grant)

@@ -12,7 +12,13 @@ from pathlib import Path
 import mutagen
 from PIL import Image
 
-from airwave.library.containment import AUDIO_MAX_BYTES, IMAGE_MAX_BYTES, Roots, open_file, read_bytes
+from airwave.library.containment import (
+    AUDIO_MAX_BYTES,
+    IMAGE_MAX_BYTES,
+    Roots,
+    open_file,
+    read_bytes,
+)
 
 SIZES = (90, 130, 500, 640, 1080)
 
@@ -55,7 +61,7 @@ def original_bytes(source_path: str, embedded: bool, roots: Roots) -> bytes | No
 
 def resized(cache_dir: Path, content_hash: str, size: int, source_path: str, embedded: bool,
             roots: Roots) -> Path | None:
-    """A JPEG of at most size x size pixels, made once (from a file inside the roots) and kept in cache_dir."""
+    """A JPEG of at most size x size pixels, made once from a file in the roots, cached."""
     target = cache_dir / content_hash[:2] / f"{content_hash}_{size}.jpg"
     if target.exists():
         return target

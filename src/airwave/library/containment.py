@@ -1,9 +1,9 @@
-"""Library file containment: only regular files, under a size cap, whose real path is inside a library root.
+"""Library file containment: regular files under a size cap whose real path is in a library root.
 
-A symlink in the library may point anywhere; the scanner and the server follow it only when its target
-resolves inside a configured root (a shared covers folder, a root that is itself a symlink). Anything else
-(a target outside, a FIFO or device, an over-size sidecar) is refused with `Refused`, an OSError, so code
-that already treats unreadable files as absent keeps doing so.
+A symlink in the library may point anywhere; the scanner and the server follow it only when its
+target resolves inside a configured root (a shared covers folder, a root that is itself a link).
+Anything else (a target outside, a FIFO or device, an over-size sidecar) is refused with `Refused`,
+an OSError, so code that already treats unreadable files as absent keeps doing so.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ _PROC_FD = "/proc/self/fd"
 
 
 class Refused(OSError):
-    """A library file that must not be read: outside every root, not a regular file, or too large."""
+    """A library file that must not be read: outside every root, not a regular file, too large."""
 
 
 def _inside(real: str, directory: str) -> bool:
@@ -37,11 +37,13 @@ def _inside(real: str, directory: str) -> bool:
 class Roots:
     """Where library files may really live: the resolved library roots, minus the denied folders.
 
-    With no roots at all (a catalogue made by `airwave scan` served without `library_dirs`), any real path
-    is allowed except inside the denied folders (the data directory: signing keys, database).
+    With no roots at all (a catalogue made by `airwave scan` served without `library_dirs`), any
+    real path is allowed except inside the denied folders (the data directory: keys, database).
     """
 
-    def __init__(self, roots: Iterable[str | os.PathLike[str]], deny: Iterable[str | os.PathLike[str]] = ()) -> None:
+    def __init__(
+        self, roots: Iterable[str | os.PathLike[str]], deny: Iterable[str | os.PathLike[str]] = ()
+    ) -> None:
         self.real = tuple(dict.fromkeys(os.path.realpath(r) for r in roots))
         self.deny = tuple(os.path.realpath(d) for d in deny)
 
@@ -57,8 +59,13 @@ class Roots:
 
 def _describe(st: os.stat_result) -> str:
     mode = st.st_mode
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
-                       (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket")):
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
@@ -83,7 +90,9 @@ def check(path: str | os.PathLike[str], roots: Roots, limit: int | None) -> os.s
 def open_fd(path: str | os.PathLike[str], roots: Roots, limit: int | None) -> int:
     """Open for reading and judge the file actually opened (race-free where /proc exists)."""
     # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    fd = os.open(
+        path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    )
     try:
         st = os.fstat(fd)
         try:
@@ -102,11 +111,11 @@ def open_fd(path: str | os.PathLike[str], roots: Roots, limit: int | None) -> in
 
 def open_file(path: str | os.PathLike[str], roots: Roots, limit: int | None) -> BinaryIO:
     """A binary file object (named `path`, as mutagen wants) on a judged file."""
-    return open(path, "rb", opener=lambda p, _flags: open_fd(p, roots, limit))  # noqa: SIM115
+    return open(path, "rb", opener=lambda p, _flags: open_fd(p, roots, limit))
 
 
 def read_bytes(path: str | os.PathLike[str], roots: Roots, limit: int) -> bytes:
-    """The whole content of a judged file, never more than `limit` bytes even if it grows meanwhile."""
+    """The whole content of a judged file, never more than `limit` bytes even if it grows."""
     with open_file(path, roots, limit) as handle:
         data = handle.read(limit + 1)
     if len(data) > limit:
@@ -114,7 +123,7 @@ def read_bytes(path: str | os.PathLike[str], roots: Roots, limit: int) -> bytes:
     return data
 
 
-# ---------------------------------------------------------------- worker processes die with their parent
+# -------------------------------------------------------- worker processes die with their parent
 
 _PR_SET_PDEATHSIG = 1
 
@@ -133,7 +142,9 @@ def die_with_parent(parent_pid: int) -> None:
             pass
     if os.getppid() != parent_pid:  # the parent died before the signal was armed
         os._exit(1)
-    threading.Thread(target=_watch_parent, args=(parent_pid,), name="parent-watch", daemon=True).start()
+    threading.Thread(
+        target=_watch_parent, args=(parent_pid,), name="parent-watch", daemon=True
+    ).start()
 
 
 def _watch_parent(parent_pid: int) -> None:

@@ -75,7 +75,7 @@ def analyse(job: Job) -> Result:
 
 
 def _regular(path: str) -> None:
-    """Refuse a track file that is no longer a regular file (decoding a FIFO or device would hang)."""
+    """Refuse a track file that is no longer a regular file (decoding a FIFO would hang)."""
     try:
         containment.check(path, containment.Roots(()), containment.AUDIO_MAX_BYTES)
     except containment.Refused:

@@ -18,6 +18,7 @@ from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from airwave.library import containment, names
+from airwave.library.containment import IMAGE_MAX_BYTES
 from airwave.library.tags import (
     AUDIO_EXTENSIONS,
     EmbeddedPicture,
@@ -84,8 +85,8 @@ class Walk:
 
 
 def walk(roots: Iterable[Path]) -> Walk:
-    """Every audio file under the roots (following symlinks that stay inside them, never looping), with its
-    neighbours; links out of the roots, non-regular and over-size files are reported in `errors` and skipped."""
+    """Every audio file under the roots (following links that stay inside them, never looping),
+    with its neighbours; links out, non-regular and over-size files go to `errors`, unread."""
     absolute = [str(Path(r).absolute()) for r in roots]
     result = Walk(roots=containment.Roots(absolute))
     seen_dirs: set[tuple[int, int]] = set()
@@ -99,7 +100,8 @@ def walk(roots: Iterable[Path]) -> Walk:
             seen_dirs.add((st.st_dev, st.st_ino))
             real_dir = os.path.realpath(directory)
             if not result.roots.allows(real_dir):
-                result.errors.append((directory, f"folder resolves outside the library (to {real_dir})"))
+                result.errors.append(
+                    (directory, f"folder resolves outside the library (to {real_dir})"))
                 continue
             entries = list(os.scandir(directory))
         except OSError as exc:
@@ -130,10 +132,11 @@ def walk(roots: Iterable[Path]) -> Walk:
                 low = stem.lower()
                 if low in COVER_NAMES:
                     current = result.covers.get(directory)
-                    if (current is None or COVER_NAMES.index(low) < COVER_NAMES.index(Path(current).stem.lower())) \
-                            and _acceptable(entry, real_dir, result, containment.IMAGE_MAX_BYTES):
+                    better = current is None or \
+                        COVER_NAMES.index(low) < COVER_NAMES.index(Path(current).stem.lower())
+                    if better and _acceptable(entry, real_dir, result, IMAGE_MAX_BYTES):
                         result.covers[directory] = entry.path
-                elif low == "artist" and _acceptable(entry, real_dir, result, containment.IMAGE_MAX_BYTES):
+                elif low == "artist" and _acceptable(entry, real_dir, result, IMAGE_MAX_BYTES):
                     result.artist_images[directory] = entry.path
             elif ext in LYRICS_EXTENSIONS:
                 by_stem[stem].append(entry.path)
@@ -147,7 +150,8 @@ def walk(roots: Iterable[Path]) -> Walk:
                 continue
             stem = os.path.splitext(entry.name)[0]
             sidecars = sorted(by_stem.get(stem, []), key=lambda p: not p.lower().endswith(".lrc"))
-            lyrics = next((p for p in sidecars if _acceptable_path(p, result, containment.LYRICS_MAX_BYTES)), None)
+            lyrics = next((p for p in sidecars
+                           if _acceptable_path(p, result, containment.LYRICS_MAX_BYTES)), None)
             result.files.append(FoundFile(entry.path, st.st_size, st.st_mtime_ns, lyrics))
     result.files.sort(key=lambda f: f.path)
     return result
@@ -155,7 +159,7 @@ def walk(roots: Iterable[Path]) -> Walk:
 
 def _acceptable(entry: os.DirEntry[str], real_dir: str, result: Walk, limit: int | None,
                 st: os.stat_result | None = None) -> bool:
-    """Whether a directory entry may be read; refusals go to the walk's errors. Cheap for plain files."""
+    """Whether a directory entry may be read; refusals go to the walk's errors. Cheap for files."""
     try:
         if entry.is_symlink():
             return _acceptable_path(entry.path, result, limit)
@@ -269,7 +273,8 @@ class Scanner:
             elif row.size == item.size and row.mtime_ns == item.mtime_ns:
                 report.unchanged += 1
                 report.known_bad += row.error is not None
-            elif row.size == item.size and row.content_hash and _safe_hash(item, found.roots) == row.content_hash:
+            elif row.size == item.size and row.content_hash \
+                    and _safe_hash(item, found.roots) == row.content_hash:
                 touched.append((row.id, item.mtime_ns))
                 report.unchanged += 1
             else:
@@ -350,7 +355,7 @@ class CatalogWriter:
             self.artists[key] = found
         if found not in self.artist_art and folder and folder in self.found.artist_images:
             image = self.found.artist_images[folder]
-            picture = describe_image(image, self.found.roots)  # rare: one artist.* per artist folder
+            picture = describe_image(image, self.found.roots)  # rare: one artist.* per folder
             if picture is not None:
                 self._link_art(db, Artist, found, picture, image, False)
         return found

@@ -14,8 +14,15 @@ from typing import Any, BinaryIO
 import mutagen
 from mutagen.flac import Picture
 
-from airwave.library.containment import AUDIO_MAX_BYTES, IMAGE_MAX_BYTES, LYRICS_MAX_BYTES, Refused, Roots
-from airwave.library.containment import open_file, read_bytes
+from airwave.library.containment import (
+    AUDIO_MAX_BYTES,
+    IMAGE_MAX_BYTES,
+    LYRICS_MAX_BYTES,
+    Refused,
+    Roots,
+    open_file,
+    read_bytes,
+)
 
 AUDIO_EXTENSIONS = frozenset(
     {".mp3", ".flac", ".ogg", ".oga", ".opus", ".m4a", ".m4b", ".mp4", ".aac", ".wav", ".aif", ".aiff", ".wv"}
@@ -110,22 +117,26 @@ def read(path: str, sidecar_lyrics: str | None, roots: Roots) -> TrackTags | Rea
         try:
             audio = mutagen.File(handle)
         except Exception as exc:  # mutagen raises many types for damaged files
-            return ReadError(path, stat.st_size, stat.st_mtime_ns, f"unreadable: {type(exc).__name__}: {exc}"[:500])
+            return ReadError(path, stat.st_size, stat.st_mtime_ns,
+                             f"unreadable: {type(exc).__name__}: {exc}"[:500])
         if audio is None or getattr(audio, "info", None) is None:
             return ReadError(path, stat.st_size, stat.st_mtime_ns, "not a recognised audio file")
         try:
             tags = _normalise(audio)
-            return _build(path, stat, audio, tags, _lyrics(sidecar_lyrics, roots), _hash_handle(handle, stat.st_size))
+            lyrics = _lyrics(sidecar_lyrics, roots)
+            return _build(path, stat, audio, tags, lyrics, _hash_handle(handle, stat.st_size))
         except Exception as exc:
-            return ReadError(path, stat.st_size, stat.st_mtime_ns, f"bad tags: {type(exc).__name__}: {exc}"[:500])
+            return ReadError(path, stat.st_size, stat.st_mtime_ns,
+                             f"bad tags: {type(exc).__name__}: {exc}"[:500])
 
 
 def _lyrics(sidecar: str | None, roots: Roots) -> tuple[str, str] | None:
-    """A sidecar's text and kind ('lrc', 'txt'); None when absent, empty or refused (the walk reported it)."""
+    """A sidecar's text and kind ('lrc', 'txt'); None when absent, empty or refused."""
     if not sidecar:
         return None
     try:
-        text = read_bytes(sidecar, roots, LYRICS_MAX_BYTES).decode("utf-8", errors="replace").strip()
+        data = read_bytes(sidecar, roots, LYRICS_MAX_BYTES)
+        text = data.decode("utf-8", errors="replace").strip()
     except OSError:
         return None
     return (text, Path(sidecar).suffix.lstrip(".").lower()) if text else None
@@ -265,7 +276,7 @@ def _picture(data: bytes) -> EmbeddedPicture | None:
 
 
 def describe_image(path: str, roots: Roots) -> EmbeddedPicture | None:
-    """Hash, size and dominant colour of an image file (None when it is not a readable image in the library)."""
+    """Hash, size and dominant colour of an image file (None if not a readable library image)."""
     try:
         return _picture(read_bytes(path, roots, IMAGE_MAX_BYTES))
     except OSError:
