@@ -24,10 +24,11 @@ from airwave.api.openapi import openapi_document
 from airwave.api.protocol import CSRF_COOKIE, ApiDispatcher, cookie_header, send_error, send_json
 from airwave.audio.files import ZEROCOPY, OpenFile, open_file, send_file
 from airwave.core import sessions
-from airwave.core.library import Library
+from airwave.core.library import Library, serving_roots
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
 from airwave.library import artwork
+from airwave.library.containment import Roots
 from airwave.store.models import Artwork
 
 access_log = logging.getLogger("airwave.access")
@@ -73,8 +74,9 @@ class AirwaveApp:
     def __init__(self, services: Services, library: Library | None = None) -> None:
         self.services = services
         self.library = library
+        self.roots = serving_roots(services, library)
         self.api = ApiDispatcher(services, registry)
-        self.audio = AudioRoutes(services)
+        self.audio = AudioRoutes(services, self.roots)
         self._openapi: bytes | None = None
         self.web = _web_assets(_WEB_DIR)
 
@@ -177,7 +179,8 @@ class AirwaveApp:
             row = db.scalar(select(Artwork).where(Artwork.content_hash == key))
         if row is None:
             return None
-        return artwork.resized(cache, row.content_hash, size, row.source_path, row.embedded)
+        return artwork.resized(cache, row.content_hash, size, row.source_path, row.embedded,
+                               self.roots)
 
     def _mosaic_file(self, hashes: list[str], size: int, cache: Path) -> Path | None:
         if not 1 <= len(hashes) <= 4:
@@ -190,11 +193,12 @@ class AirwaveApp:
         done = cache / key[:2] / f"{key}_{size}.jpg"
         if done.exists():
             return done
-        covers = [artwork.original_bytes(rows[h].source_path, rows[h].embedded) for h in hashes]
+        covers = [artwork.original_bytes(rows[h].source_path, rows[h].embedded, self.roots)
+                  for h in hashes]
         made = artwork.mosaic([c for c in covers if c], cache / "mosaics", max(size, 600))
         if made is None:
             return None
-        return artwork.resized(cache, key, size, str(made[1]), False)
+        return artwork.resized(cache, key, size, str(made[1]), False, Roots([cache / "mosaics"]))
 
     async def _health(self, scope: Scope, send: Send) -> None:
         try:

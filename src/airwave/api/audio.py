@@ -29,6 +29,7 @@ from airwave.audio.transcode import TranscodeError
 from airwave.core import delivery, plays
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
+from airwave.library import containment
 
 log = logging.getLogger("airwave.audio")
 
@@ -42,8 +43,9 @@ NO_SPACE_RETRY_AFTER = 60  # seconds a client waits to ask again while the cache
 class AudioRoutes:
     """ASGI app for /audio/...: signed audio, receipts and skips."""
 
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, roots: containment.Roots) -> None:
         self.services = services
+        self.roots = roots  # where track files may really live
         self.cache: TranscodeCache = cache.for_settings(services.settings)
 
     def start(self) -> None:
@@ -94,13 +96,14 @@ class AudioRoutes:
         scope.setdefault("state", {})["listener_id"] = grant.listener_id
         cache_control = f"private, max-age={max(0, int((grant.expires_at - now).total_seconds()))}"
         original = grant.encoding == "original"
-        source, opened = await anyio.to_thread.run_sync(self._source, grant, original)
+        source, opened = await anyio.to_thread.run_sync(self._source, grant)
+        if opened is None:
+            raise ApiError(ErrorCode.NOT_FOUND, "the file of this track is missing")
         if original:
-            if opened is None:
-                raise ApiError(ErrorCode.NOT_FOUND, "the file of this track is missing")
             await send_file(scope, receive, send, opened, content_type=original_content_type(source.path, source.codec),
                             cache_control=cache_control)
             return
+        opened.close()  # the transcoder reads the (just checked) source itself
         profile = PROFILES[grant.encoding]
         for attempt in (1, 2):
             try:
@@ -133,11 +136,25 @@ class AudioRoutes:
                 return  # else evicted between lookup and open: once more
         raise ApiError(ErrorCode.SERVER_ERROR, "the transcode vanished from the cache; try again")
 
-    def _source(self, grant: AudioGrant, open_it: bool) -> tuple[delivery.AudioSource, OpenFile | None]:
-        """In a worker thread: the grant's track file, and (for originals) the file opened, in one hop."""
+    def _source(self, grant: AudioGrant) -> tuple[delivery.AudioSource, OpenFile | None]:
+        """In a worker thread: the grant's file and that file opened (None if it cannot be).
+
+        A track's file is opened only while it really lies inside the library: one swapped for a
+        link out of it after the scan is not served. Ads are the operator's files, opened as is.
+        """
         with self.services.database.read() as db:
             source = delivery.audio_source(db, grant)
-        return source, open_file(source.path) if open_it else None
+        if grant.campaign_id is not None:
+            return source, open_file(source.path)
+        try:
+            fd = containment.open_fd(source.path, self.roots, containment.AUDIO_MAX_BYTES)
+        except containment.Refused as exc:
+            log.warning("refused library file", extra={"path": source.path, "reason": str(exc)})
+            return source, None
+        except OSError:
+            return source, None
+        st = os.fstat(fd)
+        return source, OpenFile(fd, st.st_size, st.st_mtime_ns)
 
     async def _send_path(self, scope: Scope, receive: Receive, send: Send, path: str | os.PathLike[str],
                          content_type: str, cache_control: str) -> bool:

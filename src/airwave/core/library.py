@@ -5,13 +5,14 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from airwave.core.services import Services
+from airwave.library.containment import Roots
 from airwave.library.profiler import ProfileReport
-from airwave.library.scanner import ScanReport, Scanner
+from airwave.library.scanner import Scanner, ScanReport
 
 log = logging.getLogger("airwave.library")
 
@@ -64,6 +65,16 @@ def refresh_similarity(services: Services, progress: Callable[[str, int, int], N
                                           "seconds": round(report.seconds, 2),
                                           "tracks_per_cpu_second": round(report.tracks_per_cpu_second, 1)})
     return report
+
+
+def serving_roots(services: Services, library: Library | None) -> Roots:
+    """Where the files the server reads for the catalogue (audio, art) may really live.
+
+    The library's roots when it has any; otherwise (a catalogue made by `airwave scan`, served
+    without `library_dirs`) anywhere but the data directory, home of the signing keys and database.
+    """
+    roots = library.roots if library is not None else services.settings.library_dirs
+    return Roots([os.path.abspath(r) for r in roots], deny=[services.settings.data_dir])
 
 
 class Library:

@@ -12,18 +12,31 @@ from pathlib import Path
 import mutagen
 from PIL import Image
 
+from airwave.library.containment import (
+    AUDIO_MAX_BYTES,
+    IMAGE_MAX_BYTES,
+    Roots,
+    open_file,
+    read_bytes,
+)
+
 SIZES = (90, 130, 500, 640, 1080)
 
 
-def original_bytes(source_path: str, embedded: bool) -> bytes | None:
-    """The picture's encoded bytes, from an image file or the first picture embedded in audio."""
+def original_bytes(source_path: str, embedded: bool, roots: Roots) -> bytes | None:
+    """The picture's encoded bytes, from an image file or the first picture embedded in audio.
+
+    None as well when the file no longer really lies inside the roots (swapped for a link out of the
+    library since it was scanned), is not a regular file, or is an over-size image.
+    """
     if not embedded:
         try:
-            return Path(source_path).read_bytes()
+            return read_bytes(source_path, roots, IMAGE_MAX_BYTES)
         except OSError:
             return None
     try:
-        audio = mutagen.File(source_path)
+        with open_file(source_path, roots, AUDIO_MAX_BYTES) as handle:
+            audio = mutagen.File(handle)
     except Exception:
         return None
     if audio is None:
@@ -46,12 +59,13 @@ def original_bytes(source_path: str, embedded: bool) -> bytes | None:
     return None
 
 
-def resized(cache_dir: Path, content_hash: str, size: int, source_path: str, embedded: bool) -> Path | None:
-    """A JPEG of at most size x size pixels, made once and kept in cache_dir."""
+def resized(cache_dir: Path, content_hash: str, size: int, source_path: str, embedded: bool,
+            roots: Roots) -> Path | None:
+    """A JPEG of at most size x size pixels, made once from a file in the roots, cached."""
     target = cache_dir / content_hash[:2] / f"{content_hash}_{size}.jpg"
     if target.exists():
         return target
-    data = original_bytes(source_path, embedded)
+    data = original_bytes(source_path, embedded, roots)
     if data is None:
         return None
     try:

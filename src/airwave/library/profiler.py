@@ -10,13 +10,14 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import and_, delete, insert, or_, select
 
-from airwave.library.scanner import _pool_context
+from airwave.library import containment
+from airwave.library.scanner import worker_pool
 from airwave.store.db import Database
 from airwave.store.models import Track, TrackProfile
 
@@ -62,14 +63,25 @@ def analyse(job: Job) -> Result:
 
     started = time.process_time()
     try:
+        _regular(job.path)
         profile = analyze(job.path)
-    except AnalysisError as exc:
+    except (AnalysisError, containment.Refused) as exc:
         return Result(job.track_id, job.fingerprint, None, None, None, str(exc)[:500], time.process_time() - started)
     except Exception as exc:  # a decoder crash on one odd file must not stop the run
         return Result(job.track_id, job.fingerprint, None, None, None, f"{type(exc).__name__}: {exc}"[:500],
                       time.process_time() - started)
     return Result(job.track_id, job.fingerprint, profile.to_json(), profile.features().astype("<f4").tobytes(),
                   profile.gain_db, None, time.process_time() - started)
+
+
+def _regular(path: str) -> None:
+    """Refuse a track file that is no longer a regular file (decoding a FIFO would hang)."""
+    try:
+        containment.check(path, containment.Roots(()), containment.AUDIO_MAX_BYTES)
+    except containment.Refused:
+        raise
+    except OSError:
+        pass  # missing or unreadable: the decoder says so in its own words
 
 
 def pending(database: Database, limit: int | None = None) -> list[Job]:
@@ -93,7 +105,7 @@ def _results(jobs: list[Job], workers: int) -> Iterator[Result]:
         for job in jobs:
             yield analyse(job)
         return
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
+    with worker_pool(workers) as pool:
         queue = iter(jobs)
         running: set[Future[Result]] = set()
         for job in queue:

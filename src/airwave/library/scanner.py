@@ -17,8 +17,17 @@ from typing import Callable, Iterable, Iterator, Sequence
 from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
-from airwave.library import names
-from airwave.library.tags import AUDIO_EXTENSIONS, EmbeddedPicture, ReadError, TrackTags, describe_image, quick_hash, read
+from airwave.library import containment, names
+from airwave.library.containment import IMAGE_MAX_BYTES
+from airwave.library.tags import (
+    AUDIO_EXTENSIONS,
+    EmbeddedPicture,
+    ReadError,
+    TrackTags,
+    describe_image,
+    quick_hash,
+    read,
+)
 from airwave.store.db import Database
 from airwave.store.models import (
     Album,
@@ -72,13 +81,16 @@ class Walk:
     covers: dict[str, str] = field(default_factory=dict)  # directory -> cover image path
     artist_images: dict[str, str] = field(default_factory=dict)  # directory -> artist image path
     errors: list[tuple[str, str]] = field(default_factory=list)
+    roots: containment.Roots = field(default_factory=lambda: containment.Roots(()))
 
 
 def walk(roots: Iterable[Path]) -> Walk:
-    """Every audio file under the roots (following symlinks, never looping), with its neighbours."""
-    result = Walk()
+    """Every audio file under the roots (following links that stay inside them, never looping),
+    with its neighbours; links out, non-regular and over-size files go to `errors`, unread."""
+    absolute = [str(Path(r).absolute()) for r in roots]
+    result = Walk(roots=containment.Roots(absolute))
     seen_dirs: set[tuple[int, int]] = set()
-    stack = [str(Path(r).absolute()) for r in roots]
+    stack = list(absolute)
     while stack:
         directory = stack.pop()
         try:
@@ -86,6 +98,11 @@ def walk(roots: Iterable[Path]) -> Walk:
             if (st.st_dev, st.st_ino) in seen_dirs:
                 continue
             seen_dirs.add((st.st_dev, st.st_ino))
+            real_dir = os.path.realpath(directory)
+            if not result.roots.allows(real_dir):
+                result.errors.append(
+                    (directory, f"folder resolves outside the library (to {real_dir})"))
+                continue
             entries = list(os.scandir(directory))
         except OSError as exc:
             result.errors.append((directory, f"cannot read directory: {exc.strerror or exc}"))
@@ -115,11 +132,11 @@ def walk(roots: Iterable[Path]) -> Walk:
                 low = stem.lower()
                 if low in COVER_NAMES:
                     current = result.covers.get(directory)
-                    if current is None or COVER_NAMES.index(low) < COVER_NAMES.index(
-                        Path(current).stem.lower()
-                    ):
+                    better = current is None or \
+                        COVER_NAMES.index(low) < COVER_NAMES.index(Path(current).stem.lower())
+                    if better and _acceptable(entry, real_dir, result, IMAGE_MAX_BYTES):
                         result.covers[directory] = entry.path
-                elif low == "artist":
+                elif low == "artist" and _acceptable(entry, real_dir, result, IMAGE_MAX_BYTES):
                     result.artist_images[directory] = entry.path
             elif ext in LYRICS_EXTENSIONS:
                 by_stem[stem].append(entry.path)
@@ -129,21 +146,55 @@ def walk(roots: Iterable[Path]) -> Walk:
             except OSError as exc:
                 result.errors.append((entry.path, f"cannot stat: {exc.strerror or exc}"))
                 continue
+            if not _acceptable(entry, real_dir, result, containment.AUDIO_MAX_BYTES, st):
+                continue
             stem = os.path.splitext(entry.name)[0]
             sidecars = sorted(by_stem.get(stem, []), key=lambda p: not p.lower().endswith(".lrc"))
-            result.files.append(FoundFile(entry.path, st.st_size, st.st_mtime_ns, sidecars[0] if sidecars else None))
+            lyrics = next((p for p in sidecars
+                           if _acceptable_path(p, result, containment.LYRICS_MAX_BYTES)), None)
+            result.files.append(FoundFile(entry.path, st.st_size, st.st_mtime_ns, lyrics))
     result.files.sort(key=lambda f: f.path)
     return result
 
 
-Job = tuple[str, "str | None", "str | None"]  # audio path, lyrics sidecar, folder cover to describe
+def _acceptable(entry: os.DirEntry[str], real_dir: str, result: Walk, limit: int | None,
+                st: os.stat_result | None = None) -> bool:
+    """Whether a directory entry may be read; refusals go to the walk's errors. Cheap for files."""
+    try:
+        if entry.is_symlink():
+            return _acceptable_path(entry.path, result, limit)
+        st = st or entry.stat(follow_symlinks=True)
+        containment.judge(st, os.path.join(real_dir, entry.name), result.roots, limit)
+    except containment.Refused as exc:
+        result.errors.append((entry.path, str(exc)))
+        return False
+    except OSError as exc:
+        result.errors.append((entry.path, f"cannot stat: {exc.strerror or exc}"))
+        return False
+    return True
+
+
+def _acceptable_path(path: str, result: Walk, limit: int | None) -> bool:
+    try:
+        containment.check(path, result.roots, limit)
+    except containment.Refused as exc:
+        result.errors.append((path, str(exc)))
+        return False
+    except OSError as exc:
+        result.errors.append((path, f"cannot stat: {exc.strerror or exc}"))
+        return False
+    return True
+
+
+# audio path, lyrics sidecar, folder cover to describe, where files may really live
+Job = tuple[str, "str | None", "str | None", containment.Roots]
 WINDOW = 4096  # jobs in flight: bounds memory when reading outpaces writing
 
 
 def _read_job(job: Job) -> TrackTags | ReadError:
-    result = read(job[0], job[1])
+    result = read(job[0], job[1], job[3])
     if job[2] and isinstance(result, TrackTags):
-        result.folder_cover = describe_image(job[2])
+        result.folder_cover = describe_image(job[2], job[3])
     return result
 
 
@@ -154,13 +205,19 @@ def _pool_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """A process pool whose workers end when this process dies, even by SIGKILL."""
+    return ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(),
+                               initializer=containment.die_with_parent, initargs=(os.getpid(),))
+
+
 def read_all(jobs: Sequence[Job], workers: int) -> Iterator[TrackTags | ReadError]:
     """Tag reading in worker processes (in-process for small jobs or workers=1), in job order."""
     if workers <= 1 or len(jobs) < 200:
         for job in jobs:
             yield _read_job(job)
         return
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
+    with worker_pool(workers) as pool:
         try:
             pending = pool.map(_read_job, jobs[:WINDOW], chunksize=64)
             for start in range(WINDOW, len(jobs) + WINDOW, WINDOW):
@@ -216,7 +273,8 @@ class Scanner:
             elif row.size == item.size and row.mtime_ns == item.mtime_ns:
                 report.unchanged += 1
                 report.known_bad += row.error is not None
-            elif row.size == item.size and row.content_hash and _safe_hash(item) == row.content_hash:
+            elif row.size == item.size and row.content_hash \
+                    and _safe_hash(item, found.roots) == row.content_hash:
                 touched.append((row.id, item.mtime_ns))
                 report.unchanged += 1
             else:
@@ -238,7 +296,7 @@ class Scanner:
                 folder = os.path.dirname(f.path)
                 cover = found.covers.get(folder) if folder not in covered else None
                 covered.add(folder)
-                jobs.append((f.path, f.sidecar_lyrics, cover))
+                jobs.append((f.path, f.sidecar_lyrics, cover, found.roots))
             for result in read_all(jobs, self.workers):
                 report.tags_read += 1
                 batch.append(result)
@@ -259,9 +317,9 @@ class Scanner:
         return report
 
 
-def _safe_hash(item: FoundFile) -> str | None:
+def _safe_hash(item: FoundFile, roots: containment.Roots) -> str | None:
     try:
-        return quick_hash(item.path, item.size)
+        return quick_hash(item.path, item.size, roots)
     except OSError:
         return None
 
@@ -297,7 +355,7 @@ class CatalogWriter:
             self.artists[key] = found
         if found not in self.artist_art and folder and folder in self.found.artist_images:
             image = self.found.artist_images[folder]
-            picture = describe_image(image)  # rare: one artist.* per artist folder
+            picture = describe_image(image, self.found.roots)  # rare: one artist.* per folder
             if picture is not None:
                 self._link_art(db, Artist, found, picture, image, False)
         return found
@@ -319,7 +377,7 @@ class CatalogWriter:
             cover_path = self.found.covers.get(directory)
             cover = self.folder_covers.get(directory)
             if cover is None and cover_path:  # the folder's first file was read in an earlier scan
-                cover = describe_image(cover_path)
+                cover = describe_image(cover_path, self.found.roots)
                 self.folder_covers[directory] = cover
             if cover is not None and cover_path:
                 self._link_art(db, Album, found, cover, cover_path, False)

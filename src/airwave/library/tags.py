@@ -9,10 +9,20 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import mutagen
 from mutagen.flac import Picture
+
+from airwave.library.containment import (
+    AUDIO_MAX_BYTES,
+    IMAGE_MAX_BYTES,
+    LYRICS_MAX_BYTES,
+    Refused,
+    Roots,
+    open_file,
+    read_bytes,
+)
 
 AUDIO_EXTENSIONS = frozenset(
     {".mp3", ".flac", ".ogg", ".oga", ".opus", ".m4a", ".m4b", ".mp4", ".aac", ".wav", ".aif", ".aiff", ".wv"}
@@ -73,36 +83,63 @@ class ReadError:
     message: str
 
 
-def quick_hash(path: str, size: int) -> str:
+def quick_hash(path: str, size: int, roots: Roots) -> str:
     """Identity of a file's content from its size, head and tail (where tags live)."""
+    with open_file(path, roots, AUDIO_MAX_BYTES) as handle:
+        return _hash_handle(handle, size)
+
+
+def _hash_handle(handle: BinaryIO, size: int) -> str:
     digest = hashlib.sha1(str(size).encode())
-    with open(path, "rb") as handle:
+    handle.seek(0)
+    digest.update(handle.read(HASH_SPAN))
+    if size > 2 * HASH_SPAN:
+        handle.seek(size - HASH_SPAN)
         digest.update(handle.read(HASH_SPAN))
-        if size > 2 * HASH_SPAN:
-            handle.seek(size - HASH_SPAN)
-            digest.update(handle.read(HASH_SPAN))
     return digest.hexdigest()
 
 
-def read(path: str, sidecar_lyrics: str | None = None) -> TrackTags | ReadError:
-    """Everything the catalogue needs from one file; a ReadError instead of raising."""
+def read(path: str, sidecar_lyrics: str | None, roots: Roots) -> TrackTags | ReadError:
+    """Everything the catalogue needs from one file; a ReadError instead of raising.
+
+    The file (and its lyrics sidecar) is read only when it really lies inside one of the roots.
+    """
     try:
-        stat = os.stat(path)
+        handle = open_file(path, roots, AUDIO_MAX_BYTES)
+    except Refused as exc:
+        return ReadError(path, 0, 0, str(exc))
     except OSError as exc:
-        return ReadError(path, 0, 0, f"cannot stat: {exc.strerror or exc}")
-    if stat.st_size == 0:
-        return ReadError(path, 0, stat.st_mtime_ns, "empty file")
+        return ReadError(path, 0, 0, f"cannot open: {exc.strerror or exc}")
+    with handle:
+        stat = os.fstat(handle.fileno())
+        if stat.st_size == 0:
+            return ReadError(path, 0, stat.st_mtime_ns, "empty file")
+        try:
+            audio = mutagen.File(handle)
+        except Exception as exc:  # mutagen raises many types for damaged files
+            return ReadError(path, stat.st_size, stat.st_mtime_ns,
+                             f"unreadable: {type(exc).__name__}: {exc}"[:500])
+        if audio is None or getattr(audio, "info", None) is None:
+            return ReadError(path, stat.st_size, stat.st_mtime_ns, "not a recognised audio file")
+        try:
+            tags = _normalise(audio)
+            lyrics = _lyrics(sidecar_lyrics, roots)
+            return _build(path, stat, audio, tags, lyrics, _hash_handle(handle, stat.st_size))
+        except Exception as exc:
+            return ReadError(path, stat.st_size, stat.st_mtime_ns,
+                             f"bad tags: {type(exc).__name__}: {exc}"[:500])
+
+
+def _lyrics(sidecar: str | None, roots: Roots) -> tuple[str, str] | None:
+    """A sidecar's text and kind ('lrc', 'txt'); None when absent, empty or refused."""
+    if not sidecar:
+        return None
     try:
-        audio = mutagen.File(path)
-    except Exception as exc:  # mutagen raises many types for damaged files
-        return ReadError(path, stat.st_size, stat.st_mtime_ns, f"unreadable: {type(exc).__name__}: {exc}"[:500])
-    if audio is None or getattr(audio, "info", None) is None:
-        return ReadError(path, stat.st_size, stat.st_mtime_ns, "not a recognised audio file")
-    try:
-        tags = _normalise(audio)
-        return _build(path, stat, audio, tags, sidecar_lyrics)
-    except Exception as exc:
-        return ReadError(path, stat.st_size, stat.st_mtime_ns, f"bad tags: {type(exc).__name__}: {exc}"[:500])
+        data = read_bytes(sidecar, roots, LYRICS_MAX_BYTES)
+        text = data.decode("utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    return (text, Path(sidecar).suffix.lstrip(".").lower()) if text else None
 
 
 # ---------------------------------------------------------------- container -> {key: [values]}
@@ -238,11 +275,10 @@ def _picture(data: bytes) -> EmbeddedPicture | None:
     return EmbeddedPicture(hashlib.sha1(data).hexdigest(), width, height, dominant_color(small))
 
 
-def describe_image(path: str) -> EmbeddedPicture | None:
-    """Hash, size and dominant colour of an image file (None when it is not a readable image)."""
+def describe_image(path: str, roots: Roots) -> EmbeddedPicture | None:
+    """Hash, size and dominant colour of an image file (None if not a readable library image)."""
     try:
-        with open(path, "rb") as handle:
-            return _picture(handle.read())
+        return _picture(read_bytes(path, roots, IMAGE_MAX_BYTES))
     except OSError:
         return None
 
@@ -270,7 +306,7 @@ def _codec(audio: Any) -> str:
 
 
 def _build(path: str, stat: os.stat_result, audio: Any, tags: dict[str, list[Any]],
-           sidecar_lyrics: str | None) -> TrackTags:
+           sidecar_lyrics: tuple[str, str] | None, content_hash: str) -> TrackTags:
     path_title, path_album, path_artist, path_number, path_year = _from_path(path)
     artist = _first(tags, "artist", "artists") or _first(tags, "albumartist") or path_artist
     genres: list[str] = []
@@ -285,11 +321,7 @@ def _build(path: str, stat: os.stat_result, audio: Any, tags: dict[str, list[Any
     if embedded:
         lyrics, source = embedded, "embedded"
     elif sidecar_lyrics:
-        try:
-            lyrics = Path(sidecar_lyrics).read_text(encoding="utf-8", errors="replace").strip() or None
-            source = Path(sidecar_lyrics).suffix.lstrip(".").lower() if lyrics else None
-        except OSError:
-            pass
+        lyrics, source = sidecar_lyrics
     picture = None
     for data in tags.get("__picture", []):
         picture = _picture(data)
@@ -307,7 +339,7 @@ def _build(path: str, stat: os.stat_result, audio: Any, tags: dict[str, list[Any
         path=path,
         size=stat.st_size,
         mtime_ns=stat.st_mtime_ns,
-        quick_hash=quick_hash(path, stat.st_size),
+        quick_hash=content_hash,
         title=(_first(tags, "title") or path_title)[:512],
         artist=artist[:512],
         album=(_first(tags, "album") or path_album)[:512],
