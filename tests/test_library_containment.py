@@ -195,6 +195,43 @@ def test_nothing_outside_the_library_is_read_or_served(
     )
 
 
+def test_a_server_without_library_folders_serves_only_from_scanned_folders(
+    make_backend, start_server, tmp_path: Path
+) -> None:
+    root = tmp_path / "music"
+    album = root / "Only" / "Scanned"
+    audiokit.write_audio(album / "01 Kept.flac", audiokit.music(2.0, seed=1))
+    audiokit.write_audio(album / "02 Swapped.flac", audiokit.music(2.0, seed=2))
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "private.txt").write_text(SECRET)
+    backend = make_backend()
+    scan = Server(backend, env=NO_ANALYSIS).cli("scan", "--library", str(root))
+    assert scan.returncode == 0, scan.stderr
+    server = start_server("--open-registration", backend=backend, env=NO_ANALYSIS)
+    server.client().register("visitor")
+    ids = audiokit.track_ids(backend)
+    signer = audiokit.signer(backend)
+    listener = audiokit.listener_id(backend, "visitor")
+
+    def fetch(name: str) -> httpx.Response:
+        token = signer.audio_token(
+            listener_id=listener,
+            track_id=ids[name],
+            encoding="original",
+            expires_at=audiokit.now() + timedelta(minutes=5),
+            spin_id=None,
+        )
+        return httpx.get(f"{server.url}/audio/{token}")
+
+    assert fetch("01 Kept.flac").content == (album / "01 Kept.flac").read_bytes()
+    swapped = album / "02 Swapped.flac"
+    os.replace(_link(outside / "private.txt", album), swapped)
+    refused = fetch("02 Swapped.flac")
+    assert SECRET not in refused.text
+    assert_error(refused, 404, "NOT_FOUND")
+
+
 def _link(target: Path, directory: Path) -> Path:
     """A fresh symlink to target in directory, under a temporary name (to replace a file with)."""
     link = directory / f".link-{time.monotonic_ns()}"

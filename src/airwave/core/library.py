@@ -12,7 +12,7 @@ from pathlib import Path
 from airwave.core.services import Services
 from airwave.library.containment import Roots
 from airwave.library.profiler import ProfileReport
-from airwave.library.scanner import Scanner, ScanReport
+from airwave.library.scanner import Scanner, ScanReport, recorded_roots
 
 log = logging.getLogger("airwave.library")
 
@@ -70,11 +70,12 @@ def refresh_similarity(services: Services, progress: Callable[[str, int, int], N
 def serving_roots(services: Services, library: Library | None) -> Roots:
     """Where the files the server reads for the catalogue (audio, art) may really live.
 
-    The library's roots when it has any; otherwise (a catalogue made by `airwave scan`, served
-    without `library_dirs`) anywhere but the data directory, home of the signing keys and database.
+    The library's roots and every folder a scan recorded (a catalogue made by `airwave scan`,
+    served without `library_dirs`), never the data directory (signing keys and database).
     """
     roots = library.roots if library is not None else services.settings.library_dirs
-    return Roots([os.path.abspath(r) for r in roots], deny=[services.settings.data_dir])
+    known = [*(os.path.abspath(r) for r in roots), *recorded_roots(services.database)]
+    return Roots(known, deny=[services.settings.data_dir])
 
 
 class Library:

@@ -33,6 +33,7 @@ from airwave.store.models import (
     Album,
     Artist,
     Artwork,
+    LibraryRoot,
     Genre,
     LibraryFile,
     SearchEntry,
@@ -253,6 +254,7 @@ class Scanner:
         report.errors.extend(found.errors)
         report.files_seen = len(found.files)
         root_prefixes = tuple(str(Path(r).absolute()).rstrip(os.sep) + os.sep for r in roots)
+        record_roots(self.database, [str(Path(r).absolute()) for r in roots], self.now())
         with self.database.read() as db:
             known = {
                 row.path: row
@@ -315,6 +317,24 @@ class Scanner:
             self.progress("reading", done, total)
             report.seconds = time.perf_counter() - started
         return report
+
+
+def record_roots(database: Database, roots: Sequence[str], now: datetime) -> None:
+    """Remember the folders scanned: a server without library folders serves only from these."""
+    with database.write() as db:
+        for root in roots:
+            digest = hashlib.sha1(root.encode("utf-8", "surrogateescape")).hexdigest()
+            row = db.scalar(select(LibraryRoot).where(LibraryRoot.path_hash == digest))
+            if row is None:
+                db.add(LibraryRoot(path=root, path_hash=digest, scanned_at=now))
+            else:
+                row.scanned_at = now
+
+
+def recorded_roots(database: Database) -> list[str]:
+    """The folders scans have recorded."""
+    with database.read() as db:
+        return list(db.scalars(select(LibraryRoot.path).order_by(LibraryRoot.id)))
 
 
 def _safe_hash(item: FoundFile, roots: containment.Roots) -> str | None:

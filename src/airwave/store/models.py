@@ -346,6 +346,17 @@ class LibraryFile(Base):
     scanned_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
+class LibraryRoot(Base):
+    """A folder scanned into the catalogue: files the server reads must really live under one."""
+
+    __tablename__ = "library_roots"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    path: Mapped[str] = mapped_column(Text)
+    path_hash: Mapped[str] = mapped_column(String(40), unique=True)
+    scanned_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
 class SearchEntry(Base):
     """One searchable name (artist, album, track or genre); the full-text index is built on `key`."""
 
