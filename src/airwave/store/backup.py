@@ -228,7 +228,7 @@ def postgres_restore(url: str, dump: Path, source_schema: str, trgm_schema: str 
                 conn.execute(text(f"CREATE EXTENSION IF NOT EXISTS pg_trgm{where}"))
         listing = _run([_tool("pg_restore"), "--list", str(dump)], env, "pg_restore --list")
         # extensions are the database's, not the schema's; the schema itself exists when restoring into it
-        skip = (" EXTENSION - ", "COMMENT - EXTENSION ") + ((" SCHEMA - ",) if target == source_schema else ())
+        skip = (" EXTENSION - ", "COMMENT - EXTENSION ") + ((" SCHEMA - ", "COMMENT - SCHEMA ") if target == source_schema else ())
         keep = [line for line in listing.splitlines() if not any(s in line for s in skip)]
         toc = dump.with_name(dump.name + ".toc")
         toc.write_text("\n".join(keep) + "\n")
