@@ -1,16 +1,19 @@
-"""Soak: many simulated listeners on one server for minutes; errors, p99 per endpoint, server memory over time.
+"""Soak: many simulated listeners on one server for minutes; errors, p99s, server memory.
 
-Each listener logs in, creates a station, and then loops as a player does: getFragment, trackStarted,
+Each listener logs in, creates a station, then loops as a player does: getFragment, trackStarted,
 fetches each track's audio at real-time pace (the response is read at the track's bitrate, sleeping
 between chunks), posts the receipt at the end or, now and then, skips half-way (audioSkipUrl with
 secondsPlayed), thumbs some tracks up or down, and logs in again every few fragments. The library is
-a small demo library (one album per genre) of short MP3 tracks, generated once; listeners are plus tier (no ads, no skip limits).
+a small demo library (one album per genre) of short MP3 tracks, generated once; listeners are
+plus tier (no ads, no skip limits).
 
 `airwave serve` runs as a child process per backend (SQLite in a fresh data dir; PostgreSQL in a
-throw-away schema of --postgres-url). Its RSS (/proc/<pid>/status VmRSS) is read when the load starts,
+throw-away schema of --postgres-url). Its RSS (/proc/<pid>/status VmRSS) is read when the load
+starts,
 half-way and at the end.
 
-    .venv/bin/python bench/soak.py [--duration 600] [--listeners 64] [--backend sqlite|postgresql|both]
+    .venv/bin/python bench/soak.py [--duration 600] [--listeners 64] \
+        [--backend sqlite|postgresql|both]
 
 Prints one line per figure; never asserts. Targets: errors=0, RSS flat within 10% (end vs start).
 """
@@ -44,7 +47,9 @@ TARGET_RSS_GROWTH_PCT = 10.0
 SKIP_SHARE, THUMB_SHARE = 0.15, 0.2
 RELOGIN_EVERY = 5  # fragments
 CHUNK = 16 * 1024
-DEFAULT_PG = os.environ.get("AIRWAVE_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+DEFAULT_PG = os.environ.get(
+    "AIRWAVE_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
 _LISTENING = re.compile(r"listening on (\S+)")
 
 
@@ -86,15 +91,37 @@ def tail(path: Path, lines: int = 25) -> str:
 
 def start_server(data_dir: Path, library: Path, database_url: str | None) -> Server:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRWAVE_")}
-    env.update({"AIRWAVE_DATA_DIR": str(data_dir), "AIRWAVE_FRAGMENT_LIMIT": str(10**9),
-                "AIRWAVE_RADIO_RULES": "relaxed", "AIRWAVE_DEFAULT_TIER": "plus", "AIRWAVE_LOG_FORMAT": "json"})
+    env.update(
+        {
+            "AIRWAVE_DATA_DIR": str(data_dir),
+            "AIRWAVE_FRAGMENT_LIMIT": str(10**9),
+            "AIRWAVE_RADIO_RULES": "relaxed",
+            "AIRWAVE_DEFAULT_TIER": "plus",
+            "AIRWAVE_LOG_FORMAT": "json",
+        }
+    )
     if database_url:
         env["AIRWAVE_DATABASE_URL"] = database_url
     log = data_dir / "server.log"
     data_dir.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "airwave", "serve", "--port", "0", "--open-registration",
-                                 "--library", str(library)], env=env, stdout=subprocess.PIPE, stderr=stderr, text=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "airwave",
+                "serve",
+                "--port",
+                "0",
+                "--open-registration",
+                "--library",
+                str(library),
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+        )
     assert proc.stdout is not None
     deadline = time.monotonic() + 120
     url = None
@@ -153,8 +180,13 @@ class Stats:
     tracks: int = 0
     audio_bytes: int = 0
 
-    def record(self, endpoint: str, started: float, response: httpx.Response | None,
-               expected: tuple[int, ...] = (200,)) -> bool:
+    def record(
+        self,
+        endpoint: str,
+        started: float,
+        response: httpx.Response | None,
+        expected: tuple[int, ...] = (200,),
+    ) -> bool:
         self.latencies[endpoint].append((time.perf_counter() - started) * 1000)
         if response is None or response.status_code not in expected:
             detail = "transport" if response is None else str(response.status_code)
@@ -166,7 +198,9 @@ class Stats:
 class Listener:
     """One simulated player on its own keep-alive connection."""
 
-    def __init__(self, base: str, username: str, music_ids: list[str], stats: Stats, rng: random.Random) -> None:
+    def __init__(
+        self, base: str, username: str, music_ids: list[str], stats: Stats, rng: random.Random
+    ) -> None:
         self.http = httpx.AsyncClient(base_url=base, timeout=60, cookies={"csrftoken": CSRF})
         self.username, self.music_ids, self.stats, self.rng = username, music_ids, stats, rng
         self.headers = {"Content-Type": "application/json", "X-CsrfToken": CSRF}
@@ -174,8 +208,9 @@ class Listener:
     async def call(self, path: str, body: dict[str, Any]) -> Any:
         started = time.perf_counter()
         try:
-            response: httpx.Response | None = await self.http.post(f"/api/v1/{path}", content=json.dumps(body),
-                                                                   headers=self.headers)
+            response: httpx.Response | None = await self.http.post(
+                f"/api/v1/{path}", content=json.dumps(body), headers=self.headers
+            )
         except httpx.HTTPError:
             response = None
         if not self.stats.record(path, started, response):
@@ -216,8 +251,10 @@ class Listener:
         self.stats.tracks += 1
         self.stats.audio_bytes += received
         if self.rng.random() < THUMB_SHARE:
-            await self.call("station/addFeedback", {"trackToken": track["trackToken"],
-                                                    "isPositive": self.rng.random() < 0.7})
+            await self.call(
+                "station/addFeedback",
+                {"trackToken": track["trackToken"], "isPositive": self.rng.random() < 0.7},
+            )
         elapsed = time.monotonic() - (began or time.monotonic())
         if skip_at is not None:
             await self.receipt("skip", track["audioSkipUrl"], {"secondsPlayed": round(elapsed, 2)})
@@ -227,8 +264,9 @@ class Listener:
     async def receipt(self, kind: str, url: str, body: dict[str, Any] | None) -> None:
         started = time.perf_counter()
         try:
-            response: httpx.Response | None = await self.http.post(url, json=body) if body else \
-                await self.http.post(url)
+            response: httpx.Response | None = (
+                await self.http.post(url, json=body) if body else await self.http.post(url)
+            )
         except httpx.HTTPError:
             response = None
         self.stats.record(kind, started, response)
@@ -238,7 +276,9 @@ class Listener:
         try:
             if not await self.login():
                 return
-            created = await self.call("station/createStation", {"musicId": self.rng.choice(self.music_ids)})
+            created = await self.call(
+                "station/createStation", {"musicId": self.rng.choice(self.music_ids)}
+            )
             if created is None:
                 return
             station, fragments = created["stationId"], 0
@@ -246,7 +286,9 @@ class Listener:
                 if fragments and fragments % RELOGIN_EVERY == 0 and not await self.login():
                     await asyncio.sleep(1)
                 fragments += 1
-                data = await self.call("playlist/getFragment", {"stationId": station, "audioFormat": "mp3"})
+                data = await self.call(
+                    "playlist/getFragment", {"stationId": station, "audioFormat": "mp3"}
+                )
                 if not data:
                     await asyncio.sleep(1)
                     continue
@@ -266,7 +308,9 @@ class Listener:
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))] if ordered else 0.0
+    return (
+        ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))] if ordered else 0.0
+    )
 
 
 def set_up(base: str, count: int) -> tuple[list[str], list[str]]:
@@ -276,27 +320,41 @@ def set_up(base: str, count: int) -> tuple[list[str], list[str]]:
     with httpx.Client(base_url=base, timeout=60, cookies={"csrftoken": CSRF}) as http:
         for i in range(count):
             name = f"soak{i:03d}"
-            reply = http.post("/api/v1/listener/register", headers=headers,
-                              json={"username": name, "password": PASSWORD})
+            reply = http.post(
+                "/api/v1/listener/register",
+                headers=headers,
+                json={"username": name, "password": PASSWORD},
+            )
             if reply.status_code != 200:
                 raise RuntimeError(f"listener/register: HTTP {reply.status_code} {reply.text}")
             names.append(name)
-        token = http.post("/api/v1/auth/login", headers=headers,
-                          json={"username": names[0], "password": PASSWORD}).json()["authToken"]
-        items = http.post("/api/v1/search/fullSearch", headers={**headers, "X-AuthToken": token},
-                          json={"query": "a", "types": ["TR"]}).json().get("items", [])
+        token = http.post(
+            "/api/v1/auth/login", headers=headers, json={"username": names[0], "password": PASSWORD}
+        ).json()["authToken"]
+        items = (
+            http.post(
+                "/api/v1/search/fullSearch",
+                headers={**headers, "X-AuthToken": token},
+                json={"query": "a", "types": ["TR"]},
+            )
+            .json()
+            .get("items", [])
+        )
     music_ids = [i["musicId"] for i in items]
     if not music_ids:
         raise RuntimeError("the library has no tracks to seed stations with")
     return names, music_ids
 
 
-async def load(server: Server, names: list[str], music_ids: list[str], duration: float,
-               rss: dict[str, float]) -> Stats:
+async def load(
+    server: Server, names: list[str], music_ids: list[str], duration: float, rss: dict[str, float]
+) -> Stats:
     stats = Stats()
     deadline = time.monotonic() + duration
     rng = random.Random(7)
-    listeners = [Listener(server.url, n, music_ids, stats, random.Random(rng.random())) for n in names]
+    listeners = [
+        Listener(server.url, n, music_ids, stats, random.Random(rng.random())) for n in names
+    ]
 
     async def sample() -> None:
         rss["start"] = server.rss_mb()
@@ -322,18 +380,34 @@ def soak(kind: str, args: argparse.Namespace, library: Path, work: Path) -> None
         wall = time.monotonic() - started
         requests = sum(len(v) for v in stats.latencies.values())
         errors = sum(stats.errors.values())
-        detail = " " + ",".join(f"{k}={v}" for k, v in sorted(stats.errors.items())) if errors else ""
-        print(f"soak backend={kind} listeners={args.listeners} duration_s={wall:.0f} requests={requests} "
-              f"tracks_played={stats.tracks} audio_mb={stats.audio_bytes / 2**20:.1f} errors={errors}{detail} "
-              f"target_errors=0", flush=True)
+        detail = (
+            " " + ",".join(f"{k}={v}" for k, v in sorted(stats.errors.items())) if errors else ""
+        )
+        print(
+            f"soak backend={kind} listeners={args.listeners} duration_s={wall:.0f} "
+            f"requests={requests} "
+            f"tracks_played={stats.tracks} audio_mb={stats.audio_bytes / 2**20:.1f} "
+            f"errors={errors}{detail} "
+            f"target_errors=0",
+            flush=True,
+        )
         for endpoint, values in sorted(stats.latencies.items()):
-            print(f"latency backend={kind} endpoint={endpoint} p50_ms={pct(values, 50):.1f} "
-                  f"p99_ms={pct(values, 99):.1f} max_ms={max(values):.1f} requests={len(values)}"
-                  + (" (time to response headers)" if endpoint == "audio" else ""), flush=True)
-        growth = (rss["end"] - rss["start"]) / rss["start"] * 100 if rss.get("start") else float("nan")
-        print(f"rss backend={kind} start_mb={rss.get('start', 0):.1f} middle_mb={rss.get('middle', 0):.1f} "
-              f"end_mb={rss.get('end', 0):.1f} growth_pct={growth:+.1f} target_abs<{TARGET_RSS_GROWTH_PCT:g}",
-              flush=True)
+            print(
+                f"latency backend={kind} endpoint={endpoint} p50_ms={pct(values, 50):.1f} "
+                f"p99_ms={pct(values, 99):.1f} max_ms={max(values):.1f} requests={len(values)}"
+                + (" (time to response headers)" if endpoint == "audio" else ""),
+                flush=True,
+            )
+        growth = (
+            (rss["end"] - rss["start"]) / rss["start"] * 100 if rss.get("start") else float("nan")
+        )
+        print(
+            f"rss backend={kind} start_mb={rss.get('start', 0):.1f} "
+            f"middle_mb={rss.get('middle', 0):.1f} "
+            f"end_mb={rss.get('end', 0):.1f} growth_pct={growth:+.1f} "
+            f"target_abs<{TARGET_RSS_GROWTH_PCT:g}",
+            flush=True,
+        )
     finally:
         if server is not None:
             server.stop()
@@ -342,13 +416,25 @@ def soak(kind: str, args: argparse.Namespace, library: Path, work: Path) -> None
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description="Many listeners for minutes: errors, p99 per endpoint, server RSS.")
-    parser.add_argument("--duration", type=float, default=600, help="seconds of load per backend (default 600)")
-    parser.add_argument("--listeners", type=int, default=64, help="simulated listeners (default 64)")
+    parser = argparse.ArgumentParser(
+        description="Many listeners for minutes: errors, p99 per endpoint, server RSS."
+    )
+    parser.add_argument(
+        "--duration", type=float, default=600, help="seconds of load per backend (default 600)"
+    )
+    parser.add_argument(
+        "--listeners", type=int, default=64, help="simulated listeners (default 64)"
+    )
     parser.add_argument("--backend", choices=["sqlite", "postgresql", "both"], default="both")
-    parser.add_argument("--postgres-url", default=DEFAULT_PG, help=f"PostgreSQL database (default {DEFAULT_PG})")
-    parser.add_argument("--track-seconds", type=float, default=8.0, help="length of the demo tracks (default 8)")
-    parser.add_argument("--keep", action="store_true", help="keep the work dir (server logs, library)")
+    parser.add_argument(
+        "--postgres-url", default=DEFAULT_PG, help=f"PostgreSQL database (default {DEFAULT_PG})"
+    )
+    parser.add_argument(
+        "--track-seconds", type=float, default=8.0, help="length of the demo tracks (default 8)"
+    )
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the work dir (server logs, library)"
+    )
     args = parser.parse_args()
     if args.duration < 5 or not 1 <= args.listeners <= 1000 or not 1 <= args.track_seconds <= 60:
         parser.error("--duration >= 5, --listeners in [1, 1000], --track-seconds in [1, 60]")
@@ -364,18 +450,30 @@ def main() -> None:
     signal.signal(signal.SIGTERM, _interrupt)
     work = Path(tempfile.mkdtemp(prefix="airwave-bench-soak-"))
     backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
-    print(f"config listeners={args.listeners} duration_s={args.duration:g} backends={','.join(backends)} "
-          f"track_seconds={args.track_seconds:g} audio=mp3 at real-time pace skip_share={SKIP_SHARE} "
-          f"thumb_share={THUMB_SHARE} cpus={os.cpu_count()} loadavg_1m={os.getloadavg()[0]:.2f}", flush=True)
+    print(
+        f"config listeners={args.listeners} duration_s={args.duration:g} "
+        f"backends={','.join(backends)} "
+        f"track_seconds={args.track_seconds:g} audio=mp3 at real-time pace skip_share={SKIP_SHARE} "
+        f"thumb_share={THUMB_SHARE} cpus={os.cpu_count()} loadavg_1m={os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
     try:
         from airwave.library import demo
 
         library = work / "library"
         started = time.monotonic()
-        summary = demo.generate(library, track_seconds=args.track_seconds, formats=("mp3",),
-                                artists_per_genre=1, albums_per_artist=1)
-        print(f"library tracks={summary.tracks} track_seconds={args.track_seconds:g} "
-              f"generated_s={time.monotonic() - started:.1f}", flush=True)
+        summary = demo.generate(
+            library,
+            track_seconds=args.track_seconds,
+            formats=("mp3",),
+            artists_per_genre=1,
+            albums_per_artist=1,
+        )
+        print(
+            f"library tracks={summary.tracks} track_seconds={args.track_seconds:g} "
+            f"generated_s={time.monotonic() - started:.1f}",
+            flush=True,
+        )
         for kind in backends:
             soak(kind, args, library, work)
     except KeyboardInterrupt:

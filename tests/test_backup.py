@@ -1,4 +1,4 @@
-"""`airwave backup` of a server under write load, `airwave restore` onto a fresh instance, damaged archives."""
+"""`airwave backup` of a server under write load, `airwave restore` onto a fresh instance."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from typing import Any, Callable
 
 import httpx
 import pytest
-
 from support import Api, Backend, Server, unique, wait_indexed
 
 PASSWORD = "correct horse battery"
@@ -77,15 +76,20 @@ def restore(backend: Backend, archive: Path, *extra: str) -> Any:
 
 
 def test_backup_under_write_load_restores_everything_acknowledged_before_it(
-        start_server: Callable[..., Server], make_backend: Callable[[], Backend], library_args: list[str],
-        tmp_path: Path) -> None:
+    start_server: Callable[..., Server],
+    make_backend: Callable[[], Backend],
+    library_args: list[str],
+    tmp_path: Path,
+) -> None:
     source = start_server(*library_args, env=ENV)
     wait_indexed(source)
     keeper = source.client()
     keeper.register("keeper", PASSWORD)
     music_ids = track_ids(keeper)
     station = keeper.ok("v1/station/createStation", {"musicId": music_ids[0]})["stationId"]
-    tracks = keeper.ok("v1/playlist/getFragment", {"stationId": station, "audioFormat": "mp3"})["tracks"]
+    tracks = keeper.ok("v1/playlist/getFragment", {"stationId": station, "audioFormat": "mp3"})[
+        "tracks"
+    ]
     audio_path = httpx.URL(tracks[0]["audioURL"]).path  # signed by the source's key
     assert httpx.head(source.url + audio_path).status_code == 200
 
@@ -115,7 +119,7 @@ def test_backup_under_write_load_restores_everything_acknowledged_before_it(
 
     target = make_backend()
     if source.backend.pg is not None:
-        source.backend.pg.drop()  # the original database is lost; the backup goes into a fresh schema
+        source.backend.pg.drop()  # the original is lost; the backup goes into a fresh schema
     restored = restore(target, archive)
     assert restored.returncode == 0, restored.stderr
     assert "restored the" in restored.stdout
@@ -138,8 +142,12 @@ def test_backup_under_write_load_restores_everything_acknowledged_before_it(
     # a write acknowledged after the backup finished cannot be in it
     late = [a for a in writer.done if a.registered > finished]
     for acked in late:
-        assert server.client().call("v1/auth/login", {"username": acked.username,
-                                                      "password": PASSWORD}).status_code != 200
+        assert (
+            server.client()
+            .call("v1/auth/login", {"username": acked.username, "password": PASSWORD})
+            .status_code
+            != 200
+        )
     # the restored database takes new writes (ids and sequences carried over)
     fresh = server.client()
     fresh.register(unique("after"), PASSWORD)
@@ -156,7 +164,8 @@ def _instance_with(backend: Backend, *usernames: str) -> Server:
 
 
 def test_restore_refuses_an_instance_with_a_database_unless_forced(
-        make_backend: Callable[[], Backend], tmp_path: Path) -> None:
+    make_backend: Callable[[], Backend], tmp_path: Path
+) -> None:
     instance = _instance_with(make_backend(), "first")
     archive = tmp_path / "first.tar.gz"
     assert instance.cli("backup", "--out", str(archive)).returncode == 0
@@ -166,7 +175,9 @@ def test_restore_refuses_an_instance_with_a_database_unless_forced(
     assert refused.returncode == 1
     assert "already" in refused.stderr and "--force" in refused.stderr
     assert "second" in instance.cli("user", "list").stdout  # untouched
-    forced = restore(instance.backend, archive, "--force")  # back to the moment of the backup, same place
+    forced = restore(
+        instance.backend, archive, "--force"
+    )  # back to the moment of the backup, same place
     assert forced.returncode == 0, forced.stderr
     listed = instance.cli("user", "list").stdout
     assert "first" in listed and "second" not in listed
@@ -184,7 +195,8 @@ def _rewrite(archive: Path, out: Path, change: Callable[[str, bytes], bytes]) ->
 
 
 def test_damaged_archives_are_refused_with_a_clear_error(
-        make_backend: Callable[[], Backend], tmp_path: Path) -> None:
+    make_backend: Callable[[], Backend], tmp_path: Path
+) -> None:
     server = _instance_with(make_backend(), unique())
     archive = tmp_path / "good.tar.gz"
     assert server.cli("backup", "--out", str(archive)).returncode == 0
@@ -192,12 +204,21 @@ def test_damaged_archives_are_refused_with_a_clear_error(
     truncated = tmp_path / "truncated.tar.gz"
     truncated.write_bytes(archive.read_bytes()[: archive.stat().st_size // 2])
     altered = tmp_path / "altered.tar.gz"
-    _rewrite(archive, altered, lambda name, data: data[:-1] + bytes([data[-1] ^ 1])
-             if name.startswith("database/") else data)
+    _rewrite(
+        archive,
+        altered,
+        lambda name, data: (
+            data[:-1] + bytes([data[-1] ^ 1]) if name.startswith("database/") else data
+        ),
+    )
     junk = tmp_path / "junk.tar.gz"
     junk.write_bytes(secrets.token_bytes(4096))
-    cases = {truncated: "is not an Airwave backup or is damaged", altered: "does not match its checksum",
-             junk: "is not an Airwave backup or is damaged", tmp_path / "absent.tar.gz": "no such file"}
+    cases = {
+        truncated: "is not an Airwave backup or is damaged",
+        altered: "does not match its checksum",
+        junk: "is not an Airwave backup or is damaged",
+        tmp_path / "absent.tar.gz": "no such file",
+    }
     for path, message in cases.items():
         target = make_backend()
         answer = restore(target, path)

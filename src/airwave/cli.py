@@ -503,11 +503,11 @@ def docs(
 
 @app.command()
 def backup(
-    out_file: Annotated[Path, typer.Option("--out", help="Archive to write (replaced only once complete)")],
+    out_file: Annotated[Path, typer.Option("--out", help="Archive file to write")],
     data_dir: DataDir = None,
     config: ConfigFile = None,
 ) -> None:
-    """Back up the database, URL-signing keys, ad files and config into one archive; safe while serving."""
+    """Back up database, signing keys, ad files and config into one archive; safe while serving."""
     from airwave.core.backup import BackupError, create_backup
 
     settings = _settings(data_dir=data_dir, config_file=config)
@@ -517,18 +517,18 @@ def backup(
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from None
     size = sum(f["size"] for f in manifest.files)
-    out.print(f"backed up the {manifest.database} database (schema revision {manifest.revision}) and "
-              f"{len(manifest.files) - 1} files ({_bytes(size)} before compression) to {out_file}")
+    out.print(f"backed up the {manifest.database} database (schema revision {manifest.revision}) "
+              f"and {len(manifest.files) - 1} files ({_bytes(size)} uncompressed) to {out_file}")
 
 
 @app.command()
 def restore(
     archive: Annotated[Path, typer.Argument(help="An archive written by `airwave backup`")],
-    force: Annotated[bool, typer.Option("--force", help="Replace a database that is already there")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing database")] = False,
     data_dir: DataDir = None,
     config: ConfigFile = None,
 ) -> None:
-    """Restore a backup onto this instance (stop the server first); migrates an older backup forward."""
+    """Restore a backup onto this instance (stop its server first); migrates old backups forward."""
     from airwave.core.backup import BackupError, restore_backup
 
     settings = _settings(data_dir=data_dir, config_file=config)

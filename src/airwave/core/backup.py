@@ -1,8 +1,8 @@
-"""`airwave backup` / `airwave restore`: the database, the URL-signing keys, ad files and the config in one archive.
+"""`airwave backup` / `airwave restore`: database, signing keys, ad files and config in one archive.
 
-The archive is a gzip'd tar: `manifest.json` first (format, time, database kind, schema revision, every
-other member with its size and SHA-256), then `database/…` and `files/…`. Restoring verifies every
-checksum before anything in the target is touched.
+The archive is a gzip'd tar: `manifest.json` first (format, time, database kind, schema revision,
+every other member with its size and SHA-256), then `database/…`, `files/…` and `config/…`.
+Restoring verifies every checksum before anything in the target is touched.
 """
 
 from __future__ import annotations
@@ -58,7 +58,9 @@ class Manifest:
         data = json.loads(raw)
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             found = data.get("format") if isinstance(data, dict) else None
-            raise BackupError(f"unsupported backup format {found!r}; this Airwave reads format {FORMAT}")
+            raise BackupError(
+                f"unsupported backup format {found!r}; this Airwave reads format {FORMAT}"
+            )
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         try:
             return cls(**known)
@@ -69,7 +71,9 @@ class Manifest:
 @dataclass(frozen=True)
 class RestoreReport:
     manifest: Manifest
-    migrated_to: str | None  # the revision migrations brought the restored database to, when they ran
+    migrated_to: (
+        str | None
+    )  # the revision migrations brought the restored database to, when they ran
     files: int
 
 
@@ -95,7 +99,7 @@ def _data_files(data_dir: Path) -> list[tuple[Path, str]]:
 
 
 def create_backup(settings: Settings, out: Path) -> Manifest:
-    """Write a consistent backup of a (possibly running) instance to `out`, replaced only when complete."""
+    """Write a consistent backup of a (possibly serving) instance to `out` once it is complete."""
     url = settings.resolved_database_url
     try:
         kind = store.kind_of(url)
@@ -109,11 +113,20 @@ def create_backup(settings: Settings, out: Path) -> Manifest:
         db_file = Path(tmp) / PurePosixPath(_DB_MEMBER[kind]).name
         try:
             # the database first: the signing keys copied afterwards are never older than its URLs
-            snap = store.sqlite_snapshot(url, db_file) if kind == "sqlite" else store.postgres_dump(url, db_file)
+            snap = (
+                store.sqlite_snapshot(url, db_file)
+                if kind == "sqlite"
+                else store.postgres_dump(url, db_file)
+            )
         except store.StoreBackupError as exc:
             raise BackupError(str(exc)) from None
-        manifest = Manifest(kind, snap.revision, str(settings.data_dir.resolve()),
-                            pg_schema=snap.schema, pg_trgm_schema=snap.trgm_schema)
+        manifest = Manifest(
+            kind,
+            snap.revision,
+            str(settings.data_dir.resolve()),
+            pg_schema=snap.schema,
+            pg_trgm_schema=snap.trgm_schema,
+        )
         members: list[tuple[Path, str]] = [(db_file, _DB_MEMBER[kind])]
         staged = Path(tmp) / "files"
         for source, name in _data_files(settings.data_dir):
@@ -126,7 +139,9 @@ def create_backup(settings: Settings, out: Path) -> Manifest:
             members.append((Path(settings.config_file), name))
             manifest.config_file = name
         for path, name in members:
-            manifest.files.append({"name": name, "size": path.stat().st_size, "sha256": _sha256(path)})
+            manifest.files.append(
+                {"name": name, "size": path.stat().st_size, "sha256": _sha256(path)}
+            )
         partial = Path(tmp) / "archive.tar.gz"
         with tarfile.open(partial, "w:gz") as tar:
             info = tarfile.TarInfo(MANIFEST)
@@ -151,9 +166,22 @@ def read_manifest(archive: Path) -> Manifest:
         raise _damaged(archive, exc) from None
 
 
+def _safe(name: str) -> bool:
+    """A member name that stays inside the folders a restore writes to."""
+    parts = PurePosixPath(name).parts
+    return (
+        len(parts) >= 2
+        and parts[0] in ("database", "files", "config")
+        and ".." not in parts
+        and not name.startswith("/")
+    )
+
+
 def _damaged(archive: Path, exc: BaseException) -> BackupError:
-    """The error for an archive that cannot be read, with the first line of the reader's complaint."""
-    reason = str(exc).strip().splitlines()[0].rstrip(":") if str(exc).strip() else type(exc).__name__
+    """The error for an unreadable archive, with the first line of the reader's complaint."""
+    reason = (
+        str(exc).strip().splitlines()[0].rstrip(":") if str(exc).strip() else type(exc).__name__
+    )
     return BackupError(f"{archive} is not an Airwave backup or is damaged ({reason})")
 
 
@@ -170,7 +198,7 @@ def _manifest_of(tar: tarfile.TarFile, archive: Path) -> Manifest:
 
 
 def _unpack(archive: Path, into: Path) -> Manifest:
-    """Extract every listed member into `into` and check sizes and checksums; nothing else is accepted."""
+    """Extract the listed members into `into` and check sizes and checksums; nothing else goes."""
     try:
         with tarfile.open(archive, "r:*") as tar:
             manifest = _manifest_of(tar, archive)
@@ -182,8 +210,10 @@ def _unpack(archive: Path, into: Path) -> Manifest:
                 if name == MANIFEST and not seen_manifest:
                     seen_manifest = True
                     continue
-                if name not in expected or name in seen or not member.isfile():
-                    raise BackupError(f"{archive}: unexpected member {name!r} (not in the manifest)")
+                if name not in expected or name in seen or not member.isfile() or not _safe(name):
+                    raise BackupError(
+                        f"{archive}: unexpected member {name!r} (not in the manifest)"
+                    )
                 seen.add(name)
                 target = into / PurePosixPath(name)  # names come from the manifest's own list only
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -210,7 +240,7 @@ def _unpack(archive: Path, into: Path) -> Manifest:
 
 
 def restore_backup(settings: Settings, archive: Path, *, force: bool = False) -> RestoreReport:
-    """Restore an archive onto this instance's data dir and database (with no server running on them)."""
+    """Restore an archive onto this instance's data dir and database (no server running on them)."""
     url = settings.resolved_database_url
     try:
         kind = store.kind_of(url)
@@ -222,24 +252,34 @@ def restore_backup(settings: Settings, archive: Path, *, force: bool = False) ->
         staged = Path(tmp)
         manifest = _unpack(archive, staged)
         if manifest.database != kind:
-            raise BackupError(f"{archive} holds a {manifest.database} database but this instance uses {kind}; "
-                              f"set database_url to a {manifest.database} database to restore it")
+            raise BackupError(
+                f"{archive} holds a {manifest.database} database but this instance uses {kind}; "
+                f"set database_url to a {manifest.database} database to restore it"
+            )
         if not store.known_revision(manifest.revision):
-            raise BackupError(f"the backup's schema revision {manifest.revision} is newer than this Airwave "
-                              f"({__version__}) knows; restore it with the version that made it "
-                              f"({manifest.airwave_version}) or newer")
+            raise BackupError(
+                f"the backup's schema revision {manifest.revision} is newer than this Airwave "
+                f"({__version__}) knows; restore it with the version that made it "
+                f"({manifest.airwave_version}) or newer"
+            )
         dump = staged / PurePosixPath(_DB_MEMBER[kind])
         try:
             if kind == "sqlite":
                 if store.sqlite_revision_of(dump) != manifest.revision:
-                    raise BackupError(f"{archive} is damaged: the database's revision differs from the manifest's")
+                    raise BackupError(
+                        f"{archive} is damaged: the database's revision differs from the manifest's"
+                    )
                 if store.sqlite_has_database(url) and not force:
-                    raise BackupError(f"{store.sqlite_path(url)} already exists; use --force to replace it")
+                    raise BackupError(
+                        f"{store.sqlite_path(url)} already exists; use --force to replace it"
+                    )
                 store.sqlite_install(dump, url)
             else:
                 if manifest.pg_schema is None:
                     raise BackupError(f"{archive}: the manifest does not name the dumped schema")
-                store.postgres_restore(url, dump, manifest.pg_schema, manifest.pg_trgm_schema, force=force)
+                store.postgres_restore(
+                    url, dump, manifest.pg_schema, manifest.pg_trgm_schema, force=force
+                )
         except store.StoreBackupError as exc:
             raise BackupError(str(exc)) from None
         files = 0
@@ -248,7 +288,9 @@ def restore_backup(settings: Settings, archive: Path, *, force: bool = False) ->
             if name.parts[0] == "files":
                 target = data_dir.joinpath(*name.parts[1:])
             elif name.parts[0] == "config":
-                target = data_dir / name.name  # the operator points --config / AIRWAVE_CONFIG_FILE at it
+                target = (
+                    data_dir / name.name
+                )  # the operator points --config / AIRWAVE_CONFIG_FILE at it
             else:
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""Copying a live database out and back in: SQLite's backup API, pg_dump/pg_restore for PostgreSQL."""
+"""Copying a live database out and back in: SQLite's backup API, pg_dump/pg_restore."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def head_revision() -> str | None:
 
 
 def known_revision(revision: str | None) -> bool:
-    """True when this version's migrations contain `revision` (None: an empty, unmigrated database)."""
+    """True when this version's migrations contain `revision` (None: an unmigrated database)."""
     if revision is None:
         return True
     try:
@@ -67,7 +67,7 @@ def sqlite_path(url: str) -> Path:
 
 
 def sqlite_snapshot(url: str, dest: Path) -> Snapshot:
-    """Copy a (possibly busy, WAL-mode) SQLite database through the backup API into one self-contained file.
+    """Copy a (possibly busy, WAL-mode) SQLite database through the backup API into one file.
 
     One backup step copies every page inside a single read transaction, so the copy is the database
     as of one commit; WAL readers do not block the server's writers meanwhile.
@@ -80,7 +80,9 @@ def sqlite_snapshot(url: str, dest: Path) -> Snapshot:
         target = sqlite3.connect(dest)
         try:
             source.backup(target, pages=-1)
-            target.execute("PRAGMA journal_mode=DELETE")  # a single file, whatever mode the source was in
+            target.execute(
+                "PRAGMA journal_mode=DELETE"
+            )  # a single file, whatever mode the source was in
             check = target.execute("PRAGMA quick_check").fetchone()[0]
             if check != "ok":
                 raise StoreBackupError(f"the copied database failed its integrity check: {check}")
@@ -134,7 +136,7 @@ def sqlite_install(snapshot: Path, url: str) -> None:
 
 
 def _libpq(url: str) -> tuple[str, dict[str, str]]:
-    """A libpq connection URI for the pg_* tools, with the password passed in the environment instead."""
+    """A libpq URI for the pg_* tools; the password goes in the environment instead."""
     parsed: URL = make_url(url)
     env = dict(os.environ)
     if parsed.password is not None:
@@ -146,8 +148,10 @@ def _libpq(url: str) -> tuple[str, dict[str, str]]:
 def _tool(name: str) -> str:
     found = shutil.which(name)
     if found is None:
-        raise StoreBackupError(f"{name} is not on PATH; install the PostgreSQL client tools "
-                               f"(the same major version as the server or newer) or see README \"Backups\"")
+        raise StoreBackupError(
+            f"{name} is not on PATH; install the PostgreSQL client tools "
+            f'(the same major version as the server or newer) or see README "Backups"'
+        )
     return found
 
 
@@ -164,14 +168,25 @@ def _pg_facts(url: str) -> tuple[str, str | None, str | None, list[str]]:
     try:
         with engine.connect() as conn:
             schema = conn.execute(text("SELECT current_schema()")).scalar_one()
-            tables = list(conn.execute(text(
-                "SELECT tablename FROM pg_tables WHERE schemaname = :s ORDER BY tablename"), {"s": schema}).scalars())
+            tables = list(
+                conn.execute(
+                    text(
+                        "SELECT tablename FROM pg_tables WHERE schemaname = :s ORDER BY tablename"
+                    ),
+                    {"s": schema},
+                ).scalars()
+            )
             revision = None
             if "alembic_version" in tables:
-                revision = conn.execute(text(
-                    f'SELECT version_num FROM "{schema}".alembic_version')).scalar_one_or_none()
-            trgm = conn.execute(text("SELECT extnamespace::regnamespace::text FROM pg_extension "
-                                     "WHERE extname = 'pg_trgm'")).scalar_one_or_none()
+                revision = conn.execute(
+                    text(f'SELECT version_num FROM "{schema}".alembic_version')
+                ).scalar_one_or_none()
+            trgm = conn.execute(
+                text(
+                    "SELECT extnamespace::regnamespace::text FROM pg_extension "
+                    "WHERE extname = 'pg_trgm'"
+                )
+            ).scalar_one_or_none()
     except Exception as exc:
         raise StoreBackupError(f"cannot reach the database: {exc}") from None
     finally:
@@ -180,21 +195,42 @@ def _pg_facts(url: str) -> tuple[str, str | None, str | None, list[str]]:
 
 
 def postgres_dump(url: str, dest: Path) -> Snapshot:
-    """pg_dump the instance's schema (custom format: one consistent snapshot, writers keep going)."""
+    """pg_dump the instance's schema (custom format: one consistent snapshot; writers go on)."""
     schema, _, trgm, tables = _pg_facts(url)
     if not tables:
         raise StoreBackupError(f"schema {schema} has no tables: nothing to back up")
     uri, env = _libpq(url)
-    _run([_tool("pg_dump"), "--format=custom", "--no-owner", "--no-privileges", f"--schema={schema}",
-          f"--file={dest}", f"--dbname={uri}"], env, "pg_dump")
+    _run(
+        [
+            _tool("pg_dump"),
+            "--format=custom",
+            "--no-owner",
+            "--no-privileges",
+            f"--schema={schema}",
+            f"--file={dest}",
+            f"--dbname={uri}",
+        ],
+        env,
+        "pg_dump",
+    )
     # read the revision from the dump itself, so it is the one of the snapshot
     revision = _dump_revision(dest, schema, env)
     return Snapshot("postgresql", dest, revision, schema, trgm)
 
 
 def _dump_revision(dump: Path, schema: str, env: dict[str, str]) -> str | None:
-    script = _run([_tool("pg_restore"), "--data-only", f"--schema={schema}", "--table=alembic_version",
-                   "--file=-", str(dump)], env, "pg_restore (reading the schema revision)")
+    script = _run(
+        [
+            _tool("pg_restore"),
+            "--data-only",
+            f"--schema={schema}",
+            "--table=alembic_version",
+            "--file=-",
+            str(dump),
+        ],
+        env,
+        "pg_restore (reading the schema revision)",
+    )
     lines = script.splitlines()
     for i, line in enumerate(lines):
         if line.startswith("COPY ") and "alembic_version" in line and i + 1 < len(lines):
@@ -207,39 +243,72 @@ def postgres_has_database(url: str) -> bool:
     return bool(_pg_facts(url)[3])
 
 
-def postgres_restore(url: str, dump: Path, source_schema: str, trgm_schema: str | None, *, force: bool) -> None:
-    """Load a dump into the URL's current schema; with force, its existing tables are dropped first."""
+def postgres_restore(
+    url: str, dump: Path, source_schema: str, trgm_schema: str | None, *, force: bool
+) -> None:
+    """Load a dump into the URL's current schema; with force, its tables are dropped first."""
     target, _, trgm, tables = _pg_facts(url)
     uri, env = _libpq(url)
     engine = create_engine(url)
     try:
         with engine.begin() as conn:
-            if target != source_schema and conn.execute(
-                    text("SELECT 1 FROM pg_namespace WHERE nspname = :s"), {"s": source_schema}).first():
+            if (
+                target != source_schema
+                and conn.execute(
+                    text("SELECT 1 FROM pg_namespace WHERE nspname = :s"), {"s": source_schema}
+                ).first()
+            ):
                 raise StoreBackupError(
                     f"the backup's schema {source_schema} exists in this database; restore into it "
-                    f"(put it first on the search_path) or drop it before restoring into {target}")
+                    f"(put it first on the search_path) or drop it before restoring into {target}"
+                )
             if tables and not force:
-                raise StoreBackupError(f"schema {target} already has tables; use --force to replace them")
+                raise StoreBackupError(
+                    f"schema {target} already has tables; use --force to replace them"
+                )
             for table in tables:
                 conn.execute(text(f'DROP TABLE IF EXISTS "{target}"."{table}" CASCADE'))
             if trgm is None:
                 where = f' SCHEMA "{trgm_schema}"' if trgm_schema else ""
                 conn.execute(text(f"CREATE EXTENSION IF NOT EXISTS pg_trgm{where}"))
         listing = _run([_tool("pg_restore"), "--list", str(dump)], env, "pg_restore --list")
-        # extensions are the database's, not the schema's; the schema itself exists when restoring into it
-        skip = (" EXTENSION - ", "COMMENT - EXTENSION ") + ((" SCHEMA - ", "COMMENT - SCHEMA ") if target == source_schema else ())
+        # extensions are the database's, not the schema's; the schema exists when restoring into it
+        skip = (" EXTENSION - ", "COMMENT - EXTENSION ") + (
+            (" SCHEMA - ", "COMMENT - SCHEMA ") if target == source_schema else ()
+        )
         keep = [line for line in listing.splitlines() if not any(s in line for s in skip)]
         toc = dump.with_name(dump.name + ".toc")
         toc.write_text("\n".join(keep) + "\n")
-        _run([_tool("pg_restore"), "--no-owner", "--no-privileges", "--exit-on-error", "--single-transaction",
-              f"--use-list={toc}", f"--dbname={uri}", str(dump)], env, "pg_restore")
+        _run(
+            [
+                _tool("pg_restore"),
+                "--no-owner",
+                "--no-privileges",
+                "--exit-on-error",
+                "--single-transaction",
+                f"--use-list={toc}",
+                f"--dbname={uri}",
+                str(dump),
+            ],
+            env,
+            "pg_restore",
+        )
         if target != source_schema:
             with engine.begin() as conn:
-                moved = conn.execute(text("SELECT tablename FROM pg_tables WHERE schemaname = :s"),
-                                     {"s": source_schema}).scalars().all()
-                for table in moved:  # indexes, constraints and owned sequences move with their table
-                    conn.execute(text(f'ALTER TABLE "{source_schema}"."{table}" SET SCHEMA "{target}"'))
+                moved = (
+                    conn.execute(
+                        text("SELECT tablename FROM pg_tables WHERE schemaname = :s"),
+                        {"s": source_schema},
+                    )
+                    .scalars()
+                    .all()
+                )
+                for (
+                    table
+                ) in moved:  # indexes, constraints and owned sequences move with their table
+                    conn.execute(
+                        text(f'ALTER TABLE "{source_schema}"."{table}" SET SCHEMA "{target}"')
+                    )
                 conn.execute(text(f'DROP SCHEMA "{source_schema}"'))
     except StoreBackupError:
         raise
@@ -259,9 +328,17 @@ def rebase_paths(url: str, old_prefix: str, new_prefix: str) -> int:
         with engine.begin() as conn:
             for table, column in (("ad_campaigns", "path"), ("artwork", "source_path")):
                 result = conn.execute(
-                    text(f"UPDATE {table} SET {column} = :new || substr({column}, :cut) "
-                         f"WHERE substr({column}, 1, :n) = :old"),
-                    {"new": new_prefix, "old": old_prefix, "n": len(old_prefix), "cut": len(old_prefix) + 1})
+                    text(
+                        f"UPDATE {table} SET {column} = :new || substr({column}, :cut) "
+                        f"WHERE substr({column}, 1, :n) = :old"
+                    ),
+                    {
+                        "new": new_prefix,
+                        "old": old_prefix,
+                        "n": len(old_prefix),
+                        "cut": len(old_prefix) + 1,
+                    },
+                )
                 changed += result.rowcount or 0
     finally:
         engine.dispose()
