@@ -53,6 +53,7 @@ def make_library(root: Path, genres: tuple[str, ...], artists: int, seconds: flo
                  albums: int = 2) -> Truth:
     """Generate (once) a library of known clusters and learn each artist's cluster from the generator."""
     from airwave.library import demo as generator
+    from airwave.library.containment import Roots
     from airwave.library.tags import read
 
     if demo:
@@ -63,7 +64,7 @@ def make_library(root: Path, genres: tuple[str, ...], artists: int, seconds: flo
                                      track_seconds=seconds)
     cluster, substyle = {}, {}
     for path, (genre, style) in summary.truth.items():
-        tags = read(path, None)
+        tags = read(path, None, Roots([root]))
         artist = getattr(tags, "artist", None)
         if artist:
             cluster[artist], substyle[artist] = genre, style

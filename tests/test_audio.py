@@ -265,10 +265,12 @@ def test_suspended_listener_and_vanished_files(ctx: Ctx, tmp_path: Path) -> None
     assert_error(httpx.get(url), 403, "LISTENER_SUSPENDED")
     assert ctx.server.cli("user", "enable", "bob").returncode == 0
     assert httpx.get(url).status_code == 200
-    gone = audiokit.clone_track(ctx.backend, ctx.tracks["02 Beacon.mp3"], tmp_path / "deleted.mp3")
+    inside = ctx.library / f"Later {tmp_path.name}"  # served files must lie in the library
+    inside.mkdir()
+    gone = audiokit.clone_track(ctx.backend, ctx.tracks["02 Beacon.mp3"], inside / "deleted.mp3")
     assert_error(httpx.get(ctx.url("original", gone)), 404, "NOT_FOUND")
     assert_error(httpx.get(ctx.url("mp3", gone)), 404, "NOT_FOUND")
-    broken = tmp_path / "broken.flac"
+    broken = inside / "broken.flac"
     broken.write_bytes(b"fLaC" + bytes(5000))
     unplayable = audiokit.clone_track(ctx.backend, ctx.tracks["02 Beacon.mp3"], broken, codec="flac")
     refused = assert_error(httpx.get(ctx.url("opus", unplayable), timeout=60), 500, "SERVER_ERROR")

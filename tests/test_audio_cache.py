@@ -213,7 +213,8 @@ def _stream_and_watch(url: str, pid: int, **kwargs: Any) -> tuple[int, int]:
 
 @pytest.fixture(scope="module")
 def sparse(instance: Instance, tmp_path_factory: pytest.TempPathFactory) -> int:
-    path = tmp_path_factory.mktemp("sparse") / "huge.mp3"
+    path = instance.library / "Huge" / "huge.mp3"  # served files must lie in the library
+    path.parent.mkdir(exist_ok=True)
     with open(path, "wb") as handle:
         handle.truncate(GIB)
     return audiokit.clone_track(instance.backend, instance.tracks["02 Short.flac"], path)

@@ -95,6 +95,7 @@ class ZeroCopyHttpToolsProtocol(HttpToolsProtocol):
         self.in_head = True  # between requests: no request head complete yet
         self.head_bytes = 0
         self.head_timer: asyncio.TimerHandle | None = None
+        self.in_message = False  # the parser is inside a request (head or body)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -141,10 +142,26 @@ class ZeroCopyHttpToolsProtocol(HttpToolsProtocol):
         self.scope.setdefault("extensions", {})[EXTENSION] = {}  # type: ignore[typeddict-unknown-key]
         cycle.send = _ZeroCopySend(cycle, cycle.send)  # type: ignore[method-assign]
 
+    def on_message_begin(self) -> None:
+        self.in_message = True
+        super().on_message_begin()
+
+    def on_message_complete(self) -> None:
+        self.in_message = False
+        super().on_message_complete()
+        cycle = self.cycle
+        if cycle is not None and cycle.response_complete and not self.transport.is_closing():
+            self._await_next_head()  # answered before its body ended (e.g. a 413): now idle
+
     def on_response_complete(self) -> None:
         super().on_response_complete()
         if self.transport.is_closing() or not (self.cycle is None or self.cycle.response_complete):
             return  # closing, or a pipelined request is being answered now
+        if self.in_message:
+            return  # the rest of this request's body is still arriving: body bytes, not a head
+        self._await_next_head()
+
+    def _await_next_head(self) -> None:
         self.in_head = True  # the keep-alive timer runs until bytes of the next request arrive
         self.guard.set_idle(self, True)
 

@@ -22,6 +22,7 @@ from airwave.core import delivery, stations
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
 from airwave.library import tags
+from airwave.library.containment import Roots
 from airwave.store.models import AdCampaign, AdImpressionDay, AdSpin, Artwork, Listener, Spin, Track
 
 ADS_DIR = "ads"
@@ -98,14 +99,17 @@ def add_campaign(db: Session, settings: Settings, new: NewCampaign, now: datetim
     source = new.source
     if not source.is_file() or not os.access(source, os.R_OK):
         raise ApiError(ErrorCode.INVALID_REQUEST, f"{source}: no such readable file")
-    probed = tags.read(str(source))
+    # the operator named this file: its own folder is where it may be read from
+    own = Roots([os.path.dirname(os.path.realpath(source))])
+    probed = tags.read(str(source), None, own)
     if isinstance(probed, tags.ReadError):
         raise ApiError(ErrorCode.INVALID_REQUEST, f"{source}: {probed.message}")
     if probed.duration <= 0:
         raise ApiError(ErrorCode.INVALID_REQUEST, f"{source}: no audio in this file")
     picture = None
     if new.art is not None:
-        picture = tags.describe_image(str(new.art)) if new.art.is_file() else None
+        art_root = Roots([os.path.dirname(os.path.realpath(new.art))])
+        picture = tags.describe_image(str(new.art), art_root) if new.art.is_file() else None
         if picture is None:
             raise ApiError(ErrorCode.INVALID_REQUEST, f"{new.art}: not a readable image")
     folder = settings.data_dir / ADS_DIR

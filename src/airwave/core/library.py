@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from airwave.core.ads import ADS_DIR
 from airwave.core.services import Services
 from airwave.library.containment import Roots
 from airwave.library.profiler import ProfileReport
@@ -71,11 +72,12 @@ def serving_roots(services: Services, library: Library | None) -> Roots:
     """Where the files the server reads for the catalogue (audio, art) may really live.
 
     The library's roots and every folder a scan recorded (a catalogue made by `airwave scan`,
-    served without `library_dirs`), never the data directory (signing keys and database).
+    served without `library_dirs`), and the ads folder; nothing else of the data directory.
     """
     roots = library.roots if library is not None else services.settings.library_dirs
     known = [*(os.path.abspath(r) for r in roots), *recorded_roots(services.database)]
-    return Roots(known, deny=[services.settings.data_dir])
+    ads = services.settings.data_dir / ADS_DIR  # the operator's ad files and their art
+    return Roots([*known, ads], deny=[services.settings.data_dir])
 
 
 class Library:
