@@ -7,10 +7,10 @@ secondsPlayed), thumbs some tracks up or down, and logs in again every few fragm
 a small demo library (one album per genre) of short MP3 tracks, generated once; listeners are
 plus tier (no ads, no skip limits).
 
-`airwave serve` runs as a child process per backend (SQLite in a fresh data dir; PostgreSQL in a
-throw-away schema of --postgres-url). Its RSS (/proc/<pid>/status VmRSS) is read when the load
-starts,
-half-way and at the end.
+`airwave serve` runs as a child process per backend, started by the server harness the tests use
+(tests/support): SQLite in a fresh data dir, PostgreSQL in a throw-away schema of
+$AIRWAVE_TEST_POSTGRES_URL (default: the local `test` database). Its RSS (/proc/<pid>/status
+VmRSS) is read when the load starts, half-way and at the end.
 
     .venv/bin/python bench/soak.py [--duration 600] [--listeners 64] \
         [--backend sqlite|postgresql|both]
@@ -25,14 +25,10 @@ import asyncio
 import json
 import os
 import random
-import re
-import secrets
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -41,133 +37,60 @@ from typing import Any
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.databases import Backend, PostgresSchema  # the shared server harness  # noqa: E402
+from support.server import Server  # noqa: E402
+
 CSRF = "lol"
 PASSWORD = "soak listener password"
 TARGET_RSS_GROWTH_PCT = 10.0
 SKIP_SHARE, THUMB_SHARE = 0.15, 0.2
 RELOGIN_EVERY = 5  # fragments
 CHUNK = 16 * 1024
-DEFAULT_PG = os.environ.get(
-    "AIRWAVE_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-)
-_LISTENING = re.compile(r"listening on (\S+)")
 
 
 # --------------------------------------------------------------------------- server
 
 
-@dataclass
-class Server:
-    proc: subprocess.Popen
-    url: str
-    log: Path
-
-    def rss_mb(self) -> float:
-        """VmRSS of the server process in MiB (0 when it is gone)."""
-        try:
-            for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-        except OSError:
-            pass
-        return 0.0
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-def tail(path: Path, lines: int = 25) -> str:
+def rss_mb(server: Server) -> float:
+    """VmRSS of the server process in MiB (0 when it is gone)."""
     try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+        status = Path(f"/proc/{server.process.pid}/status").read_text()  # type: ignore[union-attr]
     except OSError:
-        return "(no log)"
+        return 0.0
+    for line in status.splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
-def start_server(data_dir: Path, library: Path, database_url: str | None) -> Server:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRWAVE_")}
-    env.update(
-        {
-            "AIRWAVE_DATA_DIR": str(data_dir),
-            "AIRWAVE_FRAGMENT_LIMIT": str(10**9),
-            "AIRWAVE_RADIO_RULES": "relaxed",
-            "AIRWAVE_DEFAULT_TIER": "plus",
-            "AIRWAVE_LOG_FORMAT": "json",
-        }
-    )
-    if database_url:
-        env["AIRWAVE_DATABASE_URL"] = database_url
-    log = data_dir / "server.log"
+def start_server(data_dir: Path, library: Path, schema: PostgresSchema | None) -> Server:
+    """`airwave serve` on the shared harness; returns once the library is scanned and indexed."""
     data_dir.mkdir(parents=True, exist_ok=True)
-    with log.open("wb") as stderr:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "airwave",
-                "serve",
-                "--port",
-                "0",
-                "--open-registration",
-                "--library",
-                str(library),
-            ],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            text=True,
-        )
-    assert proc.stdout is not None
+    env = {
+        "AIRWAVE_FRAGMENT_LIMIT": str(10**9),
+        "AIRWAVE_RADIO_RULES": "relaxed",
+        "AIRWAVE_DEFAULT_TIER": "plus",
+    }
+    backend = Backend("postgresql" if schema else "sqlite", data_dir, schema)
+    server = Server(
+        backend,
+        ["--open-registration", "--library", str(library)],
+        env=env,
+        log_file=data_dir / "server.log",
+        clean_env=True,
+    ).start(timeout=120)
     deadline = time.monotonic() + 120
-    url = None
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        match = _LISTENING.search(line)
-        if match:
-            url = match.group(1).rstrip("/")
-            break
-    server = Server(proc, url or "", log)
-    if url is None:
-        server.stop()
-        raise RuntimeError(f"server did not start; log:\n{tail(log)}")
-    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
     while time.monotonic() < deadline:  # healthy, and the library scanned and indexed
         try:
-            status = httpx.get(f"{url}/healthz", timeout=2).json().get("library", {})
+            status = httpx.get(f"{server.url}/healthz", timeout=2).json().get("library", {})
             if status.get("indexed", 0) >= 1 and status.get("state") == "idle":
                 return server
         except httpx.TransportError:
             pass
         time.sleep(0.2)
     server.stop()
-    raise RuntimeError(f"library never indexed; log:\n{tail(log)}")
-
-
-class PgSchema:
-    """A throw-away schema; the URL puts it first on the search path (pg_trgm stays in public)."""
-
-    def __init__(self, url: str) -> None:
-        import psycopg
-
-        self.name = "soak_" + secrets.token_hex(5)
-        self.plain = url.replace("+psycopg", "")
-        with psycopg.connect(self.plain, autocommit=True) as conn:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
-            conn.execute(f'CREATE SCHEMA "{self.name}"')
-        self.url = f"{url}{'&' if '?' in url else '?'}options=-csearch_path%3D{self.name}%2Cpublic"
-
-    def drop(self) -> None:
-        import psycopg
-
-        with psycopg.connect(self.plain, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA IF EXISTS "{self.name}" CASCADE')
+    raise RuntimeError(f"library never indexed; log:\n{server.log_tail()}")
 
 
 # --------------------------------------------------------------------------- listeners
@@ -357,22 +280,22 @@ async def load(
     ]
 
     async def sample() -> None:
-        rss["start"] = server.rss_mb()
+        rss["start"] = rss_mb(server)
         await asyncio.sleep(duration / 2)
-        rss["middle"] = server.rss_mb()
+        rss["middle"] = rss_mb(server)
 
     sampler = asyncio.create_task(sample())
     await asyncio.gather(*(listener.run(deadline) for listener in listeners))
-    rss["end"] = server.rss_mb()
+    rss["end"] = rss_mb(server)
     await sampler
     return stats
 
 
 def soak(kind: str, args: argparse.Namespace, library: Path, work: Path) -> None:
-    schema = PgSchema(args.postgres_url) if kind == "postgresql" else None
+    schema = PostgresSchema() if kind == "postgresql" else None
     server = None
     try:
-        server = start_server(work / kind, library, schema.url if schema else None)
+        server = start_server(work / kind, library, schema)
         names, music_ids = set_up(server.url, args.listeners)
         rss: dict[str, float] = {}
         started = time.monotonic()
@@ -426,9 +349,6 @@ def parse_args() -> argparse.Namespace:
         "--listeners", type=int, default=64, help="simulated listeners (default 64)"
     )
     parser.add_argument("--backend", choices=["sqlite", "postgresql", "both"], default="both")
-    parser.add_argument(
-        "--postgres-url", default=DEFAULT_PG, help=f"PostgreSQL database (default {DEFAULT_PG})"
-    )
     parser.add_argument(
         "--track-seconds", type=float, default=8.0, help="length of the demo tracks (default 8)"
     )
