@@ -242,9 +242,8 @@ class ApiDispatcher:
 
 
     def _session_alive(self, session_id: int) -> bool:
-        """Whether the session still exists now (a fresh snapshot, not the call's)."""
-        with self.services.database.read() as db:
-            return sessions.exists(db, session_id)
+        """Whether the session still exists now (not in the call's snapshot), deletions settled."""
+        return sessions.still_exists(self.services.database, session_id)
 
 
 def _base_url(scope: Scope, headers: dict[str, str]) -> str:

@@ -189,6 +189,20 @@ def exists(db: Session, session_id: int) -> bool:
     return db.scalar(select(AuthSession.id).where(AuthSession.id == session_id)) is not None
 
 
+def still_exists(database: Database, session_id: int) -> bool:
+    """Whether the session exists once deletions in flight have ended.
+
+    On PostgreSQL a key-share lock waits for a transaction deleting the row (a deleted listener's
+    cascade) to commit or roll back; SQLite's writes are serialised, so a fresh read is enough.
+    """
+    if database.is_sqlite:
+        with database.read() as db:
+            return exists(db, session_id)
+    query = select(AuthSession.id).where(AuthSession.id == session_id)
+    with database.write() as db:
+        return db.scalar(query.with_for_update(key_share=True)) is not None
+
+
 def _extend(session: AuthSession, now: datetime) -> None:
     session.last_seen_at = now
     session.expires_at = now + timedelta(seconds=session.timeout_seconds)
