@@ -8,7 +8,7 @@ PORT   ?= 4533
 # Test processes: most tests wait on a server child, so more workers than the 2 cores pay off.
 TEST_WORKERS ?= 4
 
-.PHONY: run test docs bench clean
+.PHONY: run test lint docs bench clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -24,8 +24,12 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/airwave serve --demo --data-dir $(DEMO_DIR) --port $(PORT)
 
-test: $(STAMP)
+test: $(STAMP) lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/lint-imports --no-cache
 
 docs: $(STAMP)
 	$(BIN)/airwave docs --out docs/api.md

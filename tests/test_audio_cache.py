@@ -6,7 +6,6 @@ These run on SQLite only: what they exercise lives in files, not in the database
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 import time
