@@ -143,9 +143,12 @@ class Listener:
 
     async def login(self) -> bool:
         data = await self.call("auth/login", {"username": self.username, "password": PASSWORD})
-        if data:
-            self.headers["X-AuthToken"] = data["authToken"]
-        return data is not None
+        if data is None:
+            return False
+        self.headers["X-AuthToken"] = data["authToken"]
+        # A new session: take over as this account's active player, as a player does on Play
+        # (otherwise the old session's claim answers STREAM_VIOLATION for 10 minutes).
+        return await self.call("station/playbackResumed", {"forceActive": True}) is not None
 
     async def play(self, track: dict[str, Any], deadline: float) -> None:
         """Fetch the audio at real-time pace; at the end post the receipt, or skip half-way."""
