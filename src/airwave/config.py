@@ -76,6 +76,8 @@ class Settings(BaseSettings):
         5.0, gt=0, description="seconds an idle connection stays open between requests")
     max_connections: int = Field(
         0, ge=0, description="client connections at once; 0 = descriptor limit less a quarter")
+    shutdown_grace: float = Field(
+        10.0, gt=0, description="seconds requests in flight get to finish after SIGTERM")
 
     library_dirs: list[Path] = Field(default_factory=list, description="music folders to scan")
     scan_workers: int = Field(0, ge=0, description="tag-reading processes; 0 = one per CPU core")

@@ -133,7 +133,7 @@ def connection_cap(fd_limit: int, configured: int) -> int:
 
 
 def run(services: Services, announce: Callable[[str], None], library: Library | None = None) -> None:
-    """Serve until a signal arrives; in-flight requests get up to 10 s to finish."""
+    """Serve until a signal arrives; in-flight requests get `shutdown_grace` seconds to finish."""
     settings = services.settings
     if bool(settings.tls_cert) != bool(settings.tls_key):
         raise ValueError("TLS needs both a certificate (--tls-cert) and a key (--tls-key)")
@@ -150,7 +150,7 @@ def run(services: Services, announce: Callable[[str], None], library: Library | 
         access_log=False,
         proxy_headers=False,  # trusted proxies are handled by the app itself
         server_header=False,
-        timeout_graceful_shutdown=10,
+        timeout_graceful_shutdown=settings.shutdown_grace,
         timeout_keep_alive=settings.keep_alive_timeout,
         lifespan="on",
         http=protocol,
