@@ -28,6 +28,7 @@ test: $(STAMP) lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope
 
 lint: $(STAMP)
+	$(BIN)/ruff format --check src tests bench
 	$(BIN)/ruff check src tests bench
 	$(BIN)/lint-imports --no-cache
 

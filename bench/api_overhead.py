@@ -95,18 +95,27 @@ def create_account(data_dir: Path, password: str) -> None:
     try:
         with services.database.write() as db:
             accounts.create_listener(
-                db, services.settings, services.clock.now(),
-                accounts.NewListener(USERNAME, password), enforce_strength=False,
+                db,
+                services.settings,
+                services.clock.now(),
+                accounts.NewListener(USERNAME, password),
+                enforce_strength=False,
             )
     finally:
         services.close()
 
 
 def post(url: str, body: dict, token: str | None = None) -> tuple[int, dict]:
-    headers = {"Content-Type": "application/json", "X-CsrfToken": CSRF, "Cookie": f"csrftoken={CSRF}"}
+    headers = {
+        "Content-Type": "application/json",
+        "X-CsrfToken": CSRF,
+        "Cookie": f"csrftoken={CSRF}",
+    }
     if token:
         headers["X-AuthToken"] = token
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers=headers, method="POST"
+    )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status, json.loads(response.read())
@@ -117,8 +126,13 @@ def post(url: str, body: dict, token: str | None = None) -> tuple[int, dict]:
 def start_server(data_dir: Path, access_log: bool, log_file: Path) -> Server:
     """This script's own server child (Airwave plus /bare), through the shared test harness."""
     args = [] if access_log else ["--no-access-log"]
-    server = Server(Backend("sqlite", data_dir), args, log_file=log_file, clean_env=True,
-                    command=[sys.executable, __file__, "--serve", str(data_dir)])
+    server = Server(
+        Backend("sqlite", data_dir),
+        args,
+        log_file=log_file,
+        clean_env=True,
+        command=[sys.executable, __file__, "--serve", str(data_dir)],
+    )
     try:
         return server.start(timeout=30)
     except RuntimeError as exc:
@@ -167,9 +181,20 @@ end
 
 def run_wrk(script: Path, url: str, connections: int, seconds: float) -> Result:
     # One wrk thread: the machine has 2 cores and the server (one Python process) needs the other.
-    cmd = ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--timeout", "5s",
-           "-s", str(script), url]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60, check=True).stdout
+    cmd = [
+        "wrk",
+        "-t1",
+        f"-c{connections}",
+        f"-d{max(1, round(seconds))}s",
+        "--timeout",
+        "5s",
+        "-s",
+        str(script),
+        url,
+    ]
+    out = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=seconds + 60, check=True
+    ).stdout
     match = re.search(r"^WRKRESULT (\d+) (\d+) (\d+) (\d+) (\d+)$", out, re.M)
     if match is None:
         raise RuntimeError(f"unexpected wrk output:\n{out}")
@@ -215,7 +240,9 @@ def run_python(url: str, token: str, connections: int, seconds: float) -> Result
     latencies.sort()
 
     def percentile_ms(q: float) -> float:
-        return latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000 if latencies else 0.0
+        return (
+            latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000 if latencies else 0.0
+        )
 
     return Result(len(latencies), elapsed, percentile_ms(0.50), percentile_ms(0.99), errors)
 
@@ -229,14 +256,32 @@ def parse_args() -> argparse.Namespace:
         "no stations) against a bare Starlette POST route on the same uvicorn process; prints "
         "the protocol layer's cost in throughput. Target: under 25%.",
     )
-    parser.add_argument("--duration", type=float, default=8.0, help="seconds per measurement (default 8)")
-    parser.add_argument("--warmup", type=float, default=2.0, help="seconds of unmeasured load before each (default 2)")
-    parser.add_argument("--connections", default="1,64",
-                        help="comma-separated concurrent connection counts (default 1,64)")
-    parser.add_argument("--loadgen", choices=["auto", "wrk", "python"], default="auto",
-                        help="wrk if installed (auto), or the Python asyncio fallback")
-    parser.add_argument("--no-access-log", dest="access_log", action="store_false",
-                        help="turn Airwave's access log off (default: on, as in production)")
+    parser.add_argument(
+        "--duration", type=float, default=8.0, help="seconds per measurement (default 8)"
+    )
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=2.0,
+        help="seconds of unmeasured load before each (default 2)",
+    )
+    parser.add_argument(
+        "--connections",
+        default="1,64",
+        help="comma-separated concurrent connection counts (default 1,64)",
+    )
+    parser.add_argument(
+        "--loadgen",
+        choices=["auto", "wrk", "python"],
+        default="auto",
+        help="wrk if installed (auto), or the Python asyncio fallback",
+    )
+    parser.add_argument(
+        "--no-access-log",
+        dest="access_log",
+        action="store_false",
+        help="turn Airwave's access log off (default: on, as in production)",
+    )
     parser.add_argument("--serve", metavar="DATA_DIR", help=argparse.SUPPRESS)  # the server child
     args = parser.parse_args()
     try:
@@ -277,7 +322,9 @@ def main() -> None:
         server = start_server(tmp / "data", args.access_log, log_file)
         base = server.url
 
-        status, body = post(f"{base}/api/v1/auth/login", {"username": USERNAME, "password": password})
+        status, body = post(
+            f"{base}/api/v1/auth/login", {"username": USERNAME, "password": password}
+        )
         if status != 200:
             raise RuntimeError(f"login failed: {status} {body}")
         token = body["authToken"]
@@ -296,10 +343,15 @@ def main() -> None:
                 return run_wrk(script, base + path, conns, seconds)
             return run_python(base + path, token, conns, seconds)
 
-        loadgen = f"wrk ({wrk}, 1 thread)" if use_wrk else "python-asyncio (wrk not found or not chosen)"
-        print(f"config loadgen={loadgen} server=uvicorn via airwave.server.run (1 process, subprocess) "
-              f"db=sqlite(tmp) access_log={'on (production default)' if args.access_log else 'OFF'} "
-              f"duration_s={args.duration:g} warmup_s={args.warmup:g} cpus={os.cpu_count()}", flush=True)
+        loadgen = (
+            f"wrk ({wrk}, 1 thread)" if use_wrk else "python-asyncio (wrk not found or not chosen)"
+        )
+        print(
+            f"config loadgen={loadgen} server=uvicorn via airwave.server.run (1 process, subprocess) "
+            f"db=sqlite(tmp) access_log={'on (production default)' if args.access_log else 'OFF'} "
+            f"duration_s={args.duration:g} warmup_s={args.warmup:g} cpus={os.cpu_count()}",
+            flush=True,
+        )
 
         for conns in args.connections:
             results: dict[str, Result] = {}
@@ -308,22 +360,33 @@ def main() -> None:
                     measure(path, conns, args.warmup)
                 r = results[name] = measure(path, conns, args.duration)
                 errors = f" errors={r.errors}" if r.errors else ""
-                print(f"{name} conns={conns} rps={r.rps:.0f} p50_ms={r.p50_ms:.2f} p99_ms={r.p99_ms:.2f} "
-                      f"requests={r.requests}{errors}", flush=True)
+                print(
+                    f"{name} conns={conns} rps={r.rps:.0f} p50_ms={r.p50_ms:.2f} p99_ms={r.p99_ms:.2f} "
+                    f"requests={r.requests}{errors}",
+                    flush=True,
+                )
             ratio = results["getStations"].rps / results["bare"].rps if results["bare"].rps else 0.0
-            print(f"protocol_cost conns={conns} throughput_ratio={ratio:.3f} (getStations/bare) "
-                  f"cost_pct={(1 - ratio) * 100:.1f} target_cost_pct<{TARGET_COST_PCT:g}", flush=True)
+            print(
+                f"protocol_cost conns={conns} throughput_ratio={ratio:.3f} (getStations/bare) "
+                f"cost_pct={(1 - ratio) * 100:.1f} target_cost_pct<{TARGET_COST_PCT:g}",
+                flush=True,
+            )
 
         if args.access_log:
             with log_file.open(errors="replace") as log:
                 lines = sum(1 for line in log if '"logger":"airwave.access"' in line)
             print(f"access_log lines_written={lines}", flush=True)
         # Other work on the machine skews every figure; this bench itself adds about 2.
-        print(f"machine loadavg_1m_start={load_start:.2f} loadavg_1m_end={os.getloadavg()[0]:.2f} "
-              f"(this bench adds ~2 while loading)", flush=True)
+        print(
+            f"machine loadavg_1m_start={load_start:.2f} loadavg_1m_end={os.getloadavg()[0]:.2f} "
+            f"(this bench adds ~2 while loading)",
+            flush=True,
+        )
         if server.process is not None and server.process.poll() is not None:
-            print(f"warning: server exited early (code {server.process.returncode}); log:\n{tail(log_file)}",
-                  flush=True)
+            print(
+                f"warning: server exited early (code {server.process.returncode}); log:\n{tail(log_file)}",
+                flush=True,
+            )
     except KeyboardInterrupt:
         print("interrupted; cleaning up", file=sys.stderr)
         sys.exit(130)

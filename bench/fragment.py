@@ -90,16 +90,31 @@ class Shape:
     def make(cls, n: int, rng: np.random.Generator) -> Shape:
         artists = max(4, n // 12)
         albums = max(artists, n // 10)
-        album_artist = np.concatenate([np.arange(artists), rng.integers(0, artists, albums - artists)])
+        album_artist = np.concatenate(
+            [np.arange(artists), rng.integers(0, artists, albums - artists)]
+        )
         rng.shuffle(album_artist)
         track_album = np.minimum(np.arange(n) * albums // n, albums - 1)
         artist_genre = rng.integers(0, GENRES, artists)
         second = np.where(rng.random(n) < 0.5, rng.integers(0, GENRES, n), -1)
         second[second == artist_genre[album_artist[track_album]]] = -1
-        per_genre = CENTROIDS // GENRES + 1  # each genre owns a few sound clusters; an artist sits in one
-        artist_centroid = (artist_genre * per_genre + rng.integers(0, per_genre, artists)) % CENTROIDS
-        return cls(n, artists, albums, album_artist, rng.integers(1955, 2025, albums), track_album, artist_genre,
-                   second, artist_centroid)
+        per_genre = (
+            CENTROIDS // GENRES + 1
+        )  # each genre owns a few sound clusters; an artist sits in one
+        artist_centroid = (
+            artist_genre * per_genre + rng.integers(0, per_genre, artists)
+        ) % CENTROIDS
+        return cls(
+            n,
+            artists,
+            albums,
+            album_artist,
+            rng.integers(1955, 2025, albums),
+            track_album,
+            artist_genre,
+            second,
+            artist_centroid,
+        )
 
 
 def insert_catalogue(database: Any, n: int, seed: int, batch: int = 20_000) -> dict[str, float]:
@@ -118,18 +133,49 @@ def insert_catalogue(database: Any, n: int, seed: int, batch: int = 20_000) -> d
     seconds: dict[str, float] = {}
     with database.engine.begin() as conn:
         started = time.perf_counter()
-        conn.execute(insert(Genre), [
-            {"id": g + 1, "name": f"Genre {g}", "name_key": f"genre {g}", "category": f"Category {g % CATEGORIES}"}
-            for g in range(GENRES)])
+        conn.execute(
+            insert(Genre),
+            [
+                {
+                    "id": g + 1,
+                    "name": f"Genre {g}",
+                    "name_key": f"genre {g}",
+                    "category": f"Category {g % CATEGORIES}",
+                }
+                for g in range(GENRES)
+            ],
+        )
         for lo, hi in _batches(shape.artists, batch):
-            conn.execute(insert(Artist), [
-                {"id": a + 1, "name": f"Artist {a}", "name_key": f"artist {a}", "sort_name": f"Artist {a}",
-                 "is_composer": False, "created_at": added} for a in range(lo, hi)])
+            conn.execute(
+                insert(Artist),
+                [
+                    {
+                        "id": a + 1,
+                        "name": f"Artist {a}",
+                        "name_key": f"artist {a}",
+                        "sort_name": f"Artist {a}",
+                        "is_composer": False,
+                        "created_at": added,
+                    }
+                    for a in range(lo, hi)
+                ],
+            )
         for lo, hi in _batches(shape.albums, batch):
-            conn.execute(insert(Album), [
-                {"id": al + 1, "title": f"Album {al}", "title_key": f"album {al}",
-                 "artist_id": int(shape.album_artist[al]) + 1, "year": int(shape.album_year[al]),
-                 "is_compilation": False, "created_at": added} for al in range(lo, hi)])
+            conn.execute(
+                insert(Album),
+                [
+                    {
+                        "id": al + 1,
+                        "title": f"Album {al}",
+                        "title_key": f"album {al}",
+                        "artist_id": int(shape.album_artist[al]) + 1,
+                        "year": int(shape.album_year[al]),
+                        "is_compilation": False,
+                        "created_at": added,
+                    }
+                    for al in range(lo, hi)
+                ],
+            )
         seconds["artists_albums"] = time.perf_counter() - started
 
         started = time.perf_counter()
@@ -138,14 +184,26 @@ def insert_catalogue(database: Any, n: int, seed: int, batch: int = 20_000) -> d
             rows = []
             for t in range(lo, hi):
                 al = int(shape.track_album[t])
-                rows.append({
-                    "id": t + 1, "title": f"Track {t}", "artist_id": int(shape.album_artist[al]) + 1,
-                    "album_id": al + 1, "track_no": t % 10 + 1, "disc_no": 1, "year": int(shape.album_year[al]),
-                    "duration": float(durations[t]), "bitrate": 320_000, "sample_rate": 44_100, "channels": 2,
-                    "codec": codecs[t % 3], "explicit": False,
-                    "fingerprint": hashlib.sha1(b"t%d" % t).hexdigest(), "path": f"/music/a{al}/t{t}.mp3",
-                    "added_at": added,
-                })
+                rows.append(
+                    {
+                        "id": t + 1,
+                        "title": f"Track {t}",
+                        "artist_id": int(shape.album_artist[al]) + 1,
+                        "album_id": al + 1,
+                        "track_no": t % 10 + 1,
+                        "disc_no": 1,
+                        "year": int(shape.album_year[al]),
+                        "duration": float(durations[t]),
+                        "bitrate": 320_000,
+                        "sample_rate": 44_100,
+                        "channels": 2,
+                        "codec": codecs[t % 3],
+                        "explicit": False,
+                        "fingerprint": hashlib.sha1(b"t%d" % t).hexdigest(),
+                        "path": f"/music/a{al}/t{t}.mp3",
+                        "added_at": added,
+                    }
+                )
             conn.execute(insert(Track), rows)
         seconds["tracks"] = time.perf_counter() - started
 
@@ -156,28 +214,57 @@ def insert_catalogue(database: Any, n: int, seed: int, batch: int = 20_000) -> d
                 main = int(shape.artist_genre[shape.album_artist[shape.track_album[t]]])
                 rows.append({"track_id": t + 1, "genre_id": main + 1, "position": 0})
                 if shape.second_genre[t] >= 0:
-                    rows.append({"track_id": t + 1, "genre_id": int(shape.second_genre[t]) + 1, "position": 1})
+                    rows.append(
+                        {
+                            "track_id": t + 1,
+                            "genre_id": int(shape.second_genre[t]) + 1,
+                            "position": 1,
+                        }
+                    )
             conn.execute(insert(TrackGenre), rows)
         seconds["track_genres"] = time.perf_counter() - started
 
         started = time.perf_counter()
         for lo, hi in _batches(n, batch):
             artist = shape.album_artist[shape.track_album[lo:hi]]
-            feats = (centroids[shape.artist_centroid[artist]] + artist_offset[artist]
-                     + rng.standard_normal((hi - lo, FEATURE_DIM)).astype(np.float32) * 0.6).astype("<f4")
+            feats = (
+                centroids[shape.artist_centroid[artist]]
+                + artist_offset[artist]
+                + rng.standard_normal((hi - lo, FEATURE_DIM)).astype(np.float32) * 0.6
+            ).astype("<f4")
             gains = rng.uniform(-12, 3, hi - lo)
-            conn.execute(insert(TrackProfile), [
-                {"track_id": t + 1, "version": PROFILE_VERSION, "fingerprint": hashlib.sha1(b"t%d" % t).hexdigest(),
-                 "profile": None, "features": feats[t - lo].tobytes(), "gain_db": round(float(gains[t - lo]), 2),
-                 "error": None, "analyzed_at": added}
-                for t in range(lo, hi)])
+            conn.execute(
+                insert(TrackProfile),
+                [
+                    {
+                        "track_id": t + 1,
+                        "version": PROFILE_VERSION,
+                        "fingerprint": hashlib.sha1(b"t%d" % t).hexdigest(),
+                        "profile": None,
+                        "features": feats[t - lo].tobytes(),
+                        "gain_db": round(float(gains[t - lo]), 2),
+                        "error": None,
+                        "analyzed_at": added,
+                    }
+                    for t in range(lo, hi)
+                ],
+            )
         seconds["track_profiles"] = time.perf_counter() - started
     return seconds
 
 
 # the functions of space.build timed one by one (build calls them through the module, so wrapping works)
-BUILD_STEPS = ("signature", "load_catalogue", "vectors", "sound_block", "nearest", "_exact", "_approximate",
-               "_kmeans", "write_neighbors")
+BUILD_STEPS = (
+    "signature",
+    "load_catalogue",
+    "vectors",
+    "sound_block",
+    "nearest",
+    "_exact",
+    "_approximate",
+    "_kmeans",
+    "write_neighbors",
+)
 
 
 def timed_build(database: Any) -> tuple[float, dict[str, float], Any]:
@@ -195,6 +282,7 @@ def timed_build(database: Any) -> tuple[float, dict[str, float], Any]:
                 return fn(*args, **kwargs)
             finally:
                 steps[name] = steps.get(name, 0.0) + time.perf_counter() - started
+
         return wrapper
 
     for name, fn in originals.items():
@@ -208,7 +296,9 @@ def timed_build(database: Any) -> tuple[float, dict[str, float], Any]:
             setattr(space, name, fn)
 
 
-def ensure_catalogue(size: int, cache: Path, rebuild: bool, profiler: Profiler | None) -> tuple[Path, dict]:
+def ensure_catalogue(
+    size: int, cache: Path, rebuild: bool, profiler: Profiler | None
+) -> tuple[Path, dict]:
     """The cached catalogue of this size (built now when absent), and the figures of its build."""
     from airwave.config import Settings
     from airwave.core.engine import space
@@ -229,7 +319,7 @@ def ensure_catalogue(size: int, cache: Path, rebuild: bool, profiler: Profiler |
     try:
         insert_seconds = insert_catalogue(services.database, size, seed=size)
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        with (profiler.record(os.getpid(), folder / "build.spy") if profiler else _nothing()):
+        with profiler.record(os.getpid(), folder / "build.spy") if profiler else _nothing():
             build_s, steps, report = timed_build(services.database)
         rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         with services.database.engine.connect() as conn:
@@ -237,9 +327,14 @@ def ensure_catalogue(size: int, cache: Path, rebuild: bool, profiler: Profiler |
     finally:
         services.close()
     info = {
-        "tracks": report.tracks, "profiled": report.profiled, "insert_s": insert_seconds, "build_s": build_s,
-        "steps": steps, "peak_rss_mb": max(rss_before, rss_after) / 1024,
-        "db_mb": (folder / "airwave.db").stat().st_size / 2**20, "cached": False,
+        "tracks": report.tracks,
+        "profiled": report.profiled,
+        "insert_s": insert_seconds,
+        "build_s": build_s,
+        "steps": steps,
+        "peak_rss_mb": max(rss_before, rss_after) / 1024,
+        "db_mb": (folder / "airwave.db").stat().st_size / 2**20,
+        "cached": False,
     }
     marker.write_text(json.dumps(info))
     return folder / "airwave.db", info
@@ -264,9 +359,23 @@ class Profiler:
 
     @contextmanager
     def record(self, pid: int, out: Path) -> Iterator[None]:
-        proc = subprocess.Popen([self.exe, "record", "--pid", str(pid), "--format", "raw", "-o", str(out),
-                                 "--rate", str(self.RATE), "--nonblocking"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [
+                self.exe,
+                "record",
+                "--pid",
+                str(pid),
+                "--format",
+                "raw",
+                "-o",
+                str(out),
+                "--rate",
+                str(self.RATE),
+                "--nonblocking",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         time.sleep(0.5)  # attached
         try:
             yield
@@ -308,7 +417,9 @@ def inclusive(stacks: list[tuple[list[str], int]], pattern: str, within: str | N
     return total
 
 
-def top_self(stacks: list[tuple[list[str], int]], within: str | None, limit: int) -> list[tuple[str, int]]:
+def top_self(
+    stacks: list[tuple[list[str], int]], within: str | None, limit: int
+) -> list[tuple[str, int]]:
     counter: Counter[str] = Counter()
     for frames, count in stacks:
         if within is not None and not any(_frame_matches(f, within) for f in frames):
@@ -342,7 +453,10 @@ FRAGMENT_PARTS = (
     ("flush", "session.py:Session.flush"),
     ("commit", "session.py:SessionTransaction.commit|session.py:Session.commit"),
     ("track_objects", "playlist.py:track_objects"),
-    ("sql", "session.py:Session._execute_internal|session.py:Session._flush|default.py:DefaultDialect.do_commit"),
+    (
+        "sql",
+        "session.py:Session._execute_internal|session.py:Session._flush|default.py:DefaultDialect.do_commit",
+    ),
 )
 
 
@@ -351,8 +465,14 @@ FRAGMENT_PARTS = (
 
 def start_server(data_dir: Path, log: Path, rules: str) -> Server:
     """`airwave serve` on the run's data dir, through the shared test harness; its log in `log`."""
-    env = {"AIRWAVE_FRAGMENT_LIMIT": str(10**9), "AIRWAVE_ANALYZE_AUDIO": "false", "AIRWAVE_RADIO_RULES": rules}
-    return Server(Backend("sqlite", data_dir), env=env, log_file=log, clean_env=True).start(timeout=60)
+    env = {
+        "AIRWAVE_FRAGMENT_LIMIT": str(10**9),
+        "AIRWAVE_ANALYZE_AUDIO": "false",
+        "AIRWAVE_RADIO_RULES": rules,
+    }
+    return Server(Backend("sqlite", data_dir), env=env, log_file=log, clean_env=True).start(
+        timeout=60
+    )
 
 
 def tail(path: Path, lines: int = 25) -> str:
@@ -377,7 +497,9 @@ class Client:
         self.headers = {"Content-Type": "application/json", "X-CsrfToken": CSRF}
 
     def call(self, path: str, body: dict, request_id: str | None = None) -> tuple[int, Any, float]:
-        headers = self.headers if request_id is None else {**self.headers, "X-Request-Id": request_id}
+        headers = (
+            self.headers if request_id is None else {**self.headers, "X-Request-Id": request_id}
+        )
         content = json.dumps(body).encode()
         started = time.perf_counter()
         response = self.http.post(f"/api/{path}", content=content, headers=headers)
@@ -403,9 +525,24 @@ def add_listener(data_dir: Path, password: str) -> None:
     """`airwave user add --tier plus`: unlimited skips, no ads; the CLI is the operator's way."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRWAVE_")}
     env["AIRWAVE_DATA_DIR"] = str(data_dir)
-    done = subprocess.run([sys.executable, "-m", "airwave", "user", "add", USERNAME, "--tier", "plus",
-                           "--password-stdin"], input=password + "\n", env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "airwave",
+            "user",
+            "add",
+            USERNAME,
+            "--tier",
+            "plus",
+            "--password-stdin",
+        ],
+        input=password + "\n",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"airwave user add failed: {done.stdout}{done.stderr}")
 
@@ -415,9 +552,11 @@ def station_seeds(size: int, count: int, rng: random.Random) -> list[str]:
     artists = max(4, size // 12)
     kinds = ["R", "S", "G"]
     seeds: list[str] = []
-    pools = {"R": rng.sample(range(1, artists + 1), min(artists, count)),
-             "S": rng.sample(range(1, size + 1), min(size, count)),
-             "G": rng.sample(range(1, GENRES + 1), min(GENRES, count))}
+    pools = {
+        "R": rng.sample(range(1, artists + 1), min(artists, count)),
+        "S": rng.sample(range(1, size + 1), min(size, count)),
+        "G": rng.sample(range(1, GENRES + 1), min(GENRES, count)),
+    }
     i = 0
     while len(seeds) < count:
         kind = kinds[i % 3]
@@ -431,23 +570,31 @@ def station_seeds(size: int, count: int, rng: random.Random) -> list[str]:
 
 def set_up_stations(client: Client, seeds: list[str]) -> tuple[list[str], dict[str, float]]:
     """Create one station per seed and thumb UPS tracks up and DOWNS down on each, from its own fragments."""
-    figures: dict[str, list[float]] = {"createStation": [], "addFeedback": [], "setup_getFragment": []}
+    figures: dict[str, list[float]] = {
+        "createStation": [],
+        "addFeedback": [],
+        "setup_getFragment": [],
+    }
     station_ids = []
     for music_id in seeds:
         started = time.perf_counter()
-        station_ids.append(client.ok("v1/station/createStation", {"musicId": music_id})["stationId"])
+        station_ids.append(
+            client.ok("v1/station/createStation", {"musicId": music_id})["stationId"]
+        )
         figures["createStation"].append(time.perf_counter() - started)
     for station_id in station_ids:
         tokens: list[str] = []
         for _ in range(8):
             if len(tokens) >= UPS + DOWNS:
                 break
-            status, data, seconds = client.call("v1/playlist/getFragment", {"stationId": station_id})
+            status, data, seconds = client.call(
+                "v1/playlist/getFragment", {"stationId": station_id}
+            )
             if status != 200:
                 raise ApiError(f"getFragment during set-up: HTTP {status} {data}")
             figures["setup_getFragment"].append(seconds)
             tokens += [t["trackToken"] for t in data["tracks"]]
-        for n, token in enumerate(tokens[:UPS + DOWNS]):
+        for n, token in enumerate(tokens[: UPS + DOWNS]):
             started = time.perf_counter()
             client.ok("v1/station/addFeedback", {"trackToken": token, "isPositive": n < UPS})
             figures["addFeedback"].append(time.perf_counter() - started)
@@ -482,8 +629,9 @@ class Instance:
         n = self.asked % len(self.station_ids)
         request_id = f"{tag}-{self.asked}"
         self.asked += 1
-        status, data, seconds = self.client.call("v1/playlist/getFragment", {"stationId": self.station_ids[n]},
-                                                 request_id)
+        status, data, seconds = self.client.call(
+            "v1/playlist/getFragment", {"stationId": self.station_ids[n]}, request_id
+        )
         if run is None:
             return
         run.latencies_ms.append(seconds * 1000)
@@ -492,7 +640,9 @@ class Instance:
         if status == 200:
             run.tracks += len(data["tracks"])
         else:
-            run.errors[data.get("errorString", str(status)) if isinstance(data, dict) else str(status)] += 1
+            run.errors[
+                data.get("errorString", str(status)) if isinstance(data, dict) else str(status)
+            ] += 1
 
     def close(self, keep: bool) -> None:
         self.client.close()
@@ -553,8 +703,13 @@ class CpuWatch:
         self.start = self._sample()
 
     def _sample(self) -> tuple[int, list[int], int, float, float]:
-        return (_busy_jiffies(), [_proc_jiffies(p) for p in self.pids], _proc_jiffies(os.getpid()), time.monotonic(),
-                os.getloadavg()[0])
+        return (
+            _busy_jiffies(),
+            [_proc_jiffies(p) for p in self.pids],
+            _proc_jiffies(os.getpid()),
+            time.monotonic(),
+            os.getloadavg()[0],
+        )
 
     def stop(self) -> tuple[str, list[float]]:
         """A summary line, and each server's CPU seconds."""
@@ -565,9 +720,11 @@ class CpuWatch:
         client_s = (me - m0) / self.tick
         other_s = max(0.0, (busy - b0) / self.tick - server_s - client_s)
         wall = at - t0
-        return (f"loadavg_1m_start={load0:.2f} loadavg_1m_end={load:.2f} wall_s={wall:.1f} "
-                f"servers_cpu_s={server_s:.1f} client_cpu_s={client_s:.1f} other_cpu_s={other_s:.1f} "
-                f"(other work used {other_s / wall if wall else 0:.2f} of {os.cpu_count()} CPUs)"), per_server
+        return (
+            f"loadavg_1m_start={load0:.2f} loadavg_1m_end={load:.2f} wall_s={wall:.1f} "
+            f"servers_cpu_s={server_s:.1f} client_cpu_s={client_s:.1f} other_cpu_s={other_s:.1f} "
+            f"(other work used {other_s / wall if wall else 0:.2f} of {os.cpu_count()} CPUs)"
+        ), per_server
 
 
 # --------------------------------------------------------------------------- one size: catalogue, server, stations
@@ -578,14 +735,23 @@ def prepare(size: int, args: argparse.Namespace, work: Path, profiler: Profiler 
     steps = info["steps"]
     how = "cached build; its figures are from when it was built" if info["cached"] else "built now"
     inserted = info["insert_s"]
-    print(f"catalog size={size} tracks={info['tracks']} profiled={info['profiled']} artists={max(4, size // 12)} "
-          f"albums={max(4, size // 12, size // 10)} genres={GENRES} db_mb={info['db_mb']:.0f} ({how})", flush=True)
-    print(f"insert catalog={size} seconds={sum(inserted.values()):.1f} "
-          + " ".join(f"{k}_s={v:.1f}" for k, v in inserted.items()) + " (bench set-up, not Airwave code)", flush=True)
+    print(
+        f"catalog size={size} tracks={info['tracks']} profiled={info['profiled']} artists={max(4, size // 12)} "
+        f"albums={max(4, size // 12, size // 10)} genres={GENRES} db_mb={info['db_mb']:.0f} ({how})",
+        flush=True,
+    )
+    print(
+        f"insert catalog={size} seconds={sum(inserted.values()):.1f} "
+        + " ".join(f"{k}_s={v:.1f}" for k, v in inserted.items())
+        + " (bench set-up, not Airwave code)",
+        flush=True,
+    )
     step_text = " ".join(f"{k.lstrip('_')}_s={steps[k]:.2f}" for k in BUILD_STEPS if k in steps)
-    print(f"similarity_build catalog={size} seconds={info['build_s']:.1f} {step_text} "
-          f"peak_rss_mb={info['peak_rss_mb']:.0f} (space.build force=True; nested steps are inside their callers)",
-          flush=True)
+    print(
+        f"similarity_build catalog={size} seconds={info['build_s']:.1f} {step_text} "
+        f"peak_rss_mb={info['peak_rss_mb']:.0f} (space.build force=True; nested steps are inside their callers)",
+        flush=True,
+    )
     if profiler and not info["cached"] and profiler.last is not None:
         print_build_profile(profiler.last, size)
 
@@ -606,12 +772,17 @@ def prepare(size: int, args: argparse.Namespace, work: Path, profiler: Profiler 
         except ApiError as exc:
             log = tail(server.log_file, 200)
             if "signer" in log or "audio_url_lifetime" in log:
-                raise RuntimeError(f"{exc}\nthe server lacks Services.signer / Settings.audio_url_lifetime; until the "
-                                   "audio module lands, run with PYTHONPATH=/tmp/awshim (a local shim)") from None
+                raise RuntimeError(
+                    f"{exc}\nthe server lacks Services.signer / Settings.audio_url_lifetime; until the "
+                    "audio module lands, run with PYTHONPATH=/tmp/awshim (a local shim)"
+                ) from None
             raise RuntimeError(f"{exc}\n{tail(server.log_file)}") from None
-        print(f"setup catalog={size} stations={len(inst.station_ids)} seeds=AR/TR/GE thumbs_up={UPS} "
-              f"thumbs_down={DOWNS} per_station seconds={time.perf_counter() - started:.1f} "
-              + " ".join(f"{k}_p50_ms={v:.1f}" for k, v in setup.items()), flush=True)
+        print(
+            f"setup catalog={size} stations={len(inst.station_ids)} seeds=AR/TR/GE thumbs_up={UPS} "
+            f"thumbs_down={DOWNS} per_station seconds={time.perf_counter() - started:.1f} "
+            + " ".join(f"{k}_p50_ms={v:.1f}" for k, v in setup.items()),
+            flush=True,
+        )
         return inst
     except BaseException:
         inst.close(args.keep)
@@ -627,8 +798,11 @@ def print_build_profile(path: Path, size: int) -> None:
         own = [f for f in frames if "(space.py:" in f or "/space.py:" in f]
         where[own[-1] if own else "outside space.py: " + frames[-1]] += count
     for frame, count in where.most_common(10):
-        print(f"  build_profile catalog={size} seconds={count / Profiler.RATE:.1f} pct={100 * count / total:.1f} "
-              f"at={frame}", flush=True)
+        print(
+            f"  build_profile catalog={size} seconds={count / Profiler.RATE:.1f} pct={100 * count / total:.1f} "
+            f"at={frame}",
+            flush=True,
+        )
 
 
 def report(inst: Instance, args: argparse.Namespace) -> float:
@@ -637,24 +811,36 @@ def report(inst: Instance, args: argparse.Namespace) -> float:
     served = len(lat) - sum(run.errors.values())
     errors = " errors=" + ",".join(f"{k}:{v}" for k, v in run.errors.items()) if run.errors else ""
     p50 = pct(lat, 50)
-    print(f"getFragment p50_ms={p50:.2f} p90_ms={pct(lat, 90):.2f} p99_ms={pct(lat, 99):.2f} max_ms={max(lat):.2f} "
-          f"mean_ms={float(np.mean(lat)):.2f} catalog={size} requests={len(lat)} stations={len(inst.station_ids)} "
-          f"tracks_per_fragment={run.tracks / max(1, served):.2f}{errors} target_p99_ms<{TARGET_P99_MS:g}", flush=True)
+    print(
+        f"getFragment p50_ms={p50:.2f} p90_ms={pct(lat, 90):.2f} p99_ms={pct(lat, 99):.2f} max_ms={max(lat):.2f} "
+        f"mean_ms={float(np.mean(lat)):.2f} catalog={size} requests={len(lat)} stations={len(inst.station_ids)} "
+        f"tracks_per_fragment={run.tracks / max(1, served):.2f}{errors} target_p99_ms<{TARGET_P99_MS:g}",
+        flush=True,
+    )
     kinds: dict[str, list[float]] = {}
     for n, ms in zip(run.stations, lat):
         kinds.setdefault(inst.seeds[n][0], []).append(ms)
     for kind, values in sorted(kinds.items()):
         name = {"R": "artist", "S": "track", "G": "genre"}[kind]
-        print(f"getFragment_by_seed seed={name} p50_ms={pct(values, 50):.2f} p90_ms={pct(values, 90):.2f} "
-              f"p99_ms={pct(values, 99):.2f} catalog={size} requests={len(values)}", flush=True)
+        print(
+            f"getFragment_by_seed seed={name} p50_ms={pct(values, 50):.2f} p90_ms={pct(values, 90):.2f} "
+            f"p99_ms={pct(values, 99):.2f} catalog={size} requests={len(values)}",
+            flush=True,
+        )
     own = server_durations(inst.server.log_file, run.request_ids)
     if own:
-        print(f"getFragment_server p50_ms={pct(own, 50):.2f} p90_ms={pct(own, 90):.2f} p99_ms={pct(own, 99):.2f} "
-              f"max_ms={max(own):.2f} catalog={size} requests={len(own)} (the server's access-log duration_ms: "
-              "no client or socket time)", flush=True)
-    print(f"getFragment_cpu server_cpu_ms_per_request={inst.cpu_s * 1000 / max(1, len(lat)):.2f} catalog={size} "
-          "(the server process's CPU time over the measured calls: less sensitive than latency to waiting for a CPU "
-          "on a busy machine)", flush=True)
+        print(
+            f"getFragment_server p50_ms={pct(own, 50):.2f} p90_ms={pct(own, 90):.2f} p99_ms={pct(own, 99):.2f} "
+            f"max_ms={max(own):.2f} catalog={size} requests={len(own)} (the server's access-log duration_ms: "
+            "no client or socket time)",
+            flush=True,
+        )
+    print(
+        f"getFragment_cpu server_cpu_ms_per_request={inst.cpu_s * 1000 / max(1, len(lat)):.2f} catalog={size} "
+        "(the server process's CPU time over the measured calls: less sensitive than latency to waiting for a CPU "
+        "on a busy machine)",
+        flush=True,
+    )
     return p50
 
 
@@ -669,12 +855,20 @@ def profile_pass(inst: Instance, args: argparse.Namespace, profiler: Profiler) -
     stacks = read_stacks(out)
     per_ms = 1000.0 / Profiler.RATE / requests
     all_ms = sum(c for _, c in stacks) * per_ms
-    parts = " ".join(f"{label}={inclusive(stacks, pattern, 'playlist.py:get_fragment') * per_ms:.2f}"
-                     for label, pattern in FRAGMENT_PARTS)
-    print(f"fragment_profile catalog={inst.size} requests={requests} sampled_ms_per_request={all_ms:.2f} "
-          f"client_p50_ms={pct(run.latencies_ms, 50):.2f} ms_per_request(inclusive): {parts}", flush=True)
+    parts = " ".join(
+        f"{label}={inclusive(stacks, pattern, 'playlist.py:get_fragment') * per_ms:.2f}"
+        for label, pattern in FRAGMENT_PARTS
+    )
+    print(
+        f"fragment_profile catalog={inst.size} requests={requests} sampled_ms_per_request={all_ms:.2f} "
+        f"client_p50_ms={pct(run.latencies_ms, 50):.2f} ms_per_request(inclusive): {parts}",
+        flush=True,
+    )
     for func, count in top_self(stacks, "playlist.py:get_fragment", 12):
-        print(f"  fragment_self catalog={inst.size} ms_per_request={count * per_ms:.3f} frame={func}", flush=True)
+        print(
+            f"  fragment_self catalog={inst.size} ms_per_request={count * per_ms:.3f} frame={func}",
+            flush=True,
+        )
 
 
 def measure(instances: list[Instance], args: argparse.Namespace) -> None:
@@ -698,20 +892,53 @@ def measure(instances: list[Instance], args: argparse.Namespace) -> None:
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description="getFragment latency over HTTP on synthetic catalogues of "
-                                     "several sizes, with the similarity build time of each.")
-    parser.add_argument("--sizes", default="10000,100000,1000000",
-                        help="catalogue sizes (default 10000,100000,1000000)")
-    parser.add_argument("--requests", type=int, default=1000, help="measured getFragment calls per size (default 1000)")
-    parser.add_argument("--warmup", type=int, default=100, help="unmeasured calls first (default 100: one per station)")
+    parser = argparse.ArgumentParser(
+        description="getFragment latency over HTTP on synthetic catalogues of "
+        "several sizes, with the similarity build time of each."
+    )
+    parser.add_argument(
+        "--sizes",
+        default="10000,100000,1000000",
+        help="catalogue sizes (default 10000,100000,1000000)",
+    )
+    parser.add_argument(
+        "--requests",
+        type=int,
+        default=1000,
+        help="measured getFragment calls per size (default 1000)",
+    )
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=100,
+        help="unmeasured calls first (default 100: one per station)",
+    )
     parser.add_argument("--stations", type=int, default=100, help="stations (default 100)")
-    parser.add_argument("--rules", choices=["strict", "relaxed"], default="strict", help="radio rules (default strict)")
-    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help=f"built catalogues (default {DEFAULT_CACHE})")
+    parser.add_argument(
+        "--rules",
+        choices=["strict", "relaxed"],
+        default="strict",
+        help="radio rules (default strict)",
+    )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=DEFAULT_CACHE,
+        help=f"built catalogues (default {DEFAULT_CACHE})",
+    )
     parser.add_argument("--rebuild", action="store_true", help="rebuild cached catalogues")
-    parser.add_argument("--keep", action="store_true", help="keep the run data dirs (with server logs)")
-    parser.add_argument("--profile", action="store_true", help="py-spy: where a fragment's (and a build's) time goes")
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the run data dirs (with server logs)"
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="py-spy: where a fragment's (and a build's) time goes",
+    )
     parser.add_argument("--py-spy", default=None, help="py-spy executable (default: on PATH)")
-    parser.add_argument("--profile-requests", type=int, default=300, help="calls in the profiled pass (default 300)")
+    parser.add_argument(
+        "--profile-requests", type=int, default=300, help="calls in the profiled pass (default 300)"
+    )
     args = parser.parse_args()
     try:
         args.sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
@@ -719,7 +946,11 @@ def parse_args() -> argparse.Namespace:
         parser.error("--sizes takes integers such as 10000,100000")
     if not args.sizes or min(args.sizes) < 1000 or max(args.sizes) > 5_000_000:
         parser.error("sizes must be between 1000 and 5000000")
-    if not 1 <= args.requests <= 100_000 or not 0 <= args.warmup <= 10_000 or not 3 <= args.stations <= 250:
+    if (
+        not 1 <= args.requests <= 100_000
+        or not 0 <= args.warmup <= 10_000
+        or not 3 <= args.stations <= 250
+    ):
         parser.error("--requests in [1, 100000], --warmup in [0, 10000], --stations in [3, 250]")
     return args
 
@@ -741,10 +972,13 @@ def main() -> None:
         profiler = Profiler(exe)
     args.cache.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="airwave-bench-fragment-run-"))
-    print(f"config sizes={','.join(map(str, args.sizes))} requests={args.requests} warmup={args.warmup} "
-          f"stations={args.stations} rules={args.rules} db=sqlite client=httpx keep-alive, one request at a time "
-          f"server=`airwave serve` subprocess per size (access log on) cpus={os.cpu_count()} "
-          f"loadavg_1m={os.getloadavg()[0]:.2f} cache={args.cache}", flush=True)
+    print(
+        f"config sizes={','.join(map(str, args.sizes))} requests={args.requests} warmup={args.warmup} "
+        f"stations={args.stations} rules={args.rules} db=sqlite client=httpx keep-alive, one request at a time "
+        f"server=`airwave serve` subprocess per size (access log on) cpus={os.cpu_count()} "
+        f"loadavg_1m={os.getloadavg()[0]:.2f} cache={args.cache}",
+        flush=True,
+    )
     instances: list[Instance] = []
     try:
         for size in args.sizes:
@@ -753,8 +987,15 @@ def main() -> None:
         p50s = {inst.size: report(inst, args) for inst in instances}
         if len(p50s) >= 2:
             small, large = min(p50s), max(p50s)
-            print(f"ratio p50({large})/p50({small})={p50s[large] / p50s[small]:.3f} target<{TARGET_RATIO:g}"
-                  + ("" if (small, large) == (10_000, 1_000_000) else " (the target is stated for 1M/10k)"), flush=True)
+            print(
+                f"ratio p50({large})/p50({small})={p50s[large] / p50s[small]:.3f} target<{TARGET_RATIO:g}"
+                + (
+                    ""
+                    if (small, large) == (10_000, 1_000_000)
+                    else " (the target is stated for 1M/10k)"
+                ),
+                flush=True,
+            )
         if profiler is not None:
             for inst in instances:
                 profile_pass(inst, args, profiler)

@@ -58,14 +58,102 @@ _TAG_READS = re.compile(r"(\d+) tag reads")
 
 # --------------------------------------------------------------------------- the library
 
-_SYLLABLES = ("ka", "lo", "mi", "ra", "ven", "tor", "sa", "el", "dun", "fi", "bra", "no", "zel", "qua", "rin",
-              "ø", "é", "ström", "ja", "ko", "mar", "lu", "the", "ny", "os", "ber", "gi", "ä", "ul", "wen")
-_WORDS = ("night", "river", "glass", "summer", "engine", "paper", "golden", "silent", "electric", "blue",
-          "city", "ghost", "heart", "echo", "winter", "fire", "ocean", "velvet", "satellite", "garden",
-          "morning", "shadow", "radio", "wild", "neon", "stone", "honey", "midnight", "crystal", "thunder",
-          "highway", "dream", "silver", "broken", "paradise", "starlight", "machine", "desert", "rain", "love")
-_GENRES = ("Rock", "Pop", "Jazz", "Electronic", "Hip-Hop", "Folk", "Classical", "Metal", "Blues", "Soul",
-           "Reggae", "Country", "Ambient", "Punk", "Indie", "Funk", "R&B", "Techno", "House", "Latin")
+_SYLLABLES = (
+    "ka",
+    "lo",
+    "mi",
+    "ra",
+    "ven",
+    "tor",
+    "sa",
+    "el",
+    "dun",
+    "fi",
+    "bra",
+    "no",
+    "zel",
+    "qua",
+    "rin",
+    "ø",
+    "é",
+    "ström",
+    "ja",
+    "ko",
+    "mar",
+    "lu",
+    "the",
+    "ny",
+    "os",
+    "ber",
+    "gi",
+    "ä",
+    "ul",
+    "wen",
+)
+_WORDS = (
+    "night",
+    "river",
+    "glass",
+    "summer",
+    "engine",
+    "paper",
+    "golden",
+    "silent",
+    "electric",
+    "blue",
+    "city",
+    "ghost",
+    "heart",
+    "echo",
+    "winter",
+    "fire",
+    "ocean",
+    "velvet",
+    "satellite",
+    "garden",
+    "morning",
+    "shadow",
+    "radio",
+    "wild",
+    "neon",
+    "stone",
+    "honey",
+    "midnight",
+    "crystal",
+    "thunder",
+    "highway",
+    "dream",
+    "silver",
+    "broken",
+    "paradise",
+    "starlight",
+    "machine",
+    "desert",
+    "rain",
+    "love",
+)
+_GENRES = (
+    "Rock",
+    "Pop",
+    "Jazz",
+    "Electronic",
+    "Hip-Hop",
+    "Folk",
+    "Classical",
+    "Metal",
+    "Blues",
+    "Soul",
+    "Reggae",
+    "Country",
+    "Ambient",
+    "Punk",
+    "Indie",
+    "Funk",
+    "R&B",
+    "Techno",
+    "House",
+    "Latin",
+)
 
 
 def _name(rng: random.Random) -> str:
@@ -85,7 +173,9 @@ class AlbumJob:
     year: int
     genres: list[str]
     cover_seed: int | None
-    tracks: list[tuple[int, str, str, str]] = field(default_factory=list)  # (number, title, artist, mbid)
+    tracks: list[tuple[int, str, str, str]] = field(
+        default_factory=list
+    )  # (number, title, artist, mbid)
 
 
 def plan(files: int, seed: int = 1) -> list[AlbumJob]:
@@ -111,14 +201,20 @@ def plan(files: int, seed: int = 1) -> list[AlbumJob]:
             genres = [main_genre] if rng.random() < 0.75 else [main_genre, rng.choice(_GENRES)]
             genres = list(dict.fromkeys(genres))
             job = AlbumJob(
-                folder=f"{artist}/{album} ({year})", fmt=FORMATS[(a * ALBUMS_PER_ARTIST + b) % len(FORMATS)],
-                artist=artist, album=album, year=year, genres=genres,
+                folder=f"{artist}/{album} ({year})",
+                fmt=FORMATS[(a * ALBUMS_PER_ARTIST + b) % len(FORMATS)],
+                artist=artist,
+                album=album,
+                year=year,
+                genres=genres,
                 cover_seed=rng.randrange(1 << 30) if rng.random() < COVER_SHARE else None,
             )
             for n in range(1, min(TRACKS_PER_ALBUM, remaining) + 1):
                 title = _phrase(rng, 1, 4)
                 track_artist = artist if rng.random() < 0.9 else f"{artist} feat. {_name(rng)}"
-                job.tracks.append((n, title, track_artist, str(uuid.UUID(int=rng.getrandbits(128), version=4))))
+                job.tracks.append(
+                    (n, title, track_artist, str(uuid.UUID(int=rng.getrandbits(128), version=4)))
+                )
             remaining -= len(job.tracks)
             jobs.append(job)
     return jobs
@@ -132,8 +228,11 @@ def encode_templates(folder: Path) -> dict[str, bytes]:
     t = np.arange(int(RATE * TEMPLATE_SECONDS)) / RATE
     tone = 0.2 * np.sin(2 * np.pi * 440 * t) + 0.05 * np.sin(2 * np.pi * 660 * t)
     audio = np.ascontiguousarray(np.stack([tone, tone]).astype(np.float32))
-    settings = {"mp3": ("mp3", "libmp3lame", {}), "flac": ("flac", "flac", {}),
-                "ogg": ("ogg", "vorbis", {"strict": "experimental"})}
+    settings = {
+        "mp3": ("mp3", "libmp3lame", {}),
+        "flac": ("flac", "flac", {}),
+        "ogg": ("ogg", "vorbis", {"strict": "experimental"}),
+    }
     out: dict[str, bytes] = {}
     for fmt, (container_format, codec, options) in settings.items():
         path = folder / f"template.{fmt}"
@@ -153,7 +252,9 @@ def encode_templates(folder: Path) -> dict[str, bytes]:
     return out
 
 
-def _tagged(template: bytes, fmt: str, job: AlbumJob, number: int, title: str, artist: str, mbid: str) -> bytes:
+def _tagged(
+    template: bytes, fmt: str, job: AlbumJob, number: int, title: str, artist: str, mbid: str
+) -> bytes:
     from mutagen import id3
     from mutagen.flac import FLAC
     from mutagen.mp3 import MP3
@@ -166,11 +267,16 @@ def _tagged(template: bytes, fmt: str, job: AlbumJob, number: int, title: str, a
             audio.add_tags()
         frames = audio.tags
         frames.clear()  # FFmpeg's muxer writes an encoder frame
-        for frame in (id3.TIT2(encoding=3, text=[title]), id3.TPE1(encoding=3, text=[artist]),
-                      id3.TALB(encoding=3, text=[job.album]), id3.TPE2(encoding=3, text=[job.artist]),
-                      id3.TRCK(encoding=3, text=[f"{number}/{len(job.tracks)}"]),
-                      id3.TDRC(encoding=3, text=[str(job.year)]), id3.TCON(encoding=3, text=list(job.genres)),
-                      id3.UFID(owner="http://musicbrainz.org", data=mbid.encode())):
+        for frame in (
+            id3.TIT2(encoding=3, text=[title]),
+            id3.TPE1(encoding=3, text=[artist]),
+            id3.TALB(encoding=3, text=[job.album]),
+            id3.TPE2(encoding=3, text=[job.artist]),
+            id3.TRCK(encoding=3, text=[f"{number}/{len(job.tracks)}"]),
+            id3.TDRC(encoding=3, text=[str(job.year)]),
+            id3.TCON(encoding=3, text=list(job.genres)),
+            id3.UFID(owner="http://musicbrainz.org", data=mbid.encode()),
+        ):
             frames.add(frame)
         buffer.seek(0)
         audio.save(buffer, v2_version=4)
@@ -181,10 +287,17 @@ def _tagged(template: bytes, fmt: str, job: AlbumJob, number: int, title: str, a
         comments = audio.tags
         for key in list(comments.keys()):
             del comments[key]
-        for key, values in {"TITLE": [title], "ARTIST": [artist], "ALBUM": [job.album], "ALBUMARTIST": [job.artist],
-                            "TRACKNUMBER": [str(number)], "TRACKTOTAL": [str(len(job.tracks))],
-                            "DATE": [str(job.year)], "GENRE": list(job.genres),
-                            "MUSICBRAINZ_TRACKID": [mbid]}.items():
+        for key, values in {
+            "TITLE": [title],
+            "ARTIST": [artist],
+            "ALBUM": [job.album],
+            "ALBUMARTIST": [job.artist],
+            "TRACKNUMBER": [str(number)],
+            "TRACKTOTAL": [str(len(job.tracks))],
+            "DATE": [str(job.year)],
+            "GENRE": list(job.genres),
+            "MUSICBRAINZ_TRACKID": [mbid],
+        }.items():
             comments[key] = values
         buffer.seek(0)
         audio.save(buffer)
@@ -199,8 +312,10 @@ def _cover(seed: int) -> bytes:
     draw = ImageDraw.Draw(image)
     for _ in range(6):
         x, y = rng.randrange(400), rng.randrange(400)
-        draw.ellipse((x, y, x + rng.randint(40, 200), y + rng.randint(40, 200)),
-                     fill=tuple(rng.randrange(256) for _ in range(3)))
+        draw.ellipse(
+            (x, y, x + rng.randint(40, 200), y + rng.randint(40, 200)),
+            fill=tuple(rng.randrange(256) for _ in range(3)),
+        )
     out = io.BytesIO()
     image.save(out, "JPEG", quality=85)
     return out.getvalue()
@@ -233,15 +348,19 @@ def ensure_library(root: Path, files: int, scratch: Path) -> tuple[bool, float]:
     started = time.perf_counter()
     if root.exists() and any(root.iterdir()):
         if not marker.exists():
-            raise RuntimeError(f"{root} is not empty and was not written by this bench; use an empty folder")
+            raise RuntimeError(
+                f"{root} is not empty and was not written by this bench; use an empty folder"
+            )
         shutil.rmtree(root)  # an earlier bench library of another size
     root.mkdir(parents=True, exist_ok=True)
     templates = encode_templates(scratch)
     jobs = plan(files)
     workers = os.cpu_count() or 1
-    chunks = [jobs[i::workers * 8] for i in range(workers * 8)]
+    chunks = [jobs[i :: workers * 8] for i in range(workers * 8)]
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        written = sum(pool.map(write_albums, [str(root)] * len(chunks), [templates] * len(chunks), chunks))
+        written = sum(
+            pool.map(write_albums, [str(root)] * len(chunks), [templates] * len(chunks), chunks)
+        )
     if written != files:
         raise RuntimeError(f"generated {written} files, expected {files}")
     marker.write_text(expected)
@@ -384,7 +503,9 @@ class AirwaveRun:
     files: int
     tag_reads: int
     cpu_seconds: float  # user + system, the whole process tree
-    machine_busy: float  # CPU-seconds used on the whole machine meanwhile (this bench's poller included)
+    machine_busy: (
+        float  # CPU-seconds used on the whole machine meanwhile (this bench's poller included)
+    )
     max_rss_mb: float  # wait4: the largest single process of the tree
     memory: TreeMemory
     output: str
@@ -399,7 +520,9 @@ def run_airwave(library: Path, data_dir: Path) -> AirwaveRun:
     with tempfile.TemporaryFile() as out_file, tempfile.TemporaryFile() as err_file:
         busy = machine_busy_s()
         started = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out_file, stderr=err_file, env=airwave_env(), stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            cmd, stdout=out_file, stderr=err_file, env=airwave_env(), stdin=subprocess.DEVNULL
+        )
         memory = TreeMemory(proc.pid)
         try:
             _pid, status, usage = os.wait4(proc.pid, 0)
@@ -418,9 +541,20 @@ def run_airwave(library: Path, data_dir: Path) -> AirwaveRun:
         errors = err_file.read().decode(errors="replace")
     summary, reads = _SUMMARY.search(output), _TAG_READS.search(output)
     if proc.returncode != 0 or summary is None or reads is None:
-        raise RuntimeError(f"airwave scan failed (exit {proc.returncode}):\n{output}\n{errors[-3000:]}")
-    return AirwaveRun(seconds, float(summary.group(2)), int(summary.group(1)), int(reads.group(1)),
-                      usage.ru_utime + usage.ru_stime, busy, usage.ru_maxrss / 1024, memory, output.strip())
+        raise RuntimeError(
+            f"airwave scan failed (exit {proc.returncode}):\n{output}\n{errors[-3000:]}"
+        )
+    return AirwaveRun(
+        seconds,
+        float(summary.group(2)),
+        int(summary.group(1)),
+        int(reads.group(1)),
+        usage.ru_utime + usage.ru_stime,
+        busy,
+        usage.ru_maxrss / 1024,
+        memory,
+        output.strip(),
+    )
 
 
 # --------------------------------------------------------------------------- mpd
@@ -518,19 +652,30 @@ class MpdRun:
     version: str
 
 
-def run_mpd(mpd: str, library: Path, tmp: Path, timeout: float, cpus: set[int] | None = None) -> MpdRun:
+def run_mpd(
+    mpd: str, library: Path, tmp: Path, timeout: float, cpus: set[int] | None = None
+) -> MpdRun:
     """mpd from an empty database: full build, then an unchanged `update`; optionally pinned to `cpus`."""
     tmp.mkdir()
     (tmp / "playlists").mkdir()
     conf = tmp / "mpd.conf"
     conf.write_text(MPD_CONF.format(music=library, tmp=tmp))
-    version = subprocess.run([mpd, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    version = subprocess.run(
+        [mpd, "--version"], capture_output=True, text=True
+    ).stdout.splitlines()[0]
     with (tmp / "stderr").open("wb") as stderr:
         busy = machine_busy_s()
         started = time.perf_counter()
-        pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None  # before mpd starts its threads
-        proc = subprocess.Popen([mpd, "--no-daemon", str(conf)], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=stderr, preexec_fn=pin)
+        pin = (
+            (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+        )  # before mpd starts its threads
+        proc = subprocess.Popen(
+            [mpd, "--no-daemon", str(conf)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            preexec_fn=pin,
+        )
     client: MpdClient | None = None
     try:
         deadline = started + timeout
@@ -563,7 +708,15 @@ def run_mpd(mpd: str, library: Path, tmp: Path, timeout: float, cpus: set[int] |
         if client is not None:
             client.close()
     usage = _stop(proc)
-    return MpdRun(full, songs, rescan, full_other, rescan_other, usage.ru_maxrss / 1024 if usage else 0.0, version)
+    return MpdRun(
+        full,
+        songs,
+        rescan,
+        full_other,
+        rescan_other,
+        usage.ru_maxrss / 1024 if usage else 0.0,
+        version,
+    )
 
 
 def _stop(proc: subprocess.Popen):  # noqa: ANN202 - resource.struct_rusage | None
@@ -571,7 +724,9 @@ def _stop(proc: subprocess.Popen):  # noqa: ANN202 - resource.struct_rusage | No
     if proc.returncode is not None:
         return None
     try:
-        os.kill(proc.pid, signal.SIGTERM)  # not Popen.send_signal: it would reap the child before wait4
+        os.kill(
+            proc.pid, signal.SIGTERM
+        )  # not Popen.send_signal: it would reap the child before wait4
     except ProcessLookupError:
         pass
     for _ in range(300):
@@ -603,8 +758,9 @@ def find_or_install_mpd() -> tuple[str | None, str]:
     return shutil.which("mpd") or "/usr/bin/mpd", "installed now with apt-get"
 
 
-def compare_with_mpd(library: Path, tmp: Path, args: argparse.Namespace, full: AirwaveRun,
-                     again: AirwaveRun) -> None:
+def compare_with_mpd(
+    library: Path, tmp: Path, args: argparse.Namespace, full: AirwaveRun, again: AirwaveRun
+) -> None:
     """mpd's figures on the same tree and the ratios; a line saying why when mpd cannot run."""
     mpd, how = find_or_install_mpd()
     if mpd is None:
@@ -618,33 +774,55 @@ def compare_with_mpd(library: Path, tmp: Path, args: argparse.Namespace, full: A
         return
     files_per_s = run.songs / run.full_seconds
     mismatch = "" if run.songs == args.files else f" WARNING songs!={args.files}"
-    print(f"mpd full files={run.songs} seconds={run.full_seconds:.2f} files_per_s={files_per_s:.0f} "
-          f"peak_rss_mb={run.max_rss_mb:.0f} ({run.version}, {how}; seconds from process start to database "
-          f"written; mpd's default log level, which logs every added file) {run.full_other_cpu}{mismatch}",
-          flush=True)
-    print(f"mpd rescan_unchanged seconds={run.rescan_seconds:.3f} (`update` with nothing changed) "
-          f"{run.rescan_other_cpu}", flush=True)
+    print(
+        f"mpd full files={run.songs} seconds={run.full_seconds:.2f} files_per_s={files_per_s:.0f} "
+        f"peak_rss_mb={run.max_rss_mb:.0f} ({run.version}, {how}; seconds from process start to database "
+        f"written; mpd's default log level, which logs every added file) {run.full_other_cpu}{mismatch}",
+        flush=True,
+    )
+    print(
+        f"mpd rescan_unchanged seconds={run.rescan_seconds:.3f} (`update` with nothing changed) "
+        f"{run.rescan_other_cpu}",
+        flush=True,
+    )
     # mpd's update swings with where its threads run (on a 2-vCPU VM: ~2x faster on one CPU, or with the
     # other CPU busy), so the same build pinned to one CPU is shown beside it, with its ratio.
     try:
-        pinned = run_mpd(mpd, library, tmp.with_name(tmp.name + "-pinned"), args.timeout,
-                         cpus={max(os.sched_getaffinity(0))})
+        pinned = run_mpd(
+            mpd,
+            library,
+            tmp.with_name(tmp.name + "-pinned"),
+            args.timeout,
+            cpus={max(os.sched_getaffinity(0))},
+        )
     except (RuntimeError, OSError) as exc:
         pinned = None
         print(f"mpd full_one_cpu failed: {exc}", flush=True)
     if pinned is not None:
-        print(f"mpd full_one_cpu files={pinned.songs} seconds={pinned.full_seconds:.2f} "
-              f"files_per_s={pinned.songs / pinned.full_seconds:.0f} (the same build with mpd pinned to one CPU) "
-              f"{pinned.full_other_cpu}", flush=True)
+        print(
+            f"mpd full_one_cpu files={pinned.songs} seconds={pinned.full_seconds:.2f} "
+            f"files_per_s={pinned.songs / pinned.full_seconds:.0f} (the same build with mpd pinned to one CPU) "
+            f"{pinned.full_other_cpu}",
+            flush=True,
+        )
     ratio = (full.files / full.seconds) / files_per_s
     internal = (full.files / full.scan_seconds) / files_per_s
-    print(f"ratio full_scan airwave/mpd={ratio:.3f} (files/s, both timed from process start; with the "
-          f"scanner's own clock {internal:.3f}) target>={TARGET_MPD_RATIO}", flush=True)
+    print(
+        f"ratio full_scan airwave/mpd={ratio:.3f} (files/s, both timed from process start; with the "
+        f"scanner's own clock {internal:.3f}) target>={TARGET_MPD_RATIO}",
+        flush=True,
+    )
     if pinned is not None:
         one_cpu = (full.files / full.seconds) / (pinned.songs / pinned.full_seconds)
-        print(f"ratio full_scan airwave/mpd_one_cpu={one_cpu:.3f} (against mpd's faster placement)", flush=True)
-    print(f"ratio rescan mpd_seconds/airwave_seconds={run.rescan_seconds / again.seconds:.3f} "
-          f"(with the scanner's own clock {run.rescan_seconds / again.scan_seconds:.3f})", flush=True)
+        print(
+            f"ratio full_scan airwave/mpd_one_cpu={one_cpu:.3f} (against mpd's faster placement)",
+            flush=True,
+        )
+    print(
+        f"ratio rescan mpd_seconds/airwave_seconds={run.rescan_seconds / again.seconds:.3f} "
+        f"(with the scanner's own clock {run.rescan_seconds / again.scan_seconds:.3f})",
+        flush=True,
+    )
 
 
 # --------------------------------------------------------------------------- main
@@ -656,11 +834,18 @@ def parse_args() -> argparse.Namespace:
         "generated library, beside mpd's database update of the same tree in the same run.",
     )
     parser.add_argument("--files", type=int, default=20_000, help="library size (default 20000)")
-    parser.add_argument("--library", type=Path,
-                        help="library folder to reuse (generated there when absent or of another size; kept)")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary folder (library, data dirs, mpd)")
+    parser.add_argument(
+        "--library",
+        type=Path,
+        help="library folder to reuse (generated there when absent or of another size; kept)",
+    )
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the temporary folder (library, data dirs, mpd)"
+    )
     parser.add_argument("--skip-mpd", action="store_true", help="measure Airwave only")
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds allowed per measured step")
+    parser.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds allowed per measured step"
+    )
     args = parser.parse_args()
     if not 1 <= args.files <= 1_000_000:
         parser.error("--files must be between 1 and 1000000")
@@ -683,40 +868,58 @@ def main() -> None:
         count, size = warm_cache(library)
         covers = sum(1 for _ in library.glob("*/*/cover.jpg"))
         idle = idle_share()
-        print(f"config library={library} files={args.files} formats=mp3,flac,ogg(vorbis) covers={covers} "
-              f"bytes_total={size} ({how}) cache=warm (all {count} files read once before measuring) "
-              f"cpus={os.cpu_count()} idle_before={idle:.0%} airwave_db=sqlite(fresh data dir) "
-              f"scan_workers=default", flush=True)
+        print(
+            f"config library={library} files={args.files} formats=mp3,flac,ogg(vorbis) covers={covers} "
+            f"bytes_total={size} ({how}) cache=warm (all {count} files read once before measuring) "
+            f"cpus={os.cpu_count()} idle_before={idle:.0%} airwave_db=sqlite(fresh data dir) "
+            f"scan_workers=default",
+            flush=True,
+        )
         if idle < 0.9:
-            print(f"warning: the machine was only {idle:.0%} idle before measuring; other work skews every "
-                  "figure (see other_cpu_s)", flush=True)
+            print(
+                f"warning: the machine was only {idle:.0%} idle before measuring; other work skews every "
+                "figure (see other_cpu_s)",
+                flush=True,
+            )
 
         full = run_airwave(library, tmp / "airwave-data")
         m = full.memory
-        print(f"scan full files={full.files} seconds={full.seconds:.2f} files_per_s={full.files / full.seconds:.0f} "
-              f"peak_rss_mb={m.parent_hwm_kb / 1024:.0f} (parent; wait4 largest process {full.max_rss_mb:.0f}) "
-              f"tree_peak_rss_mb={m.tree_rss_kb / 1024:.0f} tree_peak_pss_mb={m.tree_pss_kb / 1024:.0f} "
-              f"worker_peak_rss_mb={m.worker_hwm_kb / 1024:.0f} processes={m.processes} "
-              f"cpu_s={full.cpu_seconds:.1f} {other_cpu(full.machine_busy, full.cpu_seconds)} "
-              f"targets: files_per_s>={TARGET_FILES_PER_S} "
-              f"peak_rss_mb<{TARGET_RSS_MB}", flush=True)
-        print(f"scan full scanner_seconds={full.scan_seconds:.2f} "
-              f"scanner_files_per_s={full.files / full.scan_seconds:.0f} "
-              f"(scanner's own clock: no interpreter start-up, imports or migrations) "
-              f"startup_s={full.seconds - full.scan_seconds:.2f}", flush=True)
+        print(
+            f"scan full files={full.files} seconds={full.seconds:.2f} files_per_s={full.files / full.seconds:.0f} "
+            f"peak_rss_mb={m.parent_hwm_kb / 1024:.0f} (parent; wait4 largest process {full.max_rss_mb:.0f}) "
+            f"tree_peak_rss_mb={m.tree_rss_kb / 1024:.0f} tree_peak_pss_mb={m.tree_pss_kb / 1024:.0f} "
+            f"worker_peak_rss_mb={m.worker_hwm_kb / 1024:.0f} processes={m.processes} "
+            f"cpu_s={full.cpu_seconds:.1f} {other_cpu(full.machine_busy, full.cpu_seconds)} "
+            f"targets: files_per_s>={TARGET_FILES_PER_S} "
+            f"peak_rss_mb<{TARGET_RSS_MB}",
+            flush=True,
+        )
+        print(
+            f"scan full scanner_seconds={full.scan_seconds:.2f} "
+            f"scanner_files_per_s={full.files / full.scan_seconds:.0f} "
+            f"(scanner's own clock: no interpreter start-up, imports or migrations) "
+            f"startup_s={full.seconds - full.scan_seconds:.2f}",
+            flush=True,
+        )
         print(f"  airwave said: {full.output}", flush=True)
 
         again = run_airwave(library, tmp / "airwave-data")
-        print(f"scan rescan_unchanged files={again.files} seconds={again.seconds:.3f} tag_reads={again.tag_reads} "
-              f"scanner_seconds={again.scan_seconds:.2f} peak_rss_mb={again.memory.parent_hwm_kb / 1024:.0f} "
-              f"{other_cpu(again.machine_busy, again.cpu_seconds)} "
-              f"target: seconds<{TARGET_RESCAN_S:g} tag_reads=0", flush=True)
+        print(
+            f"scan rescan_unchanged files={again.files} seconds={again.seconds:.3f} tag_reads={again.tag_reads} "
+            f"scanner_seconds={again.scan_seconds:.2f} peak_rss_mb={again.memory.parent_hwm_kb / 1024:.0f} "
+            f"{other_cpu(again.machine_busy, again.cpu_seconds)} "
+            f"target: seconds<{TARGET_RESCAN_S:g} tag_reads=0",
+            flush=True,
+        )
 
         if args.skip_mpd:
             print("mpd skipped (--skip-mpd)", flush=True)
         else:
             compare_with_mpd(library, tmp / "mpd", args, full, again)
-        print(f"machine loadavg_1m_start={load_start:.2f} loadavg_1m_end={os.getloadavg()[0]:.2f}", flush=True)
+        print(
+            f"machine loadavg_1m_start={load_start:.2f} loadavg_1m_end={os.getloadavg()[0]:.2f}",
+            flush=True,
+        )
     except KeyboardInterrupt:
         print("interrupted; cleaning up", file=sys.stderr)
         sys.exit(130)
@@ -725,8 +928,11 @@ def main() -> None:
         sys.exit(1)
     finally:
         if args.keep:
-            print(f"kept {tmp}" + (f" (reuse the library with --library {library})" if not args.library else ""),
-                  file=sys.stderr)
+            print(
+                f"kept {tmp}"
+                + (f" (reuse the library with --library {library})" if not args.library else ""),
+                file=sys.stderr,
+            )
         else:
             shutil.rmtree(tmp, ignore_errors=True)
 

@@ -35,8 +35,8 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from support.databases import Backend  # the shared server harness lives in tests/
-from support.server import Server, wait_indexed
+from support.databases import Backend  # noqa: E402  (the shared server harness lives in tests/)
+from support.server import Server, wait_indexed  # noqa: E402
 
 SPINS = 40
 
@@ -49,8 +49,9 @@ class Truth:
     substyle: dict[str, str]  # artist name -> sub-style
 
 
-def make_library(root: Path, genres: tuple[str, ...], artists: int, seconds: float, demo: bool,
-                 albums: int = 2) -> Truth:
+def make_library(
+    root: Path, genres: tuple[str, ...], artists: int, seconds: float, demo: bool, albums: int = 2
+) -> Truth:
     """Generate (once) a library of known clusters and learn each artist's cluster from the generator."""
     from airwave.library import demo as generator
     from airwave.library.containment import Roots
@@ -59,9 +60,16 @@ def make_library(root: Path, genres: tuple[str, ...], artists: int, seconds: flo
     if demo:
         summary = generator.generate(root, track_seconds=seconds)
     else:
-        summary = generator.generate(root, genres=genres, artists_per_genre=artists, albums_per_artist=albums,
-                                     tracks_per_album=6, compilation=False, formats=("flac",),
-                                     track_seconds=seconds)
+        summary = generator.generate(
+            root,
+            genres=genres,
+            artists_per_genre=artists,
+            albums_per_artist=albums,
+            tracks_per_album=6,
+            compilation=False,
+            formats=("flac",),
+            track_seconds=seconds,
+        )
     cluster, substyle = {}, {}
     for path, (genre, style) in summary.truth.items():
         tags = read(path, None, Roots([root]))
@@ -75,8 +83,12 @@ class Client:
     """Just enough of the protocol: CSRF cookie + header, auth token."""
 
     def __init__(self, url: str) -> None:
-        self.http = httpx.Client(base_url=url, timeout=30, cookies={"csrftoken": "bench"},
-                                 headers={"X-CsrfToken": "bench"})
+        self.http = httpx.Client(
+            base_url=url,
+            timeout=30,
+            cookies={"csrftoken": "bench"},
+            headers={"X-CsrfToken": "bench"},
+        )
         self.token = ""
 
     def ok(self, path: str, body: dict[str, Any]) -> Any:
@@ -88,8 +100,9 @@ class Client:
 
 def listener(url: str, name: str) -> Client:
     client = Client(url)
-    client.token = client.ok("v1/listener/register", {"username": name, "password": "correct horse battery"})[
-        "authToken"]
+    client.token = client.ok(
+        "v1/listener/register", {"username": name, "password": "correct horse battery"}
+    )["authToken"]
     return client
 
 
@@ -128,14 +141,18 @@ class Figures:
     tracks: int
 
 
-def measure(url: str, truth: Truth, database: Path | None = None, pg_execute: Any = None,
-            prefix: str = "q") -> Figures:
+def measure(
+    url: str, truth: Truth, database: Path | None = None, pg_execute: Any = None, prefix: str = "q"
+) -> Figures:
     """The coherence and adaptation figures of the module docstring, over HTTP."""
     seed_artist = sorted(a for a, g in truth.cluster.items() if truth.substyle[a].endswith("/a"))[0]
     cluster = truth.cluster[seed_artist]
     probe = listener(url, f"{prefix}-probe-{os.getpid()}")
-    artist_id = next(i for i in probe.ok("v1/search/fullSearch", {"query": seed_artist, "types": ["AR"]})["items"]
-                     if i["name"] == seed_artist)["musicId"]
+    artist_id = next(
+        i
+        for i in probe.ok("v1/search/fullSearch", {"query": seed_artist, "types": ["AR"]})["items"]
+        if i["name"] == seed_artist
+    )["musicId"]
     stations = {}
     for role in ("control", "down", "up"):
         client = listener(url, f"{prefix}-{role}-{os.getpid()}-{time.time_ns()}")
@@ -170,9 +187,17 @@ def measure(url: str, truth: Truth, database: Path | None = None, pg_execute: An
 
 def serve(data_dir: Path, library: Path, rules: str) -> Server:
     """`airwave serve` on the library through the shared test harness, once it is scanned and analysed."""
-    env = {"AIRWAVE_FRAGMENT_LIMIT": "100000", "AIRWAVE_ACCESS_LOG": "false", "AIRWAVE_RADIO_RULES": rules}
-    server = Server(Backend("sqlite", data_dir), ["--open-registration", "--library", str(library)], env,
-                    log_file=data_dir.parent / "server.log")
+    env = {
+        "AIRWAVE_FRAGMENT_LIMIT": "100000",
+        "AIRWAVE_ACCESS_LOG": "false",
+        "AIRWAVE_RADIO_RULES": rules,
+    }
+    server = Server(
+        Backend("sqlite", data_dir),
+        ["--open-registration", "--library", str(library)],
+        env,
+        log_file=data_dir.parent / "server.log",
+    )
     server.start(timeout=120)
     try:
         wait_indexed(server, timeout=24 * 3600)  # as long as analysis takes: the bench waits for it
@@ -183,8 +208,12 @@ def serve(data_dir: Path, library: Path, rules: str) -> Server:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--demo", action="store_true", help="the demo library instead of a generated one")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--demo", action="store_true", help="the demo library instead of a generated one"
+    )
     parser.add_argument("--artists", type=int, default=24, help="artists per cluster")
     parser.add_argument("--genres", default="Jazz,Rock,Electronic,Classical")
     parser.add_argument("--albums", type=int, default=1, help="albums per artist (6 tracks each)")
@@ -194,28 +223,48 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         library = Path(tmp) / "library"
         started = time.perf_counter()
-        truth = make_library(library, tuple(args.genres.split(",")), args.artists, args.seconds, args.demo,
-                             args.albums)
+        truth = make_library(
+            library,
+            tuple(args.genres.split(",")),
+            args.artists,
+            args.seconds,
+            args.demo,
+            args.albums,
+        )
         made = time.perf_counter() - started
         # the demo library (2 artists per genre) is what `serve --demo` plays with relaxed rules
         server = serve(Path(tmp) / "data", library, "relaxed" if args.demo else "strict")
         url = server.url
         try:
-            print(f"library tracks={sum(1 for _ in library.rglob('*.flac')) or 'demo'} artists={len(truth.cluster)} "
-                  f"generated_s={made:.1f}")
-            runs = [measure(url, truth, Path(tmp) / "data" / "airwave.db", prefix=f"r{i}")
-                    for i in range(args.repeats)]
+            print(
+                f"library tracks={sum(1 for _ in library.rglob('*.flac')) or 'demo'} artists={len(truth.cluster)} "
+                f"generated_s={made:.1f}"
+            )
+            runs = [
+                measure(url, truth, Path(tmp) / "data" / "airwave.db", prefix=f"r{i}")
+                for i in range(args.repeats)
+            ]
         finally:
             server.stop()
-    label = "demo(relaxed_rules)" if args.demo else f"clusters={args.genres.count(',') + 1}x{args.artists}artists"
-    print(f"coherence {label} first_{SPINS}_spins_in_seed_cluster="
-          f"{statistics.mean(r.coherence for r in runs):.0%} (target >= 90%)")
-    print(f"thumbs_down {label} downed_tracks_returned={sum(r.down_returned for r in runs)} "
-          f"substyle_share_before={statistics.mean(r.down_share_before for r in runs):.0%} "
-          f"after={statistics.mean(r.down_share_after for r in runs):.0%} "
-          f"control={statistics.mean(r.down_share_control for r in runs):.0%}")
-    print(f"thumbs_up {label} substyle_share_after={statistics.mean(r.up_share_after for r in runs):.0%} "
-          f"control={statistics.mean(r.up_share_control for r in runs):.0%}")
+    label = (
+        "demo(relaxed_rules)"
+        if args.demo
+        else f"clusters={args.genres.count(',') + 1}x{args.artists}artists"
+    )
+    print(
+        f"coherence {label} first_{SPINS}_spins_in_seed_cluster="
+        f"{statistics.mean(r.coherence for r in runs):.0%} (target >= 90%)"
+    )
+    print(
+        f"thumbs_down {label} downed_tracks_returned={sum(r.down_returned for r in runs)} "
+        f"substyle_share_before={statistics.mean(r.down_share_before for r in runs):.0%} "
+        f"after={statistics.mean(r.down_share_after for r in runs):.0%} "
+        f"control={statistics.mean(r.down_share_control for r in runs):.0%}"
+    )
+    print(
+        f"thumbs_up {label} substyle_share_after={statistics.mean(r.up_share_after for r in runs):.0%} "
+        f"control={statistics.mean(r.up_share_control for r in runs):.0%}"
+    )
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ import tempfile
 import threading
 import time
 import urllib.request
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -77,10 +77,17 @@ def make_library(root: Path) -> None:
     import audiokit
 
     for n in range(FILES):
-        audiokit.write_audio(root / "Bench" / "Streams" / f"{n:02d} Stream.flac", audiokit.music(FILE_SECONDS, seed=n))
-    audiokit.write_audio(root / "Bench" / "Long" / "00 Long.flac", audiokit.music(TRANSCODE_SECONDS, seed=99))
+        audiokit.write_audio(
+            root / "Bench" / "Streams" / f"{n:02d} Stream.flac",
+            audiokit.music(FILE_SECONDS, seed=n),
+        )
+    audiokit.write_audio(
+        root / "Bench" / "Long" / "00 Long.flac", audiokit.music(TRANSCODE_SECONDS, seed=99)
+    )
     for n in range(FIRST_BYTE_SOURCES):
-        audiokit.write_audio(root / "Bench" / "Fresh" / f"{n:02d} Fresh.flac", audiokit.music(180.0, seed=50 + n))
+        audiokit.write_audio(
+            root / "Bench" / "Fresh" / f"{n:02d} Fresh.flac", audiokit.music(180.0, seed=50 + n)
+        )
 
 
 def scan_and_account(data_dir: Path, library: Path) -> tuple[dict[str, int], int]:
@@ -97,9 +104,13 @@ def scan_and_account(data_dir: Path, library: Path) -> tuple[dict[str, int], int
     try:
         Scanner(services.database, now=services.clock.now, workers=1).scan([library])
         with services.database.write() as db:
-            listener = accounts.create_listener(db, services.settings, services.clock.now(),
-                                                accounts.NewListener("bench", secrets.token_urlsafe(12)),
-                                                enforce_strength=False)
+            listener = accounts.create_listener(
+                db,
+                services.settings,
+                services.clock.now(),
+                accounts.NewListener("bench", secrets.token_urlsafe(12)),
+                enforce_strength=False,
+            )
             listener_id = listener.id
         with services.database.read() as db:
             tracks = {Path(p).name: i for i, p in db.execute(select(Track.id, Track.path)) if p}
@@ -118,7 +129,9 @@ def start_airwave(data_dir: Path, log_file: Path) -> Server:
 
 
 def start_nginx(prefix: Path, root: Path) -> tuple[subprocess.Popen, str] | None:
-    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
+    nginx = shutil.which("nginx") or (
+        "/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None
+    )
     if nginx is None:
         return None
     with socket.socket() as probe:
@@ -152,8 +165,11 @@ http {{
     }}
 }}
 """)
-    proc = subprocess.Popen([nginx, "-p", str(prefix), "-c", str(prefix / "nginx.conf")],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [nginx, "-p", str(prefix), "-c", str(prefix / "nginx.conf")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     base = f"http://{HOST}:{port}"
     for _ in range(100):
         try:
@@ -162,7 +178,9 @@ http {{
             return proc, base  # 403/404 for the directory: it is up
         except OSError:
             if proc.poll() is not None:
-                raise RuntimeError(f"nginx exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+                raise RuntimeError(
+                    f"nginx exited: {proc.stderr.read().decode() if proc.stderr else ''}"
+                ) from None
             time.sleep(0.05)
         else:
             return proc, base
@@ -184,9 +202,20 @@ def stop(proc: subprocess.Popen) -> None:
 
 def wrk(script: Path, base: str, connections: int, seconds: float) -> tuple[float, int, int]:
     """(MB/s, requests, errors) over `seconds` with one wrk thread."""
-    cmd = ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--timeout", "30s",
-           "-s", str(script), base]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 120, check=True).stdout
+    cmd = [
+        "wrk",
+        "-t1",
+        f"-c{connections}",
+        f"-d{max(1, round(seconds))}s",
+        "--timeout",
+        "30s",
+        "-s",
+        str(script),
+        base,
+    ]
+    out = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=seconds + 120, check=True
+    ).stdout
     match = re.search(r"^WRKRESULT (\d+) (\d+) (\d+) (\d+)$", out, re.M)
     if match is None:
         raise RuntimeError(f"unexpected wrk output:\n{out}")
@@ -199,7 +228,9 @@ def first_byte(url: str, *, drain: bool = False) -> float:
     parts = urlsplit(url)
     started = time.perf_counter()
     with socket.create_connection((parts.hostname, parts.port), timeout=60) as sock:
-        sock.sendall(f"GET {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nConnection: close\r\n\r\n".encode())
+        sock.sendall(
+            f"GET {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nConnection: close\r\n\r\n".encode()
+        )
         data = b""
         while b"\r\n\r\n" not in data:
             chunk = sock.recv(65536)
@@ -211,7 +242,9 @@ def first_byte(url: str, *, drain: bool = False) -> float:
             raise RuntimeError(f"unexpected answer: {head[:200]!r}")
         chunked = b"transfer-encoding: chunked" in head.lower()
         # with chunked coding the first line is the chunk's size: audio starts after it
-        while not body or (chunked and (b"\r\n" not in body or body.endswith(b"\r\n") and body.count(b"\r\n") == 1)):
+        while not body or (
+            chunked and (b"\r\n" not in body or body.endswith(b"\r\n") and body.count(b"\r\n") == 1)
+        ):
             chunk = sock.recv(65536)
             if not chunk:
                 raise RuntimeError("connection closed before the body")
@@ -222,8 +255,9 @@ def first_byte(url: str, *, drain: bool = False) -> float:
         return elapsed
 
 
-def probe_while_loaded(script: Path, base: str, urls: list[str], connections: int, seconds: float,
-                       samples: int = 40) -> list[float]:
+def probe_while_loaded(
+    script: Path, base: str, urls: list[str], connections: int, seconds: float, samples: int = 40
+) -> list[float]:
     """First-byte times of fresh streams while wrk keeps `connections` streams busy."""
     times: list[float] = []
     load = threading.Thread(target=wrk, args=(script, base, connections, seconds))
@@ -258,8 +292,24 @@ def airwave_transcode_cpu(source: Path, encoding: str, out: Path) -> float:
 
 def ffmpeg_cpu(ffmpeg: str, source: Path, encoding: str, out: Path) -> float:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([ffmpeg, "-nostdin", "-v", "error", "-y", "-threads", "1", "-i", str(source), "-map", "0:a",
-                    *FFMPEG_ARGS[encoding], str(out)], check=True)
+    subprocess.run(
+        [
+            ffmpeg,
+            "-nostdin",
+            "-v",
+            "error",
+            "-y",
+            "-threads",
+            "1",
+            "-i",
+            str(source),
+            "-map",
+            "0:a",
+            *FFMPEG_ARGS[encoding],
+            str(out),
+        ],
+        check=True,
+    )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
@@ -269,9 +319,15 @@ def ffmpeg_cpu(ffmpeg: str, source: Path, encoding: str, out: Path) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--duration", type=float, default=5.0, help="seconds per throughput measurement")
-    parser.add_argument("--connections", default="1,16,64", help="concurrent streams (comma-separated)")
-    parser.add_argument("--repeat", type=int, default=3, help="transcode runs per encoding (best is kept)")
+    parser.add_argument(
+        "--duration", type=float, default=5.0, help="seconds per throughput measurement"
+    )
+    parser.add_argument(
+        "--connections", default="1,16,64", help="concurrent streams (comma-separated)"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="transcode runs per encoding (best is kept)"
+    )
     args = parser.parse_args()
     connections = [int(c) for c in args.connections.split(",") if c.strip()]
     if shutil.which("wrk") is None:
@@ -288,11 +344,12 @@ def main() -> None:
         from airwave.audio.signing import UrlSigner
 
         signer = UrlSigner.open(data_dir)
-        expires = datetime.now(timezone.utc) + timedelta(hours=2)
+        expires = datetime.now(UTC) + timedelta(hours=2)
 
         def token(name: str, encoding: str) -> str:
-            return signer.audio_token(listener_id=listener, track_id=tracks[name], encoding=encoding,
-                                      expires_at=expires)
+            return signer.audio_token(
+                listener_id=listener, track_id=tracks[name], encoding=encoding, expires_at=expires
+            )
 
         airwave = start_airwave(data_dir, tmp / "airwave.log")
         airwave_base = airwave.url
@@ -304,16 +361,23 @@ def main() -> None:
         stream_names = sorted(n for n in tracks if n.endswith("Stream.flac"))
         sizes = [(library / "Bench" / "Streams" / n).stat().st_size for n in stream_names]
         peers: dict[str, tuple[str, list[str]]] = {
-            "airwave": (airwave_base, [f"/audio/{token(n, 'original')}" for n in stream_names])}
+            "airwave": (airwave_base, [f"/audio/{token(n, 'original')}" for n in stream_names])
+        }
         if nginx is not None:
-            peers["nginx"] = (nginx[1], [f"/Bench/Streams/{n.replace(' ', '%20')}" for n in stream_names])
+            peers["nginx"] = (
+                nginx[1],
+                [f"/Bench/Streams/{n.replace(' ', '%20')}" for n in stream_names],
+            )
         scripts = {}
         for name, (_, paths) in peers.items():
             scripts[name] = tmp / f"{name}.lua"
             scripts[name].write_text(_WRK_SCRIPT % {"paths": ", ".join(f'"{p}"' for p in paths)})
-        print(f"config files={len(stream_names)} file_mb={statistics.mean(sizes) / 1e6:.1f} "
-              f"loadgen=wrk(1 thread) airwave=1 process nginx={'1 worker, sendfile' if nginx else 'absent'} "
-              f"duration_s={args.duration:g} cpus={os.cpu_count()} loadavg_1m={os.getloadavg()[0]:.2f}", flush=True)
+        print(
+            f"config files={len(stream_names)} file_mb={statistics.mean(sizes) / 1e6:.1f} "
+            f"loadgen=wrk(1 thread) airwave=1 process nginx={'1 worker, sendfile' if nginx else 'absent'} "
+            f"duration_s={args.duration:g} cpus={os.cpu_count()} loadavg_1m={os.getloadavg()[0]:.2f}",
+            flush=True,
+        )
 
         for conns in connections:
             figures: dict[str, float] = {}
@@ -321,42 +385,73 @@ def main() -> None:
                 wrk(scripts[name], base, conns, 1)  # warm-up: page cache, connections
                 mbps, requests, errors = wrk(scripts[name], base, conns, args.duration)
                 figures[name] = mbps
-                ttfb = probe_while_loaded(scripts[name], base, [base + p for p in paths], conns, args.duration)
-                print(f"stream server={name} conns={conns} MBps={mbps:.0f} requests={requests} "
-                      f"ttfb_p50_ms={percentile(ttfb, 0.5) * 1000:.2f} ttfb_p99_ms={percentile(ttfb, 0.99) * 1000:.2f}"
-                      + (f" errors={errors}" if errors else ""), flush=True)
+                ttfb = probe_while_loaded(
+                    scripts[name], base, [base + p for p in paths], conns, args.duration
+                )
+                print(
+                    f"stream server={name} conns={conns} MBps={mbps:.0f} requests={requests} "
+                    f"ttfb_p50_ms={percentile(ttfb, 0.5) * 1000:.2f} ttfb_p99_ms={percentile(ttfb, 0.99) * 1000:.2f}"
+                    + (f" errors={errors}" if errors else ""),
+                    flush=True,
+                )
             if "nginx" in figures:
-                print(f"stream conns={conns} airwave_MBps={figures['airwave']:.0f} nginx_MBps={figures['nginx']:.0f} "
-                      f"ratio={figures['airwave'] / figures['nginx']:.2f} target>=0.5", flush=True)
+                print(
+                    f"stream conns={conns} airwave_MBps={figures['airwave']:.0f} nginx_MBps={figures['nginx']:.0f} "
+                    f"ratio={figures['airwave'] / figures['nginx']:.2f} target>=0.5",
+                    flush=True,
+                )
 
         source = library / "Bench" / "Long" / "00 Long.flac"
         from airwave.audio.transcode import system_lame_available
 
         for encoding in FFMPEG_ARGS:
-            ours = min(airwave_transcode_cpu(source, encoding, tmp / f"aw.{encoding}") for _ in range(args.repeat))
-            line = f"transcode encoding={encoding} airwave_x_realtime={TRANSCODE_SECONDS / ours:.1f}"
+            ours = min(
+                airwave_transcode_cpu(source, encoding, tmp / f"aw.{encoding}")
+                for _ in range(args.repeat)
+            )
+            line = (
+                f"transcode encoding={encoding} airwave_x_realtime={TRANSCODE_SECONDS / ours:.1f}"
+            )
             if ffmpeg:
-                theirs = min(ffmpeg_cpu(ffmpeg, source, encoding, tmp / f"ff.{encoding}") for _ in range(args.repeat))
-                line += (f" ffmpeg_x_realtime={TRANSCODE_SECONDS / theirs:.1f} ratio={theirs / ours:.2f} "
-                         f"target>=0.8")
+                theirs = min(
+                    ffmpeg_cpu(ffmpeg, source, encoding, tmp / f"ff.{encoding}")
+                    for _ in range(args.repeat)
+                )
+                line += (
+                    f" ffmpeg_x_realtime={TRANSCODE_SECONDS / theirs:.1f} ratio={theirs / ours:.2f} "
+                    f"target>=0.8"
+                )
             print(line + " (per core: audio seconds / CPU seconds)", flush=True)
         if ffmpeg:
-            version = subprocess.run([ffmpeg, "-version"], capture_output=True, text=True).stdout.split("\n")[0]
-            print(f"transcode peer={version.split(' Copyright')[0]} airwave_mp3_encoder="
-                  f"{'system libmp3lame' if system_lame_available() else 'PyAV libmp3lame'}", flush=True)
+            version = subprocess.run(
+                [ffmpeg, "-version"], capture_output=True, text=True
+            ).stdout.split("\n")[0]
+            print(
+                f"transcode peer={version.split(' Copyright')[0]} airwave_mp3_encoder="
+                f"{'system libmp3lame' if system_lame_available() else 'PyAV libmp3lame'}",
+                flush=True,
+            )
 
         firsts: dict[str, list[float]] = {e: [] for e in FFMPEG_ARGS}
         fresh = sorted(n for n in tracks if n.endswith("Fresh.flac"))
         for name in fresh:
             for encoding in FFMPEG_ARGS:
                 # drained: each transcode finishes before the next starts, so none waits for a slot
-                firsts[encoding].append(first_byte(f"{airwave_base}/audio/{token(name, encoding)}", drain=True))
+                firsts[encoding].append(
+                    first_byte(f"{airwave_base}/audio/{token(name, encoding)}", drain=True)
+                )
         every = [t for times in firsts.values() for t in times]
         for encoding, times in firsts.items():
-            print(f"first_audio_byte uncached encoding={encoding} p50_ms={statistics.median(times) * 1000:.1f} "
-                  f"max_ms={max(times) * 1000:.1f} samples={len(times)}", flush=True)
-        print(f"first_audio_byte uncached all p50_ms={statistics.median(every) * 1000:.1f} "
-              f"max_ms={max(every) * 1000:.1f} target<300", flush=True)
+            print(
+                f"first_audio_byte uncached encoding={encoding} p50_ms={statistics.median(times) * 1000:.1f} "
+                f"max_ms={max(times) * 1000:.1f} samples={len(times)}",
+                flush=True,
+            )
+        print(
+            f"first_audio_byte uncached all p50_ms={statistics.median(every) * 1000:.1f} "
+            f"max_ms={max(every) * 1000:.1f} target<300",
+            flush=True,
+        )
         print(f"machine loadavg_1m_end={os.getloadavg()[0]:.2f}", flush=True)
     except KeyboardInterrupt:
         print("interrupted; cleaning up", file=sys.stderr)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,6 @@ from typing import Any
 import av
 import numpy as np
 from sqlalchemy import select
-
 from support import Backend
 
 RATE = 44100
@@ -31,7 +30,9 @@ def music(seconds: float, rate: int = RATE, seed: int = 1) -> np.ndarray:
     return np.clip(np.stack([left, right]), -1, 1).astype(np.float32)
 
 
-def write_audio(path: Path, samples: np.ndarray, rate: int = RATE, fmt: str = "flac", codec: str = "flac") -> Path:
+def write_audio(
+    path: Path, samples: np.ndarray, rate: int = RATE, fmt: str = "flac", codec: str = "flac"
+) -> Path:
     """Encode (channels, n) float samples (1 or 2 channels) into a real file with PyAV."""
     path.parent.mkdir(parents=True, exist_ok=True)
     layout = "mono" if samples.shape[0] == 1 else "stereo"
@@ -39,11 +40,16 @@ def write_audio(path: Path, samples: np.ndarray, rate: int = RATE, fmt: str = "f
         stream = out.add_stream(codec, rate=rate)
         stream.layout = layout
         stream.codec_context.open()
-        resampler = av.AudioResampler(format=stream.codec_context.format.name, layout=layout, rate=rate,
-                                      frame_size=stream.codec_context.frame_size or None)
+        resampler = av.AudioResampler(
+            format=stream.codec_context.format.name,
+            layout=layout,
+            rate=rate,
+            frame_size=stream.codec_context.frame_size or None,
+        )
         for start in range(0, samples.shape[1], 4096):
-            frame = av.AudioFrame.from_ndarray(np.ascontiguousarray(samples[:, start:start + 4096]), format="fltp",
-                                               layout=layout)
+            frame = av.AudioFrame.from_ndarray(
+                np.ascontiguousarray(samples[:, start : start + 4096]), format="fltp", layout=layout
+            )
             frame.sample_rate = rate
             frame.pts = start
             frame.time_base = Fraction(1, rate)
@@ -76,14 +82,22 @@ def decode(body: bytes) -> Decoded:
         rate = stream.codec_context.sample_rate
         seconds = samples / rate
         context = stream.codec_context
-        return Decoded(context.codec.canonical_name, container.format.name, rate, context.channels, seconds,
-                       len(body) * 8 / seconds)
+        return Decoded(
+            context.codec.canonical_name,
+            container.format.name,
+            rate,
+            context.channels,
+            seconds,
+            len(body) * 8 / seconds,
+        )
 
 
 def database(backend: Backend) -> Any:
     from airwave.store.db import Database
 
-    return Database(backend.pg.url if backend.pg else f"sqlite:///{backend.data_dir / 'airwave.db'}")
+    return Database(
+        backend.pg.url if backend.pg else f"sqlite:///{backend.data_dir / 'airwave.db'}"
+    )
 
 
 def signer(backend: Backend) -> Any:
@@ -93,7 +107,7 @@ def signer(backend: Backend) -> Any:
 
 
 def now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def track_ids(backend: Backend) -> dict[str, int]:
@@ -119,8 +133,14 @@ def listener_id(backend: Backend, username: str) -> int:
         db.dispose()
 
 
-def add_spin(backend: Backend, listener: int, track: int, *, started_ago: float | None = 10.0,
-             station_name: str | None = "Test Radio") -> int:
+def add_spin(
+    backend: Backend,
+    listener: int,
+    track: int,
+    *,
+    started_ago: float | None = 10.0,
+    station_name: str | None = "Test Radio",
+) -> int:
     """A spin as getFragment writes it (plus trackStarted when started_ago is given); returns its id."""
     from airwave.store.models import Spin, Station, Track
 
@@ -135,10 +155,21 @@ def add_spin(backend: Backend, listener: int, track: int, *, started_ago: float 
                 session.flush()
                 station_id = station.id
             issued = now() - timedelta(seconds=(started_ago or 0) + 1)
-            spin = Spin(token=secrets.token_hex(16), listener_id=listener, station_id=station_id, track_id=track,
-                        artist_id=row.artist_id, album_id=row.album_id, reason="Normal", audio_encoding="mp3",
-                        issued_at=issued, seconds_played=0.0,
-                        started_at=now() - timedelta(seconds=started_ago) if started_ago is not None else None)
+            spin = Spin(
+                token=secrets.token_hex(16),
+                listener_id=listener,
+                station_id=station_id,
+                track_id=track,
+                artist_id=row.artist_id,
+                album_id=row.album_id,
+                reason="Normal",
+                audio_encoding="mp3",
+                issued_at=issued,
+                seconds_played=0.0,
+                started_at=now() - timedelta(seconds=started_ago)
+                if started_ago is not None
+                else None,
+            )
             session.add(spin)
             session.flush()
             return spin.id
@@ -154,9 +185,16 @@ def clone_track(backend: Backend, track: int, path: Path, codec: str = "mp3") ->
     try:
         with db.write() as session:
             base = session.get(Track, track)
-            copy = Track(title=f"clone of {base.title}", artist_id=base.artist_id, album_id=base.album_id,
-                         duration=base.duration, codec=codec, fingerprint=secrets.token_hex(20), path=str(path),
-                         added_at=now())
+            copy = Track(
+                title=f"clone of {base.title}",
+                artist_id=base.artist_id,
+                album_id=base.album_id,
+                duration=base.duration,
+                codec=codec,
+                fingerprint=secrets.token_hex(20),
+                path=str(path),
+                added_at=now(),
+            )
             session.add(copy)
             session.flush()
             return copy.id
@@ -180,4 +218,3 @@ def file_bytes(path: Path, start: int = 0, length: int | None = None) -> bytes:
     with open(path, "rb") as handle:
         handle.seek(start)
         return handle.read(-1 if length is None else length)
-

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
-
 from support import Backend, PostgresSchema, Server, postgres_available
 
 _PG = postgres_available()
-BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(not _PG, reason="no PostgreSQL"))]
+BACKENDS = [
+    "sqlite",
+    pytest.param("postgresql", marks=pytest.mark.skipif(not _PG, reason="no PostgreSQL")),
+]
 
 
 @pytest.fixture(params=BACKENDS, scope="module")
@@ -19,13 +21,17 @@ def backend_kind(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture(scope="module")
-def make_backend(backend_kind: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[], Backend]]:
+def make_backend(
+    backend_kind: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Callable[[], Backend]]:
     """Fresh, independent instances' storage on the module's backend."""
     made: list[Backend] = []
 
     def make() -> Backend:
         data_dir = tmp_path_factory.mktemp("airwave")
-        backend = Backend(backend_kind, data_dir, PostgresSchema() if backend_kind == "postgresql" else None)
+        backend = Backend(
+            backend_kind, data_dir, PostgresSchema() if backend_kind == "postgresql" else None
+        )
         made.append(backend)
         return backend
 
@@ -40,7 +46,9 @@ def start_server(make_backend: Callable[[], Backend]) -> Iterator[Callable[..., 
     """Start `airwave serve` with extra args/env on a fresh instance; stopped after the module."""
     running: list[Server] = []
 
-    def start(*args: str, env: dict[str, str] | None = None, backend: Backend | None = None) -> Server:
+    def start(
+        *args: str, env: dict[str, str] | None = None, backend: Backend | None = None
+    ) -> Server:
         server = Server(backend or make_backend(), list(args), dict(env or {})).start()
         running.append(server)
         return server

@@ -11,8 +11,14 @@ import av
 import numpy as np
 from PIL import Image
 
-CODECS = {".mp3": ("mp3", "libmp3lame"), ".flac": ("flac", "flac"), ".ogg": ("ogg", "libvorbis"),
-          ".opus": ("ogg", "libopus"), ".m4a": ("mp4", "aac"), ".wav": ("wav", "pcm_s16le")}
+CODECS = {
+    ".mp3": ("mp3", "libmp3lame"),
+    ".flac": ("flac", "flac"),
+    ".ogg": ("ogg", "libvorbis"),
+    ".opus": ("ogg", "libopus"),
+    ".m4a": ("mp4", "aac"),
+    ".wav": ("wav", "pcm_s16le"),
+}
 
 
 def tone(seconds: float = 1.0, freq: float = 440.0, rate: int = 44100) -> np.ndarray:
@@ -36,8 +42,10 @@ def encode(path: Path, seconds: float = 1.0, freq: float = 440.0) -> Path:
             stream.codec_context.options = {"strict": "experimental"}
         fmt = stream.codec_context.format.name if stream.codec_context.format else "fltp"
         for start in range(0, samples.shape[1], 1024):
-            chunk = samples[:, start:start + 1024]
-            frame = av.AudioFrame.from_ndarray(np.ascontiguousarray(chunk), format="fltp", layout="stereo")
+            chunk = samples[:, start : start + 1024]
+            frame = av.AudioFrame.from_ndarray(
+                np.ascontiguousarray(chunk), format="fltp", layout="stereo"
+            )
             frame.sample_rate = rate
             frame.pts = start
             frame.time_base = Fraction(1, rate)
@@ -50,7 +58,9 @@ def encode(path: Path, seconds: float = 1.0, freq: float = 440.0) -> Path:
     return path
 
 
-def image_bytes(color: tuple[int, int, int] = (200, 40, 40), size: int = 300, fmt: str = "JPEG") -> bytes:
+def image_bytes(
+    color: tuple[int, int, int] = (200, 40, 40), size: int = 300, fmt: str = "JPEG"
+) -> bytes:
     buffer = io.BytesIO()
     Image.new("RGB", (size, size), color).save(buffer, fmt)
     return buffer.getvalue()
@@ -73,9 +83,17 @@ def _tag_id3(path: Path, f: dict[str, Any]) -> None:
     from mutagen import id3
 
     tags = id3.ID3()
-    simple = {"title": id3.TIT2, "artist": id3.TPE1, "album": id3.TALB, "albumartist": id3.TPE2,
-              "tracknumber": id3.TRCK, "discnumber": id3.TPOS, "date": id3.TDRC, "composer": id3.TCOM,
-              "isrc": id3.TSRC}
+    simple = {
+        "title": id3.TIT2,
+        "artist": id3.TPE1,
+        "album": id3.TALB,
+        "albumartist": id3.TPE2,
+        "tracknumber": id3.TRCK,
+        "discnumber": id3.TPOS,
+        "date": id3.TDRC,
+        "composer": id3.TCOM,
+        "isrc": id3.TSRC,
+    }
     for key, frame in simple.items():
         if key in f:
             tags.add(frame(encoding=3, text=[str(f[key])]))
@@ -93,7 +111,9 @@ def _tag_id3(path: Path, f: dict[str, Any]) -> None:
     if f.get("explicit"):
         tags.add(id3.TXXX(encoding=3, desc="ITUNESADVISORY", text=["1"]))
     if "rg_gain" in f:
-        tags.add(id3.TXXX(encoding=3, desc="REPLAYGAIN_TRACK_GAIN", text=[f"{f['rg_gain']:+.2f} dB"]))
+        tags.add(
+            id3.TXXX(encoding=3, desc="REPLAYGAIN_TRACK_GAIN", text=[f"{f['rg_gain']:+.2f} dB"])
+        )
     tags.save(str(path), v2_version=4)
 
 
@@ -106,7 +126,17 @@ def _tag_vorbis(path: Path, f: dict[str, Any]) -> None:
     audio = mutagen.File(str(path))
     if audio.tags is None:
         audio.add_tags()
-    for key in ("title", "artist", "album", "albumartist", "tracknumber", "discnumber", "date", "composer", "isrc"):
+    for key in (
+        "title",
+        "artist",
+        "album",
+        "albumartist",
+        "tracknumber",
+        "discnumber",
+        "date",
+        "composer",
+        "isrc",
+    ):
         if key in f:
             audio[key] = [str(f[key])]
     if "genre" in f:
@@ -135,8 +165,15 @@ def _tag_mp4(path: Path, f: dict[str, Any]) -> None:
     from mutagen.mp4 import MP4, MP4Cover, MP4FreeForm
 
     audio = MP4(str(path))
-    keys = {"title": "\xa9nam", "artist": "\xa9ART", "album": "\xa9alb", "albumartist": "aART", "date": "\xa9day",
-            "composer": "\xa9wrt", "lyrics": "\xa9lyr"}
+    keys = {
+        "title": "\xa9nam",
+        "artist": "\xa9ART",
+        "album": "\xa9alb",
+        "albumartist": "aART",
+        "date": "\xa9day",
+        "composer": "\xa9wrt",
+        "lyrics": "\xa9lyr",
+    }
     for key, atom in keys.items():
         if key in f:
             audio[atom] = [str(f[key])]

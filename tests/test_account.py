@@ -2,35 +2,59 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
-
 from support import Api, Server, assert_error, unique, wait_indexed
 
 PASSWORD = "correct horse battery"
 SETTINGS_FIELDS = {
-    "explicitContentFilterEnabled", "explicitPinSet", "highQualityStreamingEnabled",
-    "highQualityStreamingAvailable", "emailOptOut", "artistAudioMessagesEnabled", "zipCode", "birthYear",
-    "gender", "email", "minor",
+    "explicitContentFilterEnabled",
+    "explicitPinSet",
+    "highQualityStreamingEnabled",
+    "highQualityStreamingAvailable",
+    "emailOptOut",
+    "artistAudioMessagesEnabled",
+    "zipCode",
+    "birthYear",
+    "gender",
+    "email",
+    "minor",
 }
-PROFILE_FIELDS = {"webname", "displayName", "bio", "stationCount", "thumbsUpCount", "bookmarkCount",
-                  "profilePrivate", "dateCreated"}
+PROFILE_FIELDS = {
+    "webname",
+    "displayName",
+    "bio",
+    "stationCount",
+    "thumbsUpCount",
+    "bookmarkCount",
+    "profilePrivate",
+    "dateCreated",
+}
 
 
 @pytest.fixture(scope="module")
 def radio(start_server: Callable[..., Server], small_demo_library: Path) -> Server:
     # a mail server nobody answers at: reset tokens are issued, the mails fail in the background
-    server = start_server("--open-registration", "--library", str(small_demo_library),
-                          env={"AIRWAVE_FRAGMENT_LIMIT": "100000", "AIRWAVE_ENGINE_SEED": "5",
-                               "AIRWAVE_LOGIN_MAX_ACCOUNTS_PER_ADDRESS": "100000",
-                               "AIRWAVE_LOGIN_BACKOFF_BASE": "600",
-                               "AIRWAVE_PASSWORD_RESET_LIMIT": "1000",
-                               "AIRWAVE_SMTP_HOST": "127.0.0.1", "AIRWAVE_SMTP_PORT": "9",
-                               "AIRWAVE_SMTP_TIMEOUT": "1"})
+    server = start_server(
+        "--open-registration",
+        "--library",
+        str(small_demo_library),
+        env={
+            "AIRWAVE_FRAGMENT_LIMIT": "100000",
+            "AIRWAVE_ENGINE_SEED": "5",
+            "AIRWAVE_LOGIN_MAX_ACCOUNTS_PER_ADDRESS": "100000",
+            "AIRWAVE_LOGIN_BACKOFF_BASE": "600",
+            "AIRWAVE_PASSWORD_RESET_LIMIT": "1000",
+            "AIRWAVE_SMTP_HOST": "127.0.0.1",
+            "AIRWAVE_SMTP_PORT": "9",
+            "AIRWAVE_SMTP_TIMEOUT": "1",
+        },
+    )
     wait_indexed(server)
     return server
 
@@ -64,12 +88,19 @@ def test_own_profile_and_another_listeners_public_profile(radio: Server) -> None
     own = alice.ok("v1/listener/getProfile", {})
     assert set(own) == PROFILE_FIELDS
     assert own["webname"] == alice.data["webname"] and own["displayName"] == own["webname"]
-    assert (own["stationCount"], own["thumbsUpCount"], own["bookmarkCount"], own["bio"]) == (0, 0, 0, "")
+    assert (own["stationCount"], own["thumbsUpCount"], own["bookmarkCount"], own["bio"]) == (
+        0,
+        0,
+        0,
+        "",
+    )
     assert own["profilePrivate"] is False and own["dateCreated"].endswith(("Z", "+00:00"))
     assert alice.ok("v1/listener/getProfile", {"webname": own["webname"]}) == own
 
     assert bob.ok("v1/listener/getProfile", {"webname": own["webname"]}) == own
-    assert_error(bob.call("v1/listener/getProfile", {"webname": unique("nobody")}), 404, "NOT_FOUND")
+    assert_error(
+        bob.call("v1/listener/getProfile", {"webname": unique("nobody")}), 404, "NOT_FOUND"
+    )
     assert_error(bob.call("v1/listener/getProfile", {"webname": 7}), 400, "INVALID_REQUEST")
     assert_error(radio.client().call("v1/listener/getProfile", {}), 401, "AUTH_INVALID_TOKEN")
 
@@ -79,25 +110,44 @@ def test_private_profile_is_refused_to_others(radio: Server) -> None:
     changed = alice.ok("v1/listener/setProfile", {"profilePrivate": True})
     assert changed["profilePrivate"] is True
     webname = changed["webname"]
-    assert_error(bob.call("v1/listener/getProfile", {"webname": webname}), 403, "USER_NOT_AUTHORIZED")
-    assert alice.ok("v1/listener/getProfile", {})["profilePrivate"] is True  # the owner still sees it
+    assert_error(
+        bob.call("v1/listener/getProfile", {"webname": webname}), 403, "USER_NOT_AUTHORIZED"
+    )
+    assert (
+        alice.ok("v1/listener/getProfile", {})["profilePrivate"] is True
+    )  # the owner still sees it
     alice.ok("v1/listener/setProfile", {"profilePrivate": False})
     assert bob.ok("v1/listener/getProfile", {"webname": webname})["webname"] == webname
 
 
 def test_set_profile_changes_only_given_fields_and_checks_lengths(radio: Server) -> None:
     api = listener(radio)
-    profile = api.ok("v1/listener/setProfile", {"displayName": "  DJ Ünïcode  ", "bio": "line one\nline two"})
+    profile = api.ok(
+        "v1/listener/setProfile", {"displayName": "  DJ Ünïcode  ", "bio": "line one\nline two"}
+    )
     assert (profile["displayName"], profile["bio"]) == ("DJ Ünïcode", "line one\nline two")
     profile = api.ok("v1/listener/setProfile", {"profilePrivate": True})
-    assert (profile["displayName"], profile["bio"], profile["profilePrivate"]) == ("DJ Ünïcode", "line one\nline two",
-                                                                                   True)
-    for body, field in (({"displayName": "x" * 65}, "displayName"), ({"bio": "b" * 2001}, "bio"),
-                        ({"displayName": "tab\there"}, "displayName"), ({"bio": "bell\x07"}, "bio"),
-                        ({"profilePrivate": "yes"}, "profilePrivate"), ({"displayName": 5}, "displayName")):
+    assert (profile["displayName"], profile["bio"], profile["profilePrivate"]) == (
+        "DJ Ünïcode",
+        "line one\nline two",
+        True,
+    )
+    for body, field in (
+        ({"displayName": "x" * 65}, "displayName"),
+        ({"bio": "b" * 2001}, "bio"),
+        ({"displayName": "tab\there"}, "displayName"),
+        ({"bio": "bell\x07"}, "bio"),
+        ({"profilePrivate": "yes"}, "profilePrivate"),
+        ({"displayName": 5}, "displayName"),
+    ):
         error = assert_error(api.call("v1/listener/setProfile", body), 400, "INVALID_REQUEST")
         assert field in error["message"], error
-    assert api.ok("v1/listener/setProfile", {"displayName": "y" * 64, "bio": "z" * 2000})["displayName"] == "y" * 64
+    assert (
+        api.ok("v1/listener/setProfile", {"displayName": "y" * 64, "bio": "z" * 2000})[
+            "displayName"
+        ]
+        == "y" * 64
+    )
     cleared = api.ok("v1/listener/setProfile", {"displayName": "", "bio": None})
     assert (cleared["displayName"], cleared["bio"]) == (cleared["webname"], "")
 
@@ -110,18 +160,47 @@ def test_update_settings_reads_with_an_empty_body_and_writes_any_subset(radio: S
     settings = api.ok("v1/listener/updateSettings", {})
     assert set(settings) == SETTINGS_FIELDS
     assert settings == {
-        "explicitContentFilterEnabled": False, "explicitPinSet": False, "highQualityStreamingEnabled": True,
-        "highQualityStreamingAvailable": False, "emailOptOut": False, "artistAudioMessagesEnabled": True,
-        "zipCode": "94612", "birthYear": 1980, "gender": "female", "email": None, "minor": False,
+        "explicitContentFilterEnabled": False,
+        "explicitPinSet": False,
+        "highQualityStreamingEnabled": True,
+        "highQualityStreamingAvailable": False,
+        "emailOptOut": False,
+        "artistAudioMessagesEnabled": True,
+        "zipCode": "94612",
+        "birthYear": 1980,
+        "gender": "female",
+        "email": None,
+        "minor": False,
     }
-    changed = api.ok("v1/listener/updateSettings", {"emailOptOut": True, "artistAudioMessagesEnabled": False,
-                                                    "zipCode": "sw1a 1aa", "gender": "Non-Binary",
-                                                    "email": "me@example.org"})
-    assert changed == {**settings, "emailOptOut": True, "artistAudioMessagesEnabled": False, "zipCode": "SW1A 1AA",
-                       "gender": "nonbinary", "email": "me@example.org"}
+    changed = api.ok(
+        "v1/listener/updateSettings",
+        {
+            "emailOptOut": True,
+            "artistAudioMessagesEnabled": False,
+            "zipCode": "sw1a 1aa",
+            "gender": "Non-Binary",
+            "email": "me@example.org",
+        },
+    )
+    assert changed == {
+        **settings,
+        "emailOptOut": True,
+        "artistAudioMessagesEnabled": False,
+        "zipCode": "SW1A 1AA",
+        "gender": "nonbinary",
+        "email": "me@example.org",
+    }
     assert api.ok("v1/listener/updateSettings", {}) == changed
-    cleared = api.ok("v1/listener/updateSettings", {"zipCode": None, "birthYear": None, "gender": "", "email": None})
-    assert (cleared["zipCode"], cleared["birthYear"], cleared["gender"], cleared["email"]) == (None, None, None, None)
+    cleared = api.ok(
+        "v1/listener/updateSettings",
+        {"zipCode": None, "birthYear": None, "gender": "", "email": None},
+    )
+    assert (cleared["zipCode"], cleared["birthYear"], cleared["gender"], cleared["email"]) == (
+        None,
+        None,
+        None,
+        None,
+    )
     teen = datetime.now().year - 15
     assert api.ok("v1/listener/updateSettings", {"birthYear": teen})["minor"] is True
     again = api.login(api.username, PASSWORD)  # type: ignore[attr-defined]
@@ -146,15 +225,23 @@ def test_update_settings_validation_errors_change_nothing(radio: Server) -> None
     ]
     for body, status, error in cases:
         # a valid change alongside is not applied either
-        assert_error(api.call("v1/listener/updateSettings", {"emailOptOut": True, **body}), status, error)
+        assert_error(
+            api.call("v1/listener/updateSettings", {"emailOptOut": True, **body}), status, error
+        )
     assert api.ok("v1/listener/updateSettings", {}) == before
 
 
 def test_explicit_pin_guards_turning_the_filter_off(radio: Server) -> None:
     api = listener(radio)
-    assert_error(api.call("v1/listener/setExplicitPIN", {"pin": "12a4"}), 400, "EXPLICIT_PIN_MALFORMED")
-    assert_error(api.call("v1/listener/setExplicitPIN", {"pin": "12345"}), 400, "EXPLICIT_PIN_MALFORMED")
-    assert_error(api.call("v1/listener/setExplicitPIN", {"pin": "١٢٣٤"}), 400, "EXPLICIT_PIN_MALFORMED")
+    assert_error(
+        api.call("v1/listener/setExplicitPIN", {"pin": "12a4"}), 400, "EXPLICIT_PIN_MALFORMED"
+    )
+    assert_error(
+        api.call("v1/listener/setExplicitPIN", {"pin": "12345"}), 400, "EXPLICIT_PIN_MALFORMED"
+    )
+    assert_error(
+        api.call("v1/listener/setExplicitPIN", {"pin": "١٢٣٤"}), 400, "EXPLICIT_PIN_MALFORMED"
+    )
     assert_error(api.call("v1/listener/setExplicitPIN", {}), 400, "INVALID_REQUEST")
     assert api.ok("v1/listener/setExplicitPIN", {"pin": "2468"}) == {}
     settings = api.ok("v1/listener/updateSettings", {})
@@ -162,23 +249,54 @@ def test_explicit_pin_guards_turning_the_filter_off(radio: Server) -> None:
 
     off = {"explicitContentFilterEnabled": False}
     assert_error(api.call("v1/listener/updateSettings", off), 403, "EXPLICIT_PIN_INCORRECT")
-    assert_error(api.call("v1/listener/updateSettings", {**off, "pin": "24"}), 400, "EXPLICIT_PIN_MALFORMED")
-    assert_error(api.call("v1/listener/updateSettings", {**off, "pin": "1357"}), 403, "EXPLICIT_PIN_INCORRECT")
+    assert_error(
+        api.call("v1/listener/updateSettings", {**off, "pin": "24"}), 400, "EXPLICIT_PIN_MALFORMED"
+    )
+    assert_error(
+        api.call("v1/listener/updateSettings", {**off, "pin": "1357"}),
+        403,
+        "EXPLICIT_PIN_INCORRECT",
+    )
     # other settings change without the PIN; so does turning the filter on
-    assert api.ok("v1/listener/updateSettings", {"emailOptOut": True})["explicitContentFilterEnabled"] is True
-    assert api.ok("v1/listener/updateSettings", {**off, "pin": "2468"})["explicitContentFilterEnabled"] is False
-    assert api.ok("v1/listener/updateSettings", {"explicitContentFilterEnabled": True})["explicitContentFilterEnabled"]
+    assert (
+        api.ok("v1/listener/updateSettings", {"emailOptOut": True})["explicitContentFilterEnabled"]
+        is True
+    )
+    assert (
+        api.ok("v1/listener/updateSettings", {**off, "pin": "2468"})["explicitContentFilterEnabled"]
+        is False
+    )
+    assert api.ok("v1/listener/updateSettings", {"explicitContentFilterEnabled": True})[
+        "explicitContentFilterEnabled"
+    ]
 
     # changing the PIN needs the current one (or the account password)
-    assert_error(api.call("v1/listener/setExplicitPIN", {"pin": "1111"}), 403, "EXPLICIT_PIN_INCORRECT")
-    assert_error(api.call("v1/listener/setExplicitPIN", {"pin": "1111", "currentPin": "9999"}), 403,
-                 "EXPLICIT_PIN_INCORRECT")
-    assert_error(api.call("v1/listener/setExplicitPIN", {"pin": "1111", "currentPassword": "wrong password"}), 400,
-                 "INVALID_PASSWORD")
+    assert_error(
+        api.call("v1/listener/setExplicitPIN", {"pin": "1111"}), 403, "EXPLICIT_PIN_INCORRECT"
+    )
+    assert_error(
+        api.call("v1/listener/setExplicitPIN", {"pin": "1111", "currentPin": "9999"}),
+        403,
+        "EXPLICIT_PIN_INCORRECT",
+    )
+    assert_error(
+        api.call(
+            "v1/listener/setExplicitPIN", {"pin": "1111", "currentPassword": "wrong password"}
+        ),
+        400,
+        "INVALID_PASSWORD",
+    )
     assert api.ok("v1/listener/setExplicitPIN", {"pin": "1111", "currentPin": "2468"}) == {}
-    assert_error(api.call("v1/listener/updateSettings", {**off, "pin": "2468"}), 403, "EXPLICIT_PIN_INCORRECT")
+    assert_error(
+        api.call("v1/listener/updateSettings", {**off, "pin": "2468"}),
+        403,
+        "EXPLICIT_PIN_INCORRECT",
+    )
     assert api.ok("v1/listener/setExplicitPIN", {"pin": "3333", "currentPassword": PASSWORD}) == {}
-    assert api.ok("v1/listener/updateSettings", {**off, "pin": "3333"})["explicitContentFilterEnabled"] is False
+    assert (
+        api.ok("v1/listener/updateSettings", {**off, "pin": "3333"})["explicitContentFilterEnabled"]
+        is False
+    )
 
 
 def test_wrong_pins_are_throttled(radio: Server) -> None:
@@ -186,27 +304,46 @@ def test_wrong_pins_are_throttled(radio: Server) -> None:
     api.ok("v1/listener/setExplicitPIN", {"pin": "4321"})
     off = {"explicitContentFilterEnabled": False}
     for _ in range(5):  # login_free_failures
-        assert_error(api.call("v1/listener/updateSettings", {**off, "pin": "0000"}), 403, "EXPLICIT_PIN_INCORRECT")
+        assert_error(
+            api.call("v1/listener/updateSettings", {**off, "pin": "0000"}),
+            403,
+            "EXPLICIT_PIN_INCORRECT",
+        )
     limited = api.call("v1/listener/updateSettings", {**off, "pin": "4321"})
     assert_error(limited, 429, "RATE_LIMITED")
     assert int(limited.headers["Retry-After"]) > 0
-    assert_error(api.call("v1/listener/setExplicitPIN", {"pin": "1111", "currentPin": "4321"}), 429, "RATE_LIMITED")
+    assert_error(
+        api.call("v1/listener/setExplicitPIN", {"pin": "1111", "currentPin": "4321"}),
+        429,
+        "RATE_LIMITED",
+    )
     # another listener's PIN is not affected
     other = listener(radio)
     other.ok("v1/listener/setExplicitPIN", {"pin": "4321"})
-    assert other.ok("v1/listener/updateSettings", {**off, "pin": "4321"})["explicitContentFilterEnabled"] is False
+    assert (
+        other.ok("v1/listener/updateSettings", {**off, "pin": "4321"})[
+            "explicitContentFilterEnabled"
+        ]
+        is False
+    )
 
 
 def test_explicit_filter_applies_to_the_next_fragment(radio: Server) -> None:
     api = listener(radio)
     sid = station_of_genre(api, "Hip-Hop")
     seen = [t for _ in range(5) for t in fragment(api, sid)]
-    explicit = {t["musicId"] for t in seen if api.ok("v1/music/track", {"token": t["musicId"]})["explicit"]}
+    explicit = {
+        t["musicId"] for t in seen if api.ok("v1/music/track", {"token": t["musicId"]})["explicit"]
+    }
     assert explicit, "the demo library's hip-hop has explicit tracks"
-    assert api.ok("v1/listener/updateSettings", {"explicitContentFilterEnabled": True})["explicitContentFilterEnabled"]
+    assert api.ok("v1/listener/updateSettings", {"explicitContentFilterEnabled": True})[
+        "explicitContentFilterEnabled"
+    ]
     for _ in range(5):
         for track in fragment(api, sid):
-            assert not api.ok("v1/music/track", {"token": track["musicId"]})["explicit"], track["songTitle"]
+            assert not api.ok("v1/music/track", {"token": track["musicId"]})["explicit"], track[
+                "songTitle"
+            ]
 
 
 def test_high_quality_setting_decides_mp3_hifi(radio: Server) -> None:
@@ -214,47 +351,83 @@ def test_high_quality_setting_decides_mp3_hifi(radio: Server) -> None:
     assert plus.ok("v1/listener/updateSettings", {})["highQualityStreamingAvailable"] is True
     sid = station_of_genre(plus, "Jazz")
     assert {t["audioEncoding"] for t in fragment(plus, sid, audioFormat="mp3-hifi")} == {"mp3-hifi"}
-    assert plus.ok("v1/listener/updateSettings", {"highQualityStreamingEnabled": False})[
-        "highQualityStreamingEnabled"] is False
+    assert (
+        plus.ok("v1/listener/updateSettings", {"highQualityStreamingEnabled": False})[
+            "highQualityStreamingEnabled"
+        ]
+        is False
+    )
     assert {t["audioEncoding"] for t in fragment(plus, sid, audioFormat="mp3-hifi")} == {"mp3"}
-    assert {t["audioEncoding"] for t in fragment(plus, sid, audioFormat="opus")} == {"opus"}  # others unchanged
+    assert {t["audioEncoding"] for t in fragment(plus, sid, audioFormat="opus")} == {
+        "opus"
+    }  # others unchanged
     plus.ok("v1/listener/updateSettings", {"highQualityStreamingEnabled": True})
     assert {t["audioEncoding"] for t in fragment(plus, sid, audioFormat="mp3-hifi")} == {"mp3-hifi"}
     # a tier without high quality gets standard quality whatever the setting says
     free = listener(radio)
-    assert free.ok("v1/listener/updateSettings", {"highQualityStreamingEnabled": True})[
-        "highQualityStreamingAvailable"] is False
-    assert {t["audioEncoding"] for t in fragment(free, station_of_genre(free, "Jazz"), audioFormat="mp3-hifi")} == {
-        "mp3"}
+    assert (
+        free.ok("v1/listener/updateSettings", {"highQualityStreamingEnabled": True})[
+            "highQualityStreamingAvailable"
+        ]
+        is False
+    )
+    assert {
+        t["audioEncoding"]
+        for t in fragment(free, station_of_genre(free, "Jazz"), audioFormat="mp3-hifi")
+    } == {"mp3"}
 
 
 # --- updateAccount ---------------------------------------------------------------------------------------------
 
 
 def account_change(api: Api, **fields: Any) -> Any:
-    return api.call("v1/listener/updateAccount", {"currentUsername": api.username,  # type: ignore[attr-defined]
-                                                  "currentPassword": PASSWORD, **fields})
+    return api.call(
+        "v1/listener/updateAccount",
+        {
+            "currentUsername": api.username,  # type: ignore[attr-defined]
+            "currentPassword": PASSWORD,
+            **fields,
+        },
+    )
 
 
 def test_update_account_errors_change_nothing(radio: Server) -> None:
     api, other = listener(radio), listener(radio)
     name = api.username  # type: ignore[attr-defined]
     body = {"currentUsername": name, "currentPassword": PASSWORD}
-    assert_error(api.call("v1/listener/updateAccount", {**body, "currentPassword": "not the password"}), 400,
-                 "INVALID_PASSWORD")
-    assert_error(api.call("v1/listener/updateAccount", {**body, "currentUsername": other.username}),  # type: ignore
-                 403, "USER_NOT_AUTHORIZED")
-    assert_error(api.call("v1/listener/updateAccount", {**body, "currentUsername": unique("ghost")}), 403,
-                 "USER_NOT_AUTHORIZED")
-    assert_error(api.call("v1/listener/updateAccount", {"currentUsername": name}), 400, "INVALID_REQUEST")
+    assert_error(
+        api.call("v1/listener/updateAccount", {**body, "currentPassword": "not the password"}),
+        400,
+        "INVALID_PASSWORD",
+    )
+    assert_error(
+        api.call("v1/listener/updateAccount", {**body, "currentUsername": other.username}),  # type: ignore
+        403,
+        "USER_NOT_AUTHORIZED",
+    )
+    assert_error(
+        api.call("v1/listener/updateAccount", {**body, "currentUsername": unique("ghost")}),
+        403,
+        "USER_NOT_AUTHORIZED",
+    )
+    assert_error(
+        api.call("v1/listener/updateAccount", {"currentUsername": name}), 400, "INVALID_REQUEST"
+    )
     assert_error(account_change(api, newUsername="has space"), 400, "INVALID_USERNAME")
     assert_error(account_change(api, newUsername="x"), 400, "INVALID_USERNAME")
-    assert_error(account_change(api, newUsername=other.username.upper()), 409,  # type: ignore[attr-defined]
-                 "USERNAME_ALREADY_EXISTS")
+    assert_error(
+        account_change(api, newUsername=other.username.upper()),
+        409,  # type: ignore[attr-defined]
+        "USERNAME_ALREADY_EXISTS",
+    )
     for weak in ("short", "password123", name, "aaaaaaaaaaaa"):
         assert_error(account_change(api, newPassword=weak), 400, "INVALID_PASSWORD")
     # a valid new name next to a weak password: neither is applied
-    assert_error(account_change(api, newUsername=unique("renamed"), newPassword="short"), 400, "INVALID_PASSWORD")
+    assert_error(
+        account_change(api, newUsername=unique("renamed"), newPassword="short"),
+        400,
+        "INVALID_PASSWORD",
+    )
     assert api.ok("v1/auth/login", {"username": name, "password": PASSWORD})["username"] == name
     assert_error(radio.client().call("v1/listener/updateAccount", body), 401, "AUTH_INVALID_TOKEN")
 
@@ -276,8 +449,11 @@ def test_update_account_renames_and_sets_the_filter(radio: Server) -> None:
     header_only.token = old_token
     assert header_only.ok("v1/listener/getProfile", {})["webname"] == data["webname"]
     assert radio.client().login(new_name.lower(), PASSWORD)["username"] == new_name
-    assert_error(radio.client().call("v1/auth/login", {"username": api.username, "password": PASSWORD}),  # type: ignore
-                 401, "AUTH_INVALID_USERNAME_PASSWORD")
+    assert_error(
+        radio.client().call("v1/auth/login", {"username": api.username, "password": PASSWORD}),  # type: ignore
+        401,
+        "AUTH_INVALID_USERNAME_PASSWORD",
+    )
     # changing only the case of the name is allowed
     api.username = new_name  # type: ignore[attr-defined]
     assert account_change(api, newUsername=new_name.upper()).json()["username"] == new_name.upper()
@@ -294,25 +470,49 @@ def test_new_password_ends_every_other_session(radio: Server) -> None:
     assert api.ok("v1/listener/getProfile", {})  # the caller stays logged in
     for other in (phone, tablet):
         assert_error(other.call("v1/listener/getProfile", {}), 401, "AUTH_INVALID_TOKEN")
-    assert_error(radio.client().call("v1/auth/login", {"username": api.username, "password": PASSWORD}),  # type: ignore
-                 401, "AUTH_INVALID_USERNAME_PASSWORD")
+    assert_error(
+        radio.client().call("v1/auth/login", {"username": api.username, "password": PASSWORD}),  # type: ignore
+        401,
+        "AUTH_INVALID_USERNAME_PASSWORD",
+    )
     assert radio.client().login(api.username, "a much better secret")  # type: ignore[attr-defined]
 
 
-def test_wrong_current_passwords_are_throttled_like_logins(start_server: Callable[..., Server]) -> None:
-    server = start_server("--open-registration", env={"AIRWAVE_LOGIN_MAX_FAILURES_PER_USER": "3",  # old name
-                                                      "AIRWAVE_LOGIN_BACKOFF_BASE": "600"})
+def test_wrong_current_passwords_are_throttled_like_logins(
+    start_server: Callable[..., Server],
+) -> None:
+    server = start_server(
+        "--open-registration",
+        env={
+            "AIRWAVE_LOGIN_MAX_FAILURES_PER_USER": "3",  # old name
+            "AIRWAVE_LOGIN_BACKOFF_BASE": "600",
+        },
+    )
     api = listener(server)
     for _ in range(3):
-        assert_error(api.call("v1/listener/updateAccount", {"currentUsername": api.username,  # type: ignore
-                                                            "currentPassword": "guess guess"}), 400, "INVALID_PASSWORD")
+        assert_error(
+            api.call(
+                "v1/listener/updateAccount",
+                {
+                    "currentUsername": api.username,  # type: ignore
+                    "currentPassword": "guess guess",
+                },
+            ),
+            400,
+            "INVALID_PASSWORD",
+        )
     limited = account_change(api, newPassword="another good secret")
     assert_error(limited, 429, "RATE_LIMITED")
     assert int(limited.headers["Retry-After"]) > 0
-    assert_error(api.call("v1/listener/deleteListener", {"currentPassword": PASSWORD}), 429, "RATE_LIMITED")
+    assert_error(
+        api.call("v1/listener/deleteListener", {"currentPassword": PASSWORD}), 429, "RATE_LIMITED"
+    )
     # they count as failed logins from this device, which a stolen session cannot turn against other devices
-    assert_error(api.call("v1/auth/login", {"username": api.username, "password": PASSWORD}),  # type: ignore
-                 429, "RATE_LIMITED")
+    assert_error(
+        api.call("v1/auth/login", {"username": api.username, "password": PASSWORD}),  # type: ignore
+        429,
+        "RATE_LIMITED",
+    )
     assert server.client().login(api.username, PASSWORD)  # type: ignore[attr-defined]
 
 
@@ -322,29 +522,41 @@ def test_wrong_current_passwords_are_throttled_like_logins(start_server: Callabl
 def test_delete_listener(radio: Server) -> None:
     api, phone = listener(radio), radio.client()
     phone.login(api.username, PASSWORD)  # type: ignore[attr-defined]
-    assert_error(api.call("v1/listener/deleteListener", {"currentPassword": "not it at all"}), 400,
-                 "INVALID_PASSWORD")
+    assert_error(
+        api.call("v1/listener/deleteListener", {"currentPassword": "not it at all"}),
+        400,
+        "INVALID_PASSWORD",
+    )
     assert_error(api.call("v1/listener/deleteListener", {}), 400, "INVALID_REQUEST")
     response = api.call("v1/listener/deleteListener", {"currentPassword": PASSWORD})
     assert response.status_code == 200 and response.json() == {}
     assert "airwave_session=;" in response.headers["set-cookie"]
     for client in (api, phone):
         assert_error(client.call("v1/listener/getProfile", {}), 401, "AUTH_INVALID_TOKEN")
-    assert_error(radio.client().call("v1/auth/login", {"username": api.username, "password": PASSWORD}),  # type: ignore
-                 401, "AUTH_INVALID_USERNAME_PASSWORD")
+    assert_error(
+        radio.client().call("v1/auth/login", {"username": api.username, "password": PASSWORD}),  # type: ignore
+        401,
+        "AUTH_INVALID_USERNAME_PASSWORD",
+    )
     radio.client().register(api.username)  # type: ignore[attr-defined]  # the name is free again
 
 
 def _engine(server: Server) -> sa.Engine:
     backend = server.backend
-    url = backend.pg.url if backend.pg is not None else f"sqlite:///{backend.data_dir / 'airwave.db'}"
+    url = (
+        backend.pg.url if backend.pg is not None else f"sqlite:///{backend.data_dir / 'airwave.db'}"
+    )
     return sa.create_engine(url)
 
 
 def _station_ids(engine: sa.Engine, listener_id: int) -> list[int]:
     with engine.connect() as conn:
-        return [r[0] for r in conn.execute(sa.text("SELECT id FROM stations WHERE listener_id = :l"),
-                                           {"l": listener_id})]
+        return [
+            r[0]
+            for r in conn.execute(
+                sa.text("SELECT id FROM stations WHERE listener_id = :l"), {"l": listener_id}
+            )
+        ]
 
 
 def _rows_by_table(engine: sa.Engine, listener_id: int, stations: list[int]) -> dict[str, int]:
@@ -365,7 +577,9 @@ def _rows_by_table(engine: sa.Engine, listener_id: int, stations: list[int]) -> 
                 if column in columns and stations:
                     where.append(t.c[column].in_(stations))
             if where:  # every table but the catalogue's and the operator's
-                counts[table] = conn.execute(sa.select(sa.func.count()).select_from(t).where(sa.or_(*where))).scalar()
+                counts[table] = conn.execute(
+                    sa.select(sa.func.count()).select_from(t).where(sa.or_(*where))
+                ).scalar()
     return counts
 
 
@@ -388,7 +602,9 @@ def _fill_account(server: Server, api: Api) -> None:
     api.ok("v1/bookmark/add", {"musicId": tracks[0]["musicId"]})
     api.ok("v1/bookmark/add", {"musicId": artist})
     api.ok("v1/listener/setExplicitPIN", {"pin": "1234"})
-    api.call("v1/listener/updateSettings", {"explicitContentFilterEnabled": False, "pin": "9999"})  # a wrong PIN
+    api.call(
+        "v1/listener/updateSettings", {"explicitContentFilterEnabled": False, "pin": "9999"}
+    )  # a wrong PIN
     api.ok("v1/listener/updateSettings", {"email": f"{api.username}@example.org"})  # type: ignore[attr-defined]
     assert server.client().ok("v1/listener/emailPassword", {"username": api.username}) == {}  # type: ignore
     server.client().call("v1/auth/login", {"username": api.username, "password": "wrong wrong"})  # type: ignore
@@ -401,10 +617,24 @@ def test_deleting_a_listener_leaves_no_row_of_theirs_in_any_table(radio: Server)
     victim_id, bystander_id = int(victim.data["listenerId"]), int(bystander.data["listenerId"])  # type: ignore
     engine = _engine(radio)
     try:
-        victim_stations, bystander_stations = _station_ids(engine, victim_id), _station_ids(engine, bystander_id)
+        victim_stations, bystander_stations = (
+            _station_ids(engine, victim_id),
+            _station_ids(engine, bystander_id),
+        )
         before = _rows_by_table(engine, victim_id, victim_stations)
-        reachable = {"listeners", "auth_sessions", "stations", "station_seeds", "shuffle_members", "feedback",
-                     "spins", "skip_events", "tired_tracks", "bookmarks", "password_resets"}
+        reachable = {
+            "listeners",
+            "auth_sessions",
+            "stations",
+            "station_seeds",
+            "shuffle_members",
+            "feedback",
+            "spins",
+            "skip_events",
+            "tired_tracks",
+            "bookmarks",
+            "password_resets",
+        }
         assert reachable <= {t for t, n in before.items() if n > 0}, before
         keys = _throttle_keys(engine)
         assert any(victim.username.lower() in k for k in keys)  # type: ignore[attr-defined]
@@ -417,8 +647,12 @@ def test_deleting_a_listener_leaves_no_row_of_theirs_in_any_table(radio: Server)
         assert set(after) == set(before)  # every table was looked at again
         assert {t: n for t, n in after.items() if n} == {}
         keys = _throttle_keys(engine)
-        assert not [k for k in keys if victim.username.lower() in k  # type: ignore[attr-defined]
-                    or k in (f"pin:{victim_id}", f"device:{victim_id}")]
+        assert not [
+            k
+            for k in keys
+            if victim.username.lower() in k  # type: ignore[attr-defined]
+            or k in (f"pin:{victim_id}", f"device:{victim_id}")
+        ]
         assert _rows_by_table(engine, bystander_id, bystander_stations) == others_before
         assert any(bystander.username.lower() in k for k in keys)  # type: ignore[attr-defined]
     finally:
@@ -445,11 +679,16 @@ def test_logout_all_ends_every_session_and_keeps_the_password(radio: Server) -> 
     api = listener(radio)
     phone = radio.client()
     phone.login(api.username, PASSWORD)  # type: ignore[attr-defined]
-    assert_error(api.call("v1/auth/logoutAll", {"currentPassword": "not it"}), 400, "INVALID_PASSWORD")
+    assert_error(
+        api.call("v1/auth/logoutAll", {"currentPassword": "not it"}), 400, "INVALID_PASSWORD"
+    )
     assert phone.ok("v1/station/getStations", {})  # a wrong password ends nothing
     response = api.call("v1/auth/logoutAll", {"currentPassword": PASSWORD})
     assert response.status_code == 200 and response.json() == {}
-    assert "Max-Age=0" in response.headers["set-cookie"] or "expires=" in response.headers["set-cookie"].lower()
+    assert (
+        "Max-Age=0" in response.headers["set-cookie"]
+        or "expires=" in response.headers["set-cookie"].lower()
+    )
     for device in (api, phone):
         assert_error(device.call("v1/station/getStations", {}), 401, "AUTH_INVALID_TOKEN")
     assert radio.client().login(api.username, PASSWORD)  # type: ignore[attr-defined]

@@ -5,27 +5,51 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any, Callable
-
-import httpx
-import pytest
+from typing import Any
 
 import audiokit
+import httpx
 import media
+import pytest
 from support import Api, Server, assert_error, unique, wait_indexed
 
-INTERVAL_MINUTES = 0.05  # 3 s of music between ads: with the 2-second demo tracks, an ad after every 2 tracks
-AD_ITEM_FIELDS = {"trackToken", "adToken", "trackType", "songTitle", "artistName", "trackLength", "audioURL",
-                  "audioEncoding", "clickThroughUrl", "albumArt", "allowSkip", "allowFeedback", "pandoraId"}
+INTERVAL_MINUTES = (
+    0.05  # 3 s of music between ads: with the 2-second demo tracks, an ad after every 2 tracks
+)
+AD_ITEM_FIELDS = {
+    "trackToken",
+    "adToken",
+    "trackType",
+    "songTitle",
+    "artistName",
+    "trackLength",
+    "audioURL",
+    "audioEncoding",
+    "clickThroughUrl",
+    "albumArt",
+    "allowSkip",
+    "allowFeedback",
+    "pandoraId",
+}
 
 
 @pytest.fixture(scope="module")
 def radio(start_server: Callable[..., Server], small_demo_library: Path) -> Server:
-    server = start_server("--open-registration", "--library", str(small_demo_library),
-                          env={"AIRWAVE_AD_INTERVAL_MINUTES": str(INTERVAL_MINUTES), "AIRWAVE_FRAGMENT_LIMIT": "100000",
-                               "AIRWAVE_ENGINE_SEED": "5", "AIRWAVE_AD_BROKEN_THRESHOLD": "3", "COLUMNS": "240"})
+    server = start_server(
+        "--open-registration",
+        "--library",
+        str(small_demo_library),
+        env={
+            "AIRWAVE_AD_INTERVAL_MINUTES": str(INTERVAL_MINUTES),
+            "AIRWAVE_FRAGMENT_LIMIT": "100000",
+            "AIRWAVE_ENGINE_SEED": "5",
+            "AIRWAVE_AD_BROKEN_THRESHOLD": "3",
+            "COLUMNS": "240",
+        },
+    )
     server.campaigns = []  # type: ignore[attr-defined]  # ids this module added, to keep one active at a time
     wait_indexed(server)
     return server
@@ -38,9 +62,12 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     art.write_bytes(media.image_bytes((30, 160, 90), 400, "PNG"))
     text = root / "notes.mp3"
     text.write_text("this is not audio at all\n")
-    return {"mp3": media.encode(root / "jingle.mp3", seconds=1.5, freq=660.0),
-            "flac": audiokit.write_audio(root / "spot.flac", audiokit.music(2.5, seed=3)),
-            "art": art, "text": text}
+    return {
+        "mp3": media.encode(root / "jingle.mp3", seconds=1.5, freq=660.0),
+        "flac": audiokit.write_audio(root / "spot.flac", audiokit.music(2.5, seed=3)),
+        "art": art,
+        "text": text,
+    }
 
 
 def cli_ok(server: Server, *args: str) -> str:
@@ -51,8 +78,17 @@ def cli_ok(server: Server, *args: str) -> str:
 
 def add_ad(server: Server, file: Path, title: str, *extra: str, alone: bool = True) -> int:
     """Add a campaign; with alone=True every campaign this module added before is disabled."""
-    text = cli_ok(server, "ads", "add", str(file), "--title", title, "--click-url", "https://example.org/buy",
-                  *extra)
+    text = cli_ok(
+        server,
+        "ads",
+        "add",
+        str(file),
+        "--title",
+        title,
+        "--click-url",
+        "https://example.org/buy",
+        *extra,
+    )
     match = re.search(r"added ad campaign (\d+)", text)
     assert match, text
     campaign = int(match.group(1))
@@ -100,8 +136,19 @@ def one_ad(api: Api, **body: Any) -> dict[str, Any]:
 
 
 def test_cli_add_list_disable_report_and_errors(radio: Server, files: dict[str, Path]) -> None:
-    campaign = add_ad(radio, files["flac"], "Spring sale", "--art", str(files["art"]), "--weight", "3",
-                      "--start", "2020-01-01", "--end", "2999-12-31")
+    campaign = add_ad(
+        radio,
+        files["flac"],
+        "Spring sale",
+        "--art",
+        str(files["art"]),
+        "--weight",
+        "3",
+        "--start",
+        "2020-01-01",
+        "--end",
+        "2999-12-31",
+    )
     copies = list((radio.backend.data_dir / "ads").glob("*.flac"))
     assert copies and all(c.read_bytes() == files["flac"].read_bytes() for c in copies)
     listing = cli_ok(radio, "ads", "list")
@@ -110,18 +157,84 @@ def test_cli_add_list_disable_report_and_errors(radio: Server, files: dict[str, 
     assert "3000-01-01" in line  # --end names the last day: the window runs to its end
 
     for args, message in [
-        (["ads", "add", str(files["text"].with_name("missing.mp3")), "--title", "x", "--click-url", "https://a.b"],
-         "no such readable file"),
-        (["ads", "add", str(files["text"]), "--title", "x", "--click-url", "https://a.b"], "notes.mp3"),
-        (["ads", "add", str(files["mp3"]), "--title", "x", "--click-url", "https://a.b", "--start", "soon"],
-         "not a date"),
-        (["ads", "add", str(files["mp3"]), "--title", "x", "--click-url", "https://a.b", "--start", "2030-01-02",
-          "--end", "2030-01-01"], "after its start"),
-        (["ads", "add", str(files["mp3"]), "--title", "x", "--click-url", "ftp://a.b"], "not an http(s) URL"),
-        (["ads", "add", str(files["mp3"]), "--title", "x", "--click-url", "https://a.b", "--art", str(files["mp3"])],
-         "not a readable image"),
-        (["ads", "add", str(files["mp3"]), "--title", "x", "--click-url", "https://a.b", "--weight", "0"],
-         "weight"),
+        (
+            [
+                "ads",
+                "add",
+                str(files["text"].with_name("missing.mp3")),
+                "--title",
+                "x",
+                "--click-url",
+                "https://a.b",
+            ],
+            "no such readable file",
+        ),
+        (
+            ["ads", "add", str(files["text"]), "--title", "x", "--click-url", "https://a.b"],
+            "notes.mp3",
+        ),
+        (
+            [
+                "ads",
+                "add",
+                str(files["mp3"]),
+                "--title",
+                "x",
+                "--click-url",
+                "https://a.b",
+                "--start",
+                "soon",
+            ],
+            "not a date",
+        ),
+        (
+            [
+                "ads",
+                "add",
+                str(files["mp3"]),
+                "--title",
+                "x",
+                "--click-url",
+                "https://a.b",
+                "--start",
+                "2030-01-02",
+                "--end",
+                "2030-01-01",
+            ],
+            "after its start",
+        ),
+        (
+            ["ads", "add", str(files["mp3"]), "--title", "x", "--click-url", "ftp://a.b"],
+            "not an http(s) URL",
+        ),
+        (
+            [
+                "ads",
+                "add",
+                str(files["mp3"]),
+                "--title",
+                "x",
+                "--click-url",
+                "https://a.b",
+                "--art",
+                str(files["mp3"]),
+            ],
+            "not a readable image",
+        ),
+        (
+            [
+                "ads",
+                "add",
+                str(files["mp3"]),
+                "--title",
+                "x",
+                "--click-url",
+                "https://a.b",
+                "--weight",
+                "0",
+            ],
+            "weight",
+        ),
         (["ads", "disable", "999999"], "no ad campaign with id 999999"),
         (["ads", "report", "--format", "xml"], "--format"),
         (["ads", "report", "--since", "yesterday"], "not a day"),
@@ -129,7 +242,9 @@ def test_cli_add_list_disable_report_and_errors(radio: Server, files: dict[str, 
         done = radio.cli(*args)
         assert done.returncode != 0, args
         assert message in done.stderr, (args, done.stderr)
-    assert "x" not in [r.split()[1] for r in cli_ok(radio, "ads", "list").splitlines() if r[:1].isdigit()]
+    assert "x" not in [
+        r.split()[1] for r in cli_ok(radio, "ads", "list").splitlines() if r[:1].isdigit()
+    ]
 
     cli_ok(radio, "ads", "disable", str(campaign))
     line = next(row for row in cli_ok(radio, "ads", "list").splitlines() if "Spring sale" in row)
@@ -139,12 +254,16 @@ def test_cli_add_list_disable_report_and_errors(radio: Server, files: dict[str, 
     # the report: impressions per campaign and day, as table, csv and json
     shown = add_ad(radio, files["mp3"], "Report me")
     api = listener(radio)
-    api.ok("v1/ad/registerImpression", {"adTokens": [one_ad(api)["adToken"], one_ad(api)["adToken"]]})
+    api.ok(
+        "v1/ad/registerImpression", {"adTokens": [one_ad(api)["adToken"], one_ad(api)["adToken"]]}
+    )
     rows = [r for r in report(radio) if r["campaign_id"] == shown]
     assert rows and sum(r["impressions"] for r in rows) == 2 and rows[-1]["title"] == "Report me"
     tomorrow = (date.fromisoformat(rows[-1]["day"]) + timedelta(days=1)).isoformat()
     assert [r for r in report(radio, "--since", tomorrow) if r["campaign_id"] == shown] == []
-    assert [r for r in report(radio, "--until", rows[-1]["day"]) if r["campaign_id"] == shown] == rows
+    assert [
+        r for r in report(radio, "--until", rows[-1]["day"]) if r["campaign_id"] == shown
+    ] == rows
     csv_text = cli_ok(radio, "ads", "report", "--format", "csv")
     assert csv_text.splitlines()[0] == "day,campaign_id,title,impressions"
     assert f"{rows[-1]['day']},{shown},Report me,2" in csv_text
@@ -154,14 +273,24 @@ def test_cli_add_list_disable_report_and_errors(radio: Server, files: dict[str, 
 # ---------------------------------------------------------------- getAdList and ad audio
 
 
-def test_get_ad_list_for_free_listeners_only_and_ad_audio(radio: Server, files: dict[str, Path]) -> None:
+def test_get_ad_list_for_free_listeners_only_and_ad_audio(
+    radio: Server, files: dict[str, Path]
+) -> None:
     campaign = add_ad(radio, files["flac"], "Listen to this", "--art", str(files["art"]))
     free, plus, premium = listener(radio), listener(radio, "plus"), listener(radio, "premium")
     assert plus.ok("v1/ad/getAdList", {}) == {"ads": []}
     assert premium.ok("v1/ad/getAdList", {}) == {"ads": []}
 
     ad = one_ad(free, audioFormat="original")
-    assert set(ad) == {"adToken", "title", "audioURL", "audioEncoding", "art", "clickThroughUrl", "trackLength"}
+    assert set(ad) == {
+        "adToken",
+        "title",
+        "audioURL",
+        "audioEncoding",
+        "art",
+        "clickThroughUrl",
+        "trackLength",
+    }
     assert ad["title"] == "Listen to this" and ad["clickThroughUrl"] == "https://example.org/buy"
     assert ad["trackLength"] == 2 or ad["trackLength"] == 3
     assert {a["size"] for a in ad["art"]} == {90, 130, 500, 640, 1080}
@@ -183,8 +312,12 @@ def test_get_ad_list_for_free_listeners_only_and_ad_audio(radio: Server, files: 
 
     station = a_station(free)
     assert one_ad(free, stationId=station)["title"] == "Listen to this"
-    assert_error(free.call("v1/ad/getAdList", {"stationId": "999999"}), 404, "STATION_DOES_NOT_EXIST")
-    assert_error(listener(radio).call("v1/ad/getAdList", {"stationId": station}), 403, "USER_NOT_AUTHORIZED")
+    assert_error(
+        free.call("v1/ad/getAdList", {"stationId": "999999"}), 404, "STATION_DOES_NOT_EXIST"
+    )
+    assert_error(
+        listener(radio).call("v1/ad/getAdList", {"stationId": station}), 403, "USER_NOT_AUTHORIZED"
+    )
 
     # a disabled campaign's issued URLs stop delivering
     cli_ok(radio, "ads", "disable", str(campaign))
@@ -199,7 +332,9 @@ def spoken(tracks: list[dict[str, Any]]) -> list[str]:
     return ["A" if t["trackType"] == "Ad" else "T" for t in tracks]
 
 
-def test_free_fragments_carry_ads_at_the_interval_plus_never(radio: Server, files: dict[str, Path]) -> None:
+def test_free_fragments_carry_ads_at_the_interval_plus_never(
+    radio: Server, files: dict[str, Path]
+) -> None:
     campaign = add_ad(radio, files["mp3"], "Fragment ad", "--art", str(files["art"]))
     free = listener(radio)
     station = a_station(free)
@@ -211,7 +346,9 @@ def test_free_fragments_carry_ads_at_the_interval_plus_never(radio: Server, file
     assert "AA" not in "".join(order)
     interval = INTERVAL_MINUTES * 60
     music = 0
-    for item in items:  # each ad follows the track at which the music since the last ad reached the interval
+    for item in (
+        items
+    ):  # each ad follows the track at which the music since the last ad reached the interval
         if item["trackType"] == "Ad":
             assert music >= interval, order
             music = 0
@@ -223,7 +360,11 @@ def test_free_fragments_carry_ads_at_the_interval_plus_never(radio: Server, file
     assert AD_ITEM_FIELDS <= set(ad)
     assert ad["adToken"] == ad["trackToken"] and ad["pandoraId"] == f"AD:{campaign}"
     assert ad["songTitle"] == "Fragment ad" and ad["artistName"] == "Advertisement"
-    assert ad["allowSkip"] is False and ad["allowFeedback"] is False and ad["allowTiredOfTrack"] is False
+    assert (
+        ad["allowSkip"] is False
+        and ad["allowFeedback"] is False
+        and ad["allowTiredOfTrack"] is False
+    )
     assert ad["clickThroughUrl"] == "https://example.org/buy" and ad["trackLength"] in (1, 2)
     assert ad["albumArt"] and ad["trackKey"]["trackType"] == "Ad" and ad["stationId"] == station
     assert ad["audioEncoding"] == "mp3"
@@ -242,7 +383,8 @@ def test_free_fragments_carry_ads_at_the_interval_plus_never(radio: Server, file
 
 
 def test_no_ads_without_an_active_campaign_and_owed_ad_opens_the_next_fragment(
-        radio: Server, files: dict[str, Path]) -> None:
+    radio: Server, files: dict[str, Path]
+) -> None:
     for other in radio.campaigns:  # type: ignore[attr-defined]
         cli_ok(radio, "ads", "disable", str(other))
     radio.campaigns.clear()  # type: ignore[attr-defined]
@@ -256,16 +398,33 @@ def test_no_ads_without_an_active_campaign_and_owed_ad_opens_the_next_fragment(
 
 def test_date_window(radio: Server, files: dict[str, Path]) -> None:
     today = date.today()
-    later = add_ad(radio, files["mp3"], "Next week", "--start", (today + timedelta(days=7)).isoformat())
-    over = add_ad(radio, files["mp3"], "Last year", "--end", (today - timedelta(days=365)).isoformat(), alone=False)
+    later = add_ad(
+        radio, files["mp3"], "Next week", "--start", (today + timedelta(days=7)).isoformat()
+    )
+    over = add_ad(
+        radio,
+        files["mp3"],
+        "Last year",
+        "--end",
+        (today - timedelta(days=365)).isoformat(),
+        alone=False,
+    )
     free = listener(radio)
     assert free.ok("v1/ad/getAdList", {})["ads"] == []
     assert set(spoken(fragment(free, a_station(free)))) == {"T"}
     listing = cli_ok(radio, "ads", "list")
     assert "scheduled" in next(r for r in listing.splitlines() if "Next week" in r)
     assert "ended" in next(r for r in listing.splitlines() if "Last year" in r)
-    now = add_ad(radio, files["mp3"], "This week", "--start", (today - timedelta(days=1)).isoformat(),
-                 "--end", (today + timedelta(days=1)).isoformat(), alone=False)
+    now = add_ad(
+        radio,
+        files["mp3"],
+        "This week",
+        "--start",
+        (today - timedelta(days=1)).isoformat(),
+        "--end",
+        (today + timedelta(days=1)).isoformat(),
+        alone=False,
+    )
     assert one_ad(free)["title"] == "This week"
     assert later != now != over
 
@@ -295,8 +454,12 @@ def test_impressions_are_counted_once_per_token(radio: Server, files: dict[str, 
     assert httpx.post(ads[0]["audioReceiptURL"]).json()["recorded"] is False
     api.ok("v1/ad/registerImpression", {"adTokens": [ads[0]["adToken"]]})
     assert impressions(radio, campaign) == 3
-    cells = [c.strip() for c in next(r for r in cli_ok(radio, "ads", "list").splitlines() if "Count me" in r)
-             .strip("│ ").split("│")]
+    cells = [
+        c.strip()
+        for c in next(r for r in cli_ok(radio, "ads", "list").splitlines() if "Count me" in r)
+        .strip("│ ")
+        .split("│")
+    ]
     assert cells[0] == str(campaign) and cells[-1] == "3"  # the list's impressions column
 
 
@@ -304,12 +467,20 @@ def test_ad_token_errors(radio: Server, files: dict[str, Path]) -> None:
     campaign = add_ad(radio, files["mp3"], "Tokens")
     owner, other = listener(radio), listener(radio)
     token = one_ad(owner)["adToken"]
-    assert_error(owner.call("v1/ad/registerImpression", {"adTokens": ["made-up"]}), 404, "NOT_FOUND")
-    assert_error(owner.call("v1/ad/registerImpression", {"adTokens": [token, "made-up"]}), 404, "NOT_FOUND")
+    assert_error(
+        owner.call("v1/ad/registerImpression", {"adTokens": ["made-up"]}), 404, "NOT_FOUND"
+    )
+    assert_error(
+        owner.call("v1/ad/registerImpression", {"adTokens": [token, "made-up"]}), 404, "NOT_FOUND"
+    )
     assert impressions(radio, campaign) == 0  # nothing of a refused list is counted
     assert_error(owner.call("v1/ad/registerImpression", {"adTokens": []}), 400, "INVALID_REQUEST")
-    assert_error(owner.call("v1/ad/registerImpression", {"adTokens": token}), 400, "INVALID_REQUEST")
-    assert_error(other.call("v1/ad/registerImpression", {"adTokens": [token]}), 403, "USER_NOT_AUTHORIZED")
+    assert_error(
+        owner.call("v1/ad/registerImpression", {"adTokens": token}), 400, "INVALID_REQUEST"
+    )
+    assert_error(
+        other.call("v1/ad/registerImpression", {"adTokens": [token]}), 403, "USER_NOT_AUTHORIZED"
+    )
     assert_error(other.call("v1/ad/brokenAd", {"adToken": token}), 403, "USER_NOT_AUTHORIZED")
     assert_error(owner.call("v1/ad/brokenAd", {"adToken": "made-up"}), 404, "NOT_FOUND")
     assert_error(owner.call("v1/ad/brokenAd", {}), 400, "INVALID_REQUEST")
@@ -319,18 +490,24 @@ def test_ad_token_errors(radio: Server, files: dict[str, Path]) -> None:
     station = a_station(owner)
     in_fragment = next(t for t in fragment(owner, station) if t["trackType"] == "Ad")["trackToken"]
     for bad in (token, in_fragment):
-        for path, body in [("v1/station/trackStarted", {"trackToken": bad}),
-                           ("v1/station/addFeedback", {"trackToken": bad, "isPositive": True}),
-                           ("v1/station/deleteFeedback", {"trackToken": bad}),
-                           ("v1/listener/addTiredSong", {"trackToken": bad})]:
+        for path, body in [
+            ("v1/station/trackStarted", {"trackToken": bad}),
+            ("v1/station/addFeedback", {"trackToken": bad, "isPositive": True}),
+            ("v1/station/deleteFeedback", {"trackToken": bad}),
+            ("v1/listener/addTiredSong", {"trackToken": bad}),
+        ]:
             assert_error(owner.call(path, body), 403, "CALL_NOT_ALLOWED")
             assert_error(other.call(path, body), 403, "USER_NOT_AUTHORIZED")
     # audio URLs of ads are signed like tracks' ones
     url = one_ad(owner)["audioURL"]
-    assert_error(httpx.get(url[:-2] + ("AA" if not url.endswith("AA") else "BB")), 403, "USER_NOT_AUTHORIZED")
+    assert_error(
+        httpx.get(url[:-2] + ("AA" if not url.endswith("AA") else "BB")), 403, "USER_NOT_AUTHORIZED"
+    )
 
 
-def test_broken_ads_stop_being_served_after_the_threshold(radio: Server, files: dict[str, Path]) -> None:
+def test_broken_ads_stop_being_served_after_the_threshold(
+    radio: Server, files: dict[str, Path]
+) -> None:
     campaign = add_ad(radio, files["mp3"], "Broken one")
     reporters = [listener(radio) for _ in range(3)]
     tokens = [one_ad(api)["adToken"] for api in reporters]

@@ -28,11 +28,24 @@ def _count(backend, table: str) -> int:  # noqa: ANN001
         db.dispose()
 
 
-def test_analysis_resumes_after_a_kill_and_is_not_repeated(make_backend, small_demo_library: Path) -> None:
+def test_analysis_resumes_after_a_kill_and_is_not_repeated(
+    make_backend, small_demo_library: Path
+) -> None:
     backend = make_backend()
     env = {**os.environ, **backend.env}
-    scan = [sys.executable, "-m", "airwave", "scan", "--library", str(small_demo_library), "--workers", "1"]
-    first = subprocess.Popen(scan, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    scan = [
+        sys.executable,
+        "-m",
+        "airwave",
+        "scan",
+        "--library",
+        str(small_demo_library),
+        "--workers",
+        "1",
+    ]
+    first = subprocess.Popen(
+        scan, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     committed, deadline = 0, time.monotonic() + 120
     while committed == 0 and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -15,18 +15,17 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import audiokit
 import httpx
 import numpy as np
 import pytest
 import trustme
-
-import audiokit
 from support import Backend, Server
 
 LONG_SECONDS = 90.0
 SHORT_SECONDS = 8.0
 VERY_LONG_SECONDS = 300.0
-GIB = 1024 ** 3
+GIB = 1024**3
 
 
 @dataclass
@@ -45,8 +44,11 @@ class Instance:
     def url(self, server: Server, encoding: str, track: str | int) -> str:
         track_id = self.tracks[track] if isinstance(track, str) else track
         token = audiokit.signer(self.backend).audio_token(
-            listener_id=self.alice, track_id=track_id, encoding=encoding,
-            expires_at=audiokit.now() + timedelta(hours=1))
+            listener_id=self.alice,
+            track_id=track_id,
+            encoding=encoding,
+            expires_at=audiokit.now() + timedelta(hours=1),
+        )
         return f"{server.url}/audio/{token}"
 
     def source(self, name: str) -> str:
@@ -60,13 +62,22 @@ def instance(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Instance]:
     audiokit.write_audio(album / "01 Long.flac", audiokit.music(LONG_SECONDS, seed=3))
     for n in range(2, 9):
         audiokit.write_audio(album / f"0{n} Short.flac", audiokit.music(SHORT_SECONDS, seed=n))
-    tone = audiokit.music(1.0, seed=9)  # a long, cheaply made source: one second of music, over and over
+    tone = audiokit.music(
+        1.0, seed=9
+    )  # a long, cheaply made source: one second of music, over and over
     audiokit.write_audio(album / "09 Very Long.flac", np.tile(tone, int(VERY_LONG_SECONDS)))
     backend = Backend("sqlite", tmp_path_factory.mktemp("airwave"))
     tool = Server(backend, env={"AIRWAVE_ANALYZE_AUDIO": "false"})
     assert tool.cli("scan", "--library", str(library)).returncode == 0
-    assert tool.cli("user", "add", "alice", "--password-stdin", input="correct horse battery\n").returncode == 0
-    made = Instance(backend, library, audiokit.track_ids(backend), audiokit.listener_id(backend, "alice"), [])
+    assert (
+        tool.cli(
+            "user", "add", "alice", "--password-stdin", input="correct horse battery\n"
+        ).returncode
+        == 0
+    )
+    made = Instance(
+        backend, library, audiokit.track_ids(backend), audiokit.listener_id(backend, "alice"), []
+    )
     yield made
     for server in made.servers:
         server.stop()
@@ -84,7 +95,9 @@ def entries(data_dir: Path) -> list[Path]:
     return [p for p in audiokit.cache_files(data_dir) if p.suffix in (".mp3", ".aac", ".opus")]
 
 
-def test_kill_mid_transcode_leaves_no_entry_and_the_next_request_is_correct(instance: Instance) -> None:
+def test_kill_mid_transcode_leaves_no_entry_and_the_next_request_is_correct(
+    instance: Instance,
+) -> None:
     server = instance.start()
     url = instance.url(server, "aacplus", "01 Long.flac")
     with httpx.stream("GET", url, timeout=60) as response:
@@ -98,7 +111,7 @@ def test_kill_mid_transcode_leaves_no_entry_and_the_next_request_is_correct(inst
     body = httpx.get(instance.url(again, "aacplus", "01 Long.flac"), timeout=120).content
     decoded = audiokit.decode(body)
     assert decoded.codec == "aac" and abs(decoded.seconds - LONG_SECONDS) <= LONG_SECONDS * 0.01
-    assert body[:len(first)] == first
+    assert body[: len(first)] == first
     (entry,) = entries(instance.backend.data_dir)
     assert entry.read_bytes() == body and not parts(instance.backend.data_dir)
     again.stop()
@@ -113,8 +126,9 @@ def test_a_transcode_nobody_listens_to_is_abandoned(instance: Instance) -> None:
     source = Path(instance.source("09 Very Long.flac"))
     st = source.stat()
     cache = TranscodeCache(instance.backend.data_dir / "cache" / "audio", limit=0)
-    entry = cache.entry_path(cache.key(str(source), st.st_size, st.st_mtime_ns, PROFILES["aacplus"]),
-                             PROFILES["aacplus"])
+    entry = cache.entry_path(
+        cache.key(str(source), st.st_size, st.st_mtime_ns, PROFILES["aacplus"]), PROFILES["aacplus"]
+    )
     with httpx.stream("GET", url, timeout=60) as response:
         next(response.iter_raw())
     deadline = time.monotonic() + ABANDON_AFTER + 10
@@ -149,8 +163,12 @@ def test_sigterm_abandons_a_transcode_nobody_listens_to(instance: Instance) -> N
     server.process.send_signal(signal.SIGTERM)
     assert server.process.wait(20) == 0
     assert not parts(instance.backend.data_dir)
-    for entry in [e for e in entries(instance.backend.data_dir) if e.suffix == ".mp3"]:  # what is there is whole
-        assert abs(audiokit.decode(entry.read_bytes()).seconds - LONG_SECONDS) <= LONG_SECONDS * 0.01
+    for entry in [
+        e for e in entries(instance.backend.data_dir) if e.suffix == ".mp3"
+    ]:  # what is there is whole
+        assert (
+            abs(audiokit.decode(entry.read_bytes()).seconds - LONG_SECONDS) <= LONG_SECONDS * 0.01
+        )
 
 
 def test_two_servers_share_one_transcode(instance: Instance) -> None:
@@ -182,7 +200,10 @@ def test_cache_stays_within_its_bound_and_the_cli_shows_and_clears_it(instance: 
         body = httpx.get(instance.url(server, "mp3-hifi", f"0{n} Short.flac"), timeout=60).content
         assert abs(audiokit.decode(body).seconds - SHORT_SECONDS) <= SHORT_SECONDS * 0.01
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and sum(p.stat().st_size for p in entries(data_dir)) > 1024 * 1024:
+    while (
+        time.monotonic() < deadline
+        and sum(p.stat().st_size for p in entries(data_dir)) > 1024 * 1024
+    ):
         time.sleep(0.05)
     assert sum(p.stat().st_size for p in entries(data_dir)) <= 1024 * 1024
     newest = instance.url(server, "mp3-hifi", "08 Short.flac")
@@ -243,7 +264,9 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, trustme.C
     return cert, key, ca
 
 
-def test_tls_serves_through_the_chunked_path(instance: Instance, sparse: int, pki: tuple[Path, Path, Any]) -> None:
+def test_tls_serves_through_the_chunked_path(
+    instance: Instance, sparse: int, pki: tuple[Path, Path, Any]
+) -> None:
     import ssl
 
     cert, key, ca = pki
@@ -254,9 +277,14 @@ def test_tls_serves_through_the_chunked_path(instance: Instance, sparse: int, pk
     url = instance.url(server, "original", "03 Short.flac")
     assert httpx.get(url, verify=context).content == source.read_bytes()
     size = source.stat().st_size
-    middle = httpx.get(url, verify=context, headers={"Range": f"bytes={size // 2}-{size // 2 + 999}"})
-    assert middle.status_code == 206 and middle.content == audiokit.file_bytes(source, size // 2, 1000)
-    received, growth = _stream_and_watch(instance.url(server, "original", sparse), server.process.pid,
-                                         verify=context)
+    middle = httpx.get(
+        url, verify=context, headers={"Range": f"bytes={size // 2}-{size // 2 + 999}"}
+    )
+    assert middle.status_code == 206 and middle.content == audiokit.file_bytes(
+        source, size // 2, 1000
+    )
+    received, growth = _stream_and_watch(
+        instance.url(server, "original", sparse), server.process.pid, verify=context
+    )
     assert received == GIB and growth < 40 * 1024, f"server RSS grew by {growth} KiB"
     server.stop()

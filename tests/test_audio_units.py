@@ -5,14 +5,14 @@ from __future__ import annotations
 import os
 import stat
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import audiokit
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import audiokit
 from airwave.audio import ranges
 from airwave.audio.formats import ENCODINGS, PROFILES, negotiate, original_content_type
 from airwave.audio.signing import KEY_FILE, UrlSigner
@@ -20,7 +20,7 @@ from airwave.audio.transcode import output_rate, system_lame_available, transcod
 from airwave.core.plays import seconds_played
 from airwave.errors import ApiError
 
-NOW = datetime(2030, 5, 1, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2030, 5, 1, 12, 0, tzinfo=UTC)
 
 # ---------------------------------------------------------------- ranges
 
@@ -55,8 +55,17 @@ def test_unsatisfiable_and_ignored_ranges() -> None:
             ranges.parse_range(header, 100)
     with pytest.raises(ranges.RangeNotSatisfiable):
         ranges.parse_range("bytes=0-", 0)
-    for header in (None, "", "bytes=5-1", "bytes=0-1,3-4", "pages=1-2", "bytes=a-", "bytes=-", "bytes=1-2-3",
-                   "bytes=" + "9" * 2000):
+    for header in (
+        None,
+        "",
+        "bytes=5-1",
+        "bytes=0-1,3-4",
+        "pages=1-2",
+        "bytes=a-",
+        "bytes=-",
+        "bytes=1-2-3",
+        "bytes=" + "9" * 2000,
+    ):
         assert ranges.parse_range(header, 100) is None
 
 
@@ -87,19 +96,22 @@ def test_validators() -> None:
 
 def test_tokens_round_trip_and_refuse_any_change(tmp_path: Path) -> None:
     signer = UrlSigner.open(tmp_path)
-    token = signer.audio_token(listener_id=7, track_id=42, encoding="opus", expires_at=NOW + timedelta(hours=1),
-                               spin_id=99)
+    token = signer.audio_token(
+        listener_id=7, track_id=42, encoding="opus", expires_at=NOW + timedelta(hours=1), spin_id=99
+    )
     grant = signer.verify_audio(token, NOW)
     assert (grant.listener_id, grant.track_id, grant.encoding, grant.spin_id) == (7, 42, "opus", 99)
     assert grant.expires_at == NOW + timedelta(hours=1)
     assert token.isascii() and all(c.isalnum() or c in "-_" for c in token)
-    plain = signer.audio_token(listener_id=7, track_id=42, encoding="original", expires_at=NOW + timedelta(hours=1))
+    plain = signer.audio_token(
+        listener_id=7, track_id=42, encoding="original", expires_at=NOW + timedelta(hours=1)
+    )
     assert signer.verify_audio(plain, NOW).spin_id is None
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
     for i in range(len(token)):
         position = alphabet.index(token[i])
         for replacement in (alphabet[(position + 1) % 64], alphabet[(position + 17) % 64]):
-            changed = token[:i] + replacement + token[i + 1:]
+            changed = token[:i] + replacement + token[i + 1 :]
             with pytest.raises(ApiError) as refused:
                 signer.verify_audio(changed, NOW)
             assert refused.value.error.name == "USER_NOT_AUTHORIZED"
@@ -127,12 +139,18 @@ def test_key_file_is_private_shared_and_rotates_with_grace(tmp_path: Path) -> No
     assert len({s.keys()[-1].secret for s in made}) == 1
     assert stat.S_IMODE(os.stat(tmp_path / KEY_FILE).st_mode) == 0o600
     one, two = made[0], made[1]
-    old = one.audio_token(listener_id=1, track_id=2, encoding="mp3", expires_at=NOW + timedelta(days=3))
+    old = one.audio_token(
+        listener_id=1, track_id=2, encoding="mp3", expires_at=NOW + timedelta(days=3)
+    )
     fresh_key = one.rotate(NOW)
     assert stat.S_IMODE(os.stat(tmp_path / KEY_FILE).st_mode) == 0o600
-    assert two.verify_audio(old, NOW + timedelta(minutes=59)).track_id == 2  # the other process sees the rotation
+    assert (
+        two.verify_audio(old, NOW + timedelta(minutes=59)).track_id == 2
+    )  # the other process sees the rotation
     assert [k.id for k in two.keys()] == [1, fresh_key.id]
-    new = two.audio_token(listener_id=1, track_id=3, encoding="mp3", expires_at=NOW + timedelta(days=3))
+    new = two.audio_token(
+        listener_id=1, track_id=3, encoding="mp3", expires_at=NOW + timedelta(days=3)
+    )
     with pytest.raises(ApiError) as refused:
         one.verify_audio(old, NOW + timedelta(minutes=61))
     assert refused.value.error.name == "USER_NOT_AUTHORIZED"
@@ -193,7 +211,10 @@ def test_rates_and_channels_follow_the_source(tmp_path: Path) -> None:
     for encoding, rate in (("mp3", 44100), ("aacplus", 22050), ("opus", 48000)):
         decoded = _transcode(source, encoding, tmp_path / f"out.{encoding}")
         assert decoded.sample_rate == rate and decoded.channels == 1, (encoding, decoded)
-        assert abs(decoded.seconds - 5.0) < 0.1, (encoding, decoded)  # AAC priming: 1024 samples at 22 kHz
+        assert abs(decoded.seconds - 5.0) < 0.1, (
+            encoding,
+            decoded,
+        )  # AAC priming: 1024 samples at 22 kHz
 
 
 @pytest.mark.parametrize("system_lame", [True, False])

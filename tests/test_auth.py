@@ -9,7 +9,6 @@ from datetime import datetime
 
 import httpx
 import pytest
-
 from support import Server, assert_error, unique
 
 PASSWORD = "correct horse battery"
@@ -20,26 +19,58 @@ def test_login_returns_the_full_listener_object(server: Server) -> None:
     server.client().register(name, birthYear=1990, zipCode="94612", gender="female")
     data = server.client().login(name, PASSWORD)
     assert set(data) >= {
-        "authToken", "listenerId", "username", "webname", "stationCount", "isNew", "birthYear", "gender",
-        "zipCode", "explicitContentFilterEnabled", "highQualityStreamingEnabled", "profilePrivate",
-        "emailOptOut", "minor", "config",
+        "authToken",
+        "listenerId",
+        "username",
+        "webname",
+        "stationCount",
+        "isNew",
+        "birthYear",
+        "gender",
+        "zipCode",
+        "explicitContentFilterEnabled",
+        "highQualityStreamingEnabled",
+        "profilePrivate",
+        "emailOptOut",
+        "minor",
+        "config",
     }
     assert data["username"] == name and data["stationCount"] == 0
-    assert (data["birthYear"], data["zipCode"], data["gender"], data["minor"]) == (1990, "94612", "female", False)
+    assert (data["birthYear"], data["zipCode"], data["gender"], data["minor"]) == (
+        1990,
+        "94612",
+        "female",
+        False,
+    )
     assert data["isNew"] is False  # registration was the first login
     config = data["config"]
-    assert set(config) >= {"branding", "dailySkipLimit", "stationSkipLimit", "inactivityTimeout",
-                           "monthlyListeningCapHours", "flags", "experiments"}
+    assert set(config) >= {
+        "branding",
+        "dailySkipLimit",
+        "stationSkipLimit",
+        "inactivityTimeout",
+        "monthlyListeningCapHours",
+        "flags",
+        "experiments",
+    }
     assert config["inactivityTimeout"] == 8 * 3600
     # the default tier is free: ads, skip limits, no replays or high quality
-    assert config["flags"] == {"noAds": False, "adFreeSkip": False, "adFreeReplay": False, "replaysEnabled": False,
-                               "highQualityStreamingAvailable": False, "onDemand": False}
+    assert config["flags"] == {
+        "noAds": False,
+        "adFreeSkip": False,
+        "adFreeReplay": False,
+        "replaysEnabled": False,
+        "highQualityStreamingAvailable": False,
+        "onDemand": False,
+    }
     assert (config["stationSkipLimit"], config["dailySkipLimit"]) == (6, 24)
     assert len(data["authToken"]) >= 22  # at least 128 random bits
 
 
 def test_register_logs_in_and_marks_new(server: Server) -> None:
-    response = server.client().call("v1/listener/register", {"username": unique("reg"), "password": PASSWORD})
+    response = server.client().call(
+        "v1/listener/register", {"username": unique("reg"), "password": PASSWORD}
+    )
     assert response.status_code == 200
     assert response.json()["isNew"] is True
     assert "airwave_session=" in response.headers["set-cookie"]
@@ -50,11 +81,15 @@ def test_minor_flag_from_birth_year(server: Server) -> None:
     assert server.client().register(unique("teen"), birthYear=year)["minor"] is True
 
 
-def test_wrong_credentials_get_the_same_answer_whether_or_not_the_user_exists(server: Server) -> None:
+def test_wrong_credentials_get_the_same_answer_whether_or_not_the_user_exists(
+    server: Server,
+) -> None:
     name = unique("known")
     server.client().register(name)
     wrong = server.client().call("v1/auth/login", {"username": name, "password": "not it at all"})
-    missing = server.client().call("v1/auth/login", {"username": unique("ghost"), "password": "not it at all"})
+    missing = server.client().call(
+        "v1/auth/login", {"username": unique("ghost"), "password": "not it at all"}
+    )
     assert assert_error(wrong, 401, "AUTH_INVALID_USERNAME_PASSWORD") == assert_error(
         missing, 401, "AUTH_INVALID_USERNAME_PASSWORD"
     )
@@ -83,14 +118,21 @@ def test_login_sets_session_cookie_and_logout_clears_it(server: Server) -> None:
     server.client().register(name)
     api = server.client()
     response = api.call("v1/auth/login", {"username": name, "password": PASSWORD})
-    cookie = next(c for c in response.headers.get_list("set-cookie") if c.startswith("airwave_session="))
+    cookie = next(
+        c for c in response.headers.get_list("set-cookie") if c.startswith("airwave_session=")
+    )
     assert "HttpOnly" in cookie and "SameSite=Lax" in cookie
     assert "Max-Age" not in cookie  # a browser-session cookie without keepLoggedIn
     api.token = response.json()["authToken"]
-    assert api.ok("v1/station/getStations")["totalStations"] == 0  # cookie + header of the same session
+    assert (
+        api.ok("v1/station/getStations")["totalStations"] == 0
+    )  # cookie + header of the same session
     out = api.call("v1/auth/logout")
     assert out.status_code == 200 and out.json() == {}
-    assert "airwave_session=;" in out.headers["set-cookie"] and "Max-Age=0" in out.headers["set-cookie"]
+    assert (
+        "airwave_session=;" in out.headers["set-cookie"]
+        and "Max-Age=0" in out.headers["set-cookie"]
+    )
     assert_error(api.call("v1/station/getStations"), 401, "AUTH_INVALID_TOKEN")
 
 
@@ -134,19 +176,30 @@ def test_existing_auth_token_resumes_the_session(server: Server) -> None:
     assert resumed.status_code == 200, resumed.text
     assert resumed.json()["authToken"] == token and resumed.json()["username"] == name
     assert "airwave_session=" in resumed.headers["set-cookie"]
-    with_name = server.client().call("v1/auth/login", {"username": name, "existingAuthToken": token})
+    with_name = server.client().call(
+        "v1/auth/login", {"username": name, "existingAuthToken": token}
+    )
     assert with_name.status_code == 200
     other = unique("other")
     server.client().register(other)
-    assert_error(server.client().call("v1/auth/login", {"username": other, "existingAuthToken": token}),
-                 401, "AUTH_INVALID_TOKEN")
-    assert_error(server.client().call("v1/auth/login", {"existingAuthToken": "stale"}), 401, "AUTH_INVALID_TOKEN")
+    assert_error(
+        server.client().call("v1/auth/login", {"username": other, "existingAuthToken": token}),
+        401,
+        "AUTH_INVALID_TOKEN",
+    )
+    assert_error(
+        server.client().call("v1/auth/login", {"existingAuthToken": "stale"}),
+        401,
+        "AUTH_INVALID_TOKEN",
+    )
 
 
 def test_keep_logged_in_extends_the_lifetime(server: Server) -> None:
     name = unique("keep")
     server.client().register(name)
-    response = server.client().call("v1/auth/login", {"username": name, "password": PASSWORD, "keepLoggedIn": True})
+    response = server.client().call(
+        "v1/auth/login", {"username": name, "password": PASSWORD, "keepLoggedIn": True}
+    )
     assert response.json()["config"]["inactivityTimeout"] == 30 * 86400
     assert f"Max-Age={30 * 86400}" in response.headers["set-cookie"]
 
@@ -182,26 +235,37 @@ def test_register_validation_errors(server: Server, body: dict, error: str) -> N
 def test_register_refuses_a_taken_username_in_any_case(server: Server) -> None:
     name = unique("dup")
     server.client().register(name)
-    response = server.client().call("v1/listener/register", {"username": name.upper(), "password": PASSWORD})
+    response = server.client().call(
+        "v1/listener/register", {"username": name.upper(), "password": PASSWORD}
+    )
     assert_error(response, 409, "USERNAME_ALREADY_EXISTS")
 
 
 def test_password_equal_to_username_is_refused(server: Server) -> None:
     name = unique("same")
-    response = server.client().call("v1/listener/register", {"username": name, "password": name.upper()})
+    response = server.client().call(
+        "v1/listener/register", {"username": name, "password": name.upper()}
+    )
     assert_error(response, 400, "INVALID_PASSWORD")
 
 
 def test_register_is_refused_when_registration_is_closed(start_server) -> None:
     closed = start_server()
-    response = closed.client().call("v1/listener/register", {"username": unique(), "password": PASSWORD})
+    response = closed.client().call(
+        "v1/listener/register", {"username": unique(), "password": PASSWORD}
+    )
     assert_error(response, 403, "CALL_NOT_ALLOWED")
 
 
 def test_readonly_mode_refuses_writes_but_allows_login(start_server) -> None:
     server = start_server("--readonly", "--open-registration")
-    assert server.cli("user", "add", "reader", "--password-stdin", input="readerpass\n").returncode == 0
-    response = server.client().call("v1/listener/register", {"username": unique(), "password": PASSWORD})
+    assert (
+        server.cli("user", "add", "reader", "--password-stdin", input="readerpass\n").returncode
+        == 0
+    )
+    response = server.client().call(
+        "v1/listener/register", {"username": unique(), "password": PASSWORD}
+    )
     assert_error(response, 503, "READONLY_MODE")
     api = server.client()
     api.login("reader", "readerpass")
@@ -223,8 +287,10 @@ def _login(api, name: str, password: str) -> httpx.Response:
 
 
 def test_attackers_failures_never_lock_out_a_known_device(start_server) -> None:
-    server = start_server("--open-registration", env={"AIRWAVE_LOGIN_FREE_FAILURES": "3",
-                                                      "AIRWAVE_LOGIN_BACKOFF_BASE": "600"})
+    server = start_server(
+        "--open-registration",
+        env={"AIRWAVE_LOGIN_FREE_FAILURES": "3", "AIRWAVE_LOGIN_BACKOFF_BASE": "600"},
+    )
     victim = server.client()
     name = unique("victim")
     victim.register(name)  # a successful login: this client now carries a device cookie
@@ -233,7 +299,9 @@ def test_attackers_failures_never_lock_out_a_known_device(start_server) -> None:
     attacker = server.client()
     for _ in range(3):
         assert_error(_login(attacker, name, "guess"), 401, "AUTH_INVALID_USERNAME_PASSWORD")
-    limited = _login(attacker, name, PASSWORD)  # unknown device in back-off: even the right password waits
+    limited = _login(
+        attacker, name, PASSWORD
+    )  # unknown device in back-off: even the right password waits
     assert_error(limited, 429, "RATE_LIMITED")
     assert 590 <= int(limited.headers["retry-after"]) <= 600
     # the real user on their device is not affected, and logging in there lifts nothing for the attacker
@@ -275,8 +343,10 @@ def test_unknown_devices_back_off_exponentially(start_server) -> None:
 
 
 def test_the_address_limit_counts_accounts_not_failures(start_server) -> None:
-    server = start_server("--open-registration", env={"AIRWAVE_LOGIN_MAX_ACCOUNTS_PER_ADDRESS": "3",
-                                                      "AIRWAVE_LOGIN_FREE_FAILURES": "100"})
+    server = start_server(
+        "--open-registration",
+        env={"AIRWAVE_LOGIN_MAX_ACCOUNTS_PER_ADDRESS": "3", "AIRWAVE_LOGIN_FREE_FAILURES": "100"},
+    )
     own, other = unique("nat"), unique("nat")
     server.client().register(own)
     server.client().register(other)
@@ -287,7 +357,7 @@ def test_the_address_limit_counts_accounts_not_failures(start_server) -> None:
     assert _login(server.client(), other, PASSWORD).status_code == 200
     assert _login(api, own, PASSWORD).status_code == 200  # and this client is now a known device
     # many accounts failing from one address do
-    for i in range(3):
+    for _ in range(3):
         assert_error(_login(api, unique("spray"), "x"), 401, "AUTH_INVALID_USERNAME_PASSWORD")
     limited = _login(api, other, PASSWORD)
     assert_error(limited, 429, "RATE_LIMITED")
@@ -297,8 +367,10 @@ def test_the_address_limit_counts_accounts_not_failures(start_server) -> None:
 
 
 def test_concurrent_wrong_passwords_get_at_most_the_free_checks(start_server) -> None:
-    server = start_server("--open-registration", env={"AIRWAVE_LOGIN_FREE_FAILURES": "5",
-                                                      "AIRWAVE_LOGIN_BACKOFF_BASE": "600"})
+    server = start_server(
+        "--open-registration",
+        env={"AIRWAVE_LOGIN_FREE_FAILURES": "5", "AIRWAVE_LOGIN_BACKOFF_BASE": "600"},
+    )
     name = unique("race")
     server.client().register(name)
     clients = [server.client() for _ in range(48)]
@@ -317,16 +389,25 @@ def test_concurrent_wrong_passwords_get_at_most_the_free_checks(start_server) ->
 
 def test_disabled_listeners_are_suspended(start_server) -> None:
     server = start_server()
-    assert server.cli("user", "add", "mallory", "--password-stdin", input="mallorypw\n").returncode == 0
+    assert (
+        server.cli("user", "add", "mallory", "--password-stdin", input="mallorypw\n").returncode
+        == 0
+    )
     api = server.client()
     api.login("mallory", "mallorypw")
     assert server.cli("user", "disable", "mallory").returncode == 0
     assert_error(api.call("v1/station/getStations"), 403, "LISTENER_SUSPENDED")
-    assert_error(server.client().call("v1/auth/login", {"username": "mallory", "password": "mallorypw"}), 403,
-                 "LISTENER_SUSPENDED")
+    assert_error(
+        server.client().call("v1/auth/login", {"username": "mallory", "password": "mallorypw"}),
+        403,
+        "LISTENER_SUSPENDED",
+    )
     # a wrong password reveals nothing about the suspension
-    assert_error(server.client().call("v1/auth/login", {"username": "mallory", "password": "nope"}), 401,
-                 "AUTH_INVALID_USERNAME_PASSWORD")
+    assert_error(
+        server.client().call("v1/auth/login", {"username": "mallory", "password": "nope"}),
+        401,
+        "AUTH_INVALID_USERNAME_PASSWORD",
+    )
     assert server.cli("user", "enable", "mallory").returncode == 0
     assert api.ok("v1/station/getStations")["totalStations"] == 0
 
@@ -336,10 +417,16 @@ def test_unexpected_failures_answer_500_envelope_without_internals(start_server)
     api = server.client()
     api.register(unique("boom"))
     # the database breaks under the running server (PostgreSQL needs CASCADE: other tables point at stations)
-    server.backend.execute("DROP TABLE stations" + (" CASCADE" if server.backend.pg is not None else ""))
+    server.backend.execute(
+        "DROP TABLE stations" + (" CASCADE" if server.backend.pg is not None else "")
+    )
     response = api.call("v1/station/getStations", headers={"X-Request-Id": "boom-1"})
     body = assert_error(response, 500, "SERVER_ERROR")
-    assert "boom-1" in body["message"] and "Traceback" not in response.text and "stations" not in body["message"]
+    assert (
+        "boom-1" in body["message"]
+        and "Traceback" not in response.text
+        and "stations" not in body["message"]
+    )
     assert server.wait_for_log(lambda line: "boom-1" in line and "Traceback" in line)
 
 

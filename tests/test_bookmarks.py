@@ -2,21 +2,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
-
 from support import Api, Server, assert_error, unique, wait_indexed
 
-BOOKMARK_FIELDS = {"bookmarkId", "musicId", "pandoraId", "type", "dateCreated", "name", "artistName", "art",
-                   "seoToken", "isAvailable"}
+BOOKMARK_FIELDS = {
+    "bookmarkId",
+    "musicId",
+    "pandoraId",
+    "type",
+    "dateCreated",
+    "name",
+    "artistName",
+    "art",
+    "seoToken",
+    "isAvailable",
+}
 
 
 @pytest.fixture(scope="module")
 def library(start_server: Callable[..., Server], small_demo_library: Path) -> Server:
-    server = start_server("--open-registration", "--library", str(small_demo_library),
-                          env={"AIRWAVE_FRAGMENT_LIMIT": "100000", "AIRWAVE_ENGINE_SEED": "5"})
+    server = start_server(
+        "--open-registration",
+        "--library",
+        str(small_demo_library),
+        env={"AIRWAVE_FRAGMENT_LIMIT": "100000", "AIRWAVE_ENGINE_SEED": "5"},
+    )
     wait_indexed(server)
     return server
 
@@ -41,12 +55,17 @@ def test_add_by_music_id_pandora_id_and_track_token(library: Server) -> None:
     by_music = api.ok("v1/bookmark/add", {"musicId": first["musicId"]})
     assert BOOKMARK_FIELDS | {"songTitle", "albumTitle", "trackLength"} <= set(by_music)
     assert by_music["type"] == "track" and by_music["musicId"] == first["musicId"]
-    assert by_music["pandoraId"] == first["pandoraId"] and by_music["songTitle"] == first["songTitle"]
+    assert (
+        by_music["pandoraId"] == first["pandoraId"] and by_music["songTitle"] == first["songTitle"]
+    )
     assert by_music["art"] and by_music["isAvailable"] is True
 
     # adding again, by the other spelling, is the same bookmark
     again = api.ok("v1/bookmark/add", {"pandoraId": first["pandoraId"]})
-    assert again["bookmarkId"] == by_music["bookmarkId"] and again["dateCreated"] == by_music["dateCreated"]
+    assert (
+        again["bookmarkId"] == by_music["bookmarkId"]
+        and again["dateCreated"] == by_music["dateCreated"]
+    )
 
     artist = api.ok("v1/bookmark/add", {"pandoraId": "AR:" + first["artistMusicId"][1:]})
     assert artist["type"] == "artist" and artist["name"] == first["artistName"]
@@ -56,13 +75,17 @@ def test_add_by_music_id_pandora_id_and_track_token(library: Server) -> None:
     played = api.ok("v1/playlist/getFragment", {"stationId": station["stationId"]})["tracks"]
     token_mark = api.ok("v1/bookmark/add", {"trackToken": played[0]["trackToken"]})
     assert token_mark["musicId"] == played[0]["musicId"] and token_mark["type"] == "track"
-    artist_mark = api.ok("v1/bookmark/add", {"trackToken": played[1]["trackToken"], "type": "artist"})
+    artist_mark = api.ok(
+        "v1/bookmark/add", {"trackToken": played[1]["trackToken"], "type": "artist"}
+    )
     assert artist_mark["musicId"] == played[1]["artistMusicId"]
 
     listed = api.ok("v1/bookmark/getBookmarks", {})
     track_ids = [b["musicId"] for b in listed["tracks"]]
     assert listed["totalTracks"] == len(set([first["musicId"], played[0]["musicId"]]))
-    assert track_ids[0] == played[0]["musicId"] or played[0]["musicId"] == first["musicId"]  # newest first
+    assert (
+        track_ids[0] == played[0]["musicId"] or played[0]["musicId"] == first["musicId"]
+    )  # newest first
     assert listed["totalArtists"] == len({first["artistMusicId"], played[1]["artistMusicId"]})
 
 
@@ -95,8 +118,12 @@ def test_is_bookmarked_follows_bookmarks(library: Server) -> None:
     # another listener sees none of it
     other = listener(library)
     assert other.ok("v1/music/track", {"token": track["musicId"]})["isBookmarked"] is False
-    assert other.ok("v1/bookmark/getBookmarks", {}) == {"artists": [], "tracks": [], "totalArtists": 0,
-                                                        "totalTracks": 0}
+    assert other.ok("v1/bookmark/getBookmarks", {}) == {
+        "artists": [],
+        "tracks": [],
+        "totalArtists": 0,
+        "totalTracks": 0,
+    }
 
 
 def test_paging_type_filter_and_order(library: Server) -> None:
@@ -126,7 +153,9 @@ def test_delete_by_each_reference(library: Server) -> None:
     api.ok("v1/bookmark/delete", {"musicId": b["musicId"]})
     api.ok("v1/bookmark/delete", {"pandoraId": c["pandoraId"]})
     assert api.ok("v1/bookmark/getBookmarks", {})["totalTracks"] == 0
-    assert_error(api.call("v1/bookmark/delete", {"bookmarkId": mark_a["bookmarkId"]}), 404, "NOT_FOUND")
+    assert_error(
+        api.call("v1/bookmark/delete", {"bookmarkId": mark_a["bookmarkId"]}), 404, "NOT_FOUND"
+    )
     assert_error(api.call("v1/bookmark/delete", {"musicId": a["musicId"]}), 404, "NOT_FOUND")
 
 
@@ -136,23 +165,36 @@ def test_errors_and_other_listeners(library: Server) -> None:
     for body in ({}, {"musicId": track["musicId"], "pandoraId": track["pandoraId"]}):
         assert_error(api.call("v1/bookmark/add", body), 400, "INVALID_REQUEST")
         assert_error(api.call("v1/bookmark/delete", body), 400, "INVALID_REQUEST")
-    assert_error(api.call("v1/bookmark/add", {"musicId": track["albumMusicId"]}), 400, "INVALID_PANDORA_TYPE")
+    assert_error(
+        api.call("v1/bookmark/add", {"musicId": track["albumMusicId"]}), 400, "INVALID_PANDORA_TYPE"
+    )
     genre = api.ok("v1/search/fullSearch", {"query": "jazz", "types": ["GE"]})["items"][0]
-    assert_error(api.call("v1/bookmark/add", {"pandoraId": genre["pandoraId"]}), 400, "INVALID_PANDORA_TYPE")
+    assert_error(
+        api.call("v1/bookmark/add", {"pandoraId": genre["pandoraId"]}), 400, "INVALID_PANDORA_TYPE"
+    )
     assert_error(api.call("v1/bookmark/add", {"musicId": "S99999999"}), 404, "NOT_FOUND")
     assert_error(api.call("v1/bookmark/add", {"musicId": "not an id"}), 404, "NOT_FOUND")
     assert_error(api.call("v1/bookmark/add", {"trackToken": "no-such-token"}), 404, "NOT_FOUND")
-    assert_error(api.call("v1/bookmark/add", {"musicId": track["musicId"], "type": "artist"}), 400,
-                 "INVALID_PANDORA_TYPE")
+    assert_error(
+        api.call("v1/bookmark/add", {"musicId": track["musicId"], "type": "artist"}),
+        400,
+        "INVALID_PANDORA_TYPE",
+    )
     assert_error(api.call("v1/bookmark/add", {"musicId": 5}), 400, "INVALID_REQUEST")
 
     mark = api.ok("v1/bookmark/add", {"musicId": track["musicId"]})
-    assert_error(other.call("v1/bookmark/delete", {"bookmarkId": mark["bookmarkId"]}), 403, "USER_NOT_AUTHORIZED")
+    assert_error(
+        other.call("v1/bookmark/delete", {"bookmarkId": mark["bookmarkId"]}),
+        403,
+        "USER_NOT_AUTHORIZED",
+    )
     assert_error(other.call("v1/bookmark/delete", {"musicId": track["musicId"]}), 404, "NOT_FOUND")
     assert_error(other.call("v1/bookmark/delete", {"bookmarkId": "12abc"}), 404, "NOT_FOUND")
     assert api.ok("v1/bookmark/getBookmarks", {})["totalTracks"] == 1  # untouched
 
     station = api.ok("v1/station/createStation", {"musicId": track["musicId"]})
-    token = api.ok("v1/playlist/getFragment", {"stationId": station["stationId"]})["tracks"][0]["trackToken"]
+    token = api.ok("v1/playlist/getFragment", {"stationId": station["stationId"]})["tracks"][0][
+        "trackToken"
+    ]
     assert_error(other.call("v1/bookmark/add", {"trackToken": token}), 403, "USER_NOT_AUTHORIZED")
     assert_error(library.client().call("v1/bookmark/getBookmarks", {}), 401, "AUTH_INVALID_TOKEN")

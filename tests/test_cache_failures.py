@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
+import audiokit
 import httpx
 import pytest
-
-import audiokit
 from support import Backend, Server
 
 SECONDS = 6.0
@@ -36,8 +35,11 @@ class Instance:
 
     def url(self, server: Server, encoding: str, track: str) -> str:
         token = audiokit.signer(self.backend).audio_token(
-            listener_id=self.alice, track_id=self.tracks[track], encoding=encoding,
-            expires_at=audiokit.now() + timedelta(hours=1))
+            listener_id=self.alice,
+            track_id=self.tracks[track],
+            encoding=encoding,
+            expires_at=audiokit.now() + timedelta(hours=1),
+        )
         return f"{server.url}/audio/{token}"
 
 
@@ -67,8 +69,12 @@ def small_disk(tmp_path_factory: pytest.TempPathFactory, library: Path) -> Itera
         pytest.skip("mounting a tmpfs needs root")
     data_dir = tmp_path_factory.mktemp("tmpfs-data")
     options = f"size={TMPFS_BYTES},mode=0700"
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(data_dir)],
-                             check=False, capture_output=True, text=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(data_dir)],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.strip()}")
     try:
@@ -86,7 +92,7 @@ def _fill(data_dir: Path, leave: int = 0) -> Path:
         remaining = max(0, free - leave)
         try:
             while remaining > 0:
-                remaining -= out.write(chunk[:min(len(chunk), remaining)])
+                remaining -= out.write(chunk[: min(len(chunk), remaining)])
         except OSError as exc:
             assert exc.errno == errno.ENOSPC and leave == 0, exc  # only when filling up completely
     return filler
@@ -104,7 +110,8 @@ def _assert_no_space_answer(response: httpx.Response) -> None:
 
 
 def test_full_disk_gets_a_quick_clear_error_and_transcodes_once_space_is_back(
-        small_disk: Instance) -> None:
+    small_disk: Instance,
+) -> None:
     server = Server(small_disk.backend).start()
     try:
         url = small_disk.url(server, "aacplus", "01 Short.flac")
@@ -146,7 +153,6 @@ def instance(tmp_path_factory: pytest.TempPathFactory, library: Path) -> Instanc
     return _make_instance(library, tmp_path_factory.mktemp("airwave"))
 
 
-
 def _killed_mid_transcode(instance: Instance) -> None:
     """Start a server and kill -9 it mid-transcode; `airwave cache` shows the live write first."""
     server = Server(instance.backend).start()
@@ -170,7 +176,8 @@ def _killed_mid_transcode(instance: Instance) -> None:
 
 
 def test_cache_tells_a_killed_transcode_from_a_live_one_and_clear_deletes_it(
-        instance: Instance) -> None:
+    instance: Instance,
+) -> None:
     _killed_mid_transcode(instance)
     shown = instance_cli(instance, "cache")
     assert shown.returncode == 0 and "; 0 being written" in shown.stdout, shown.stdout

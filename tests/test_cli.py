@@ -10,14 +10,19 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from support import Backend, Server, assert_error
 
 
-def airwave(*args: str, env: dict[str, str] | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
+def airwave(
+    *args: str, env: dict[str, str] | None = None, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "airwave", *args], env={**os.environ, **(env or {})}, input=input,
-        capture_output=True, text=True, timeout=60,
+        [sys.executable, "-m", "airwave", *args],
+        env={**os.environ, **(env or {})},
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -27,12 +32,16 @@ def instance(start_server) -> Server:
 
 
 def test_user_lifecycle_through_the_cli(instance: Server) -> None:
-    add = instance.cli("user", "add", "alice", "--tier", "plus", "--password-stdin", input="alicepw1\n")
+    add = instance.cli(
+        "user", "add", "alice", "--tier", "plus", "--password-stdin", input="alicepw1\n"
+    )
     assert add.returncode == 0, add.stderr
     assert "alice" in add.stdout and "plus" in add.stdout
     api = instance.client()
     login = api.login("alice", "alicepw1")
-    assert login["config"]["flags"]["replaysEnabled"] is True and login["config"]["maxStations"] == 250
+    assert (
+        login["config"]["flags"]["replaysEnabled"] is True and login["config"]["maxStations"] == 250
+    )
 
     listed = instance.cli("user", "list")
     assert listed.returncode == 0 and "alice" in listed.stdout and "plus" in listed.stdout
@@ -43,8 +52,11 @@ def test_user_lifecycle_through_the_cli(instance: Server) -> None:
     passwd = instance.cli("user", "passwd", "alice", "--password-stdin", input="newsecret\n")
     assert passwd.returncode == 0, passwd.stderr
     assert_error(api.call("v1/station/getStations"), 401, "AUTH_INVALID_TOKEN")  # sessions ended
-    assert_error(instance.client().call("v1/auth/login", {"username": "alice", "password": "alicepw1"}), 401,
-                 "AUTH_INVALID_USERNAME_PASSWORD")
+    assert_error(
+        instance.client().call("v1/auth/login", {"username": "alice", "password": "alicepw1"}),
+        401,
+        "AUTH_INVALID_USERNAME_PASSWORD",
+    )
     api.login("alice", "newsecret")
 
     assert instance.cli("user", "tier", "alice", "premium").returncode == 0
@@ -55,8 +67,11 @@ def test_user_lifecycle_through_the_cli(instance: Server) -> None:
     delete = instance.cli("user", "delete", "alice", "--yes")
     assert delete.returncode == 0, delete.stderr
     assert_error(api.call("v1/station/getStations"), 401, "AUTH_INVALID_TOKEN")
-    assert_error(instance.client().call("v1/auth/login", {"username": "alice", "password": "newsecret"}), 401,
-                 "AUTH_INVALID_USERNAME_PASSWORD")
+    assert_error(
+        instance.client().call("v1/auth/login", {"username": "alice", "password": "newsecret"}),
+        401,
+        "AUTH_INVALID_USERNAME_PASSWORD",
+    )
     assert "alice" not in instance.cli("user", "list").stdout
 
 
@@ -69,8 +84,9 @@ def test_user_list_prints_whole_names_at_any_terminal_width(instance: Server) ->
     command = [sys.executable, "-m", "airwave", "user", "list"]
     table = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
     assert table.returncode == 0 and name in table.stdout, table.stdout
-    listed = subprocess.run([*command, "--format", "json"], env=env, capture_output=True, text=True,
-                            timeout=60)
+    listed = subprocess.run(
+        [*command, "--format", "json"], env=env, capture_output=True, text=True, timeout=60
+    )
     assert listed.returncode == 0, listed.stderr
     row = next(r for r in json.loads(listed.stdout) if r["username"] == name)
     assert row["tier"] == "free" and row["disabled"] is False and row["lastLoginAt"] is None
@@ -79,9 +95,18 @@ def test_user_list_prints_whole_names_at_any_terminal_width(instance: Server) ->
 
 
 def test_admin_flag_and_missing_users(instance: Server) -> None:
-    assert instance.cli("user", "add", "root1", "--admin", "--password-stdin", input="rootpass\n").returncode == 0
+    assert (
+        instance.cli(
+            "user", "add", "root1", "--admin", "--password-stdin", input="rootpass\n"
+        ).returncode
+        == 0
+    )
     assert instance.client().login("root1", "rootpass")["isAdmin"] is True
-    for cmd in (("passwd", "ghost", "--password-stdin"), ("disable", "ghost"), ("delete", "ghost", "--yes")):
+    for cmd in (
+        ("passwd", "ghost", "--password-stdin"),
+        ("disable", "ghost"),
+        ("delete", "ghost", "--yes"),
+    ):
         result = instance.cli("user", *cmd, input="whatever\n")
         assert result.returncode == 1 and "ghost" in result.stderr
 
@@ -98,7 +123,10 @@ def test_password_prompt_asks_twice(instance: Server) -> None:
 
 
 def test_delete_asks_for_confirmation(instance: Server) -> None:
-    assert instance.cli("user", "add", "keepme", "--password-stdin", input="keepmepw\n").returncode == 0
+    assert (
+        instance.cli("user", "add", "keepme", "--password-stdin", input="keepmepw\n").returncode
+        == 0
+    )
     refused = instance.cli("user", "delete", "keepme", input="n\n")
     assert refused.returncode == 1
     instance.client().login("keepme", "keepmepw")
@@ -108,7 +136,12 @@ def test_data_dir_flag_keeps_instances_apart(tmp_path: Path) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
     env = {"AIRWAVE_DATABASE_URL": ""}
     env = {k: v for k, v in os.environ.items() if k != "AIRWAVE_DATABASE_URL"}
-    assert airwave("user", "add", "solo", "--data-dir", str(one), "--password-stdin", input="solopass\n").returncode == 0
+    assert (
+        airwave(
+            "user", "add", "solo", "--data-dir", str(one), "--password-stdin", input="solopass\n"
+        ).returncode
+        == 0
+    )
     assert "solo" in airwave("user", "list", "--data-dir", str(one)).stdout
     assert "solo" not in airwave("user", "list", "--data-dir", str(two)).stdout
     # AIRWAVE_DATA_DIR is the default when --data-dir is absent
@@ -127,13 +160,19 @@ def test_docs_check_detects_a_stale_reference(tmp_path: Path) -> None:
 
 
 def test_invalid_settings_are_reported(tmp_path: Path) -> None:
-    result = airwave("user", "list", "--data-dir", str(tmp_path), env={"AIRWAVE_DEFAULT_TIER": "gold"})
+    result = airwave(
+        "user", "list", "--data-dir", str(tmp_path), env={"AIRWAVE_DEFAULT_TIER": "gold"}
+    )
     assert result.returncode == 2 and "default_tier" in result.stderr
 
 
-def test_serve_demo_prints_url_and_credentials_and_is_repeatable(make_backend, small_demo_library: Path) -> None:
+def test_serve_demo_prints_url_and_credentials_and_is_repeatable(
+    make_backend, small_demo_library: Path
+) -> None:
     backend: Backend = make_backend()
-    shutil.copytree(small_demo_library, backend.data_dir / "demo-library")  # generation itself: test_demo.py
+    shutil.copytree(
+        small_demo_library, backend.data_dir / "demo-library"
+    )  # generation itself: test_demo.py
     for _ in range(2):  # a second start on the same data keeps working
         server = Server(backend, ["--demo"]).start()
         try:

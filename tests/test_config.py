@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support import Server, assert_error, unique
 
 from airwave.config import load_settings
-from support import Server, assert_error, unique
 
 
 def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -36,7 +36,9 @@ def test_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert settings.host == "127.0.0.2"  # environment beats file
     assert settings.session_timeout == 60  # file beats default
     assert settings.trusted_proxies == ["10.0.0.0/8"]
-    assert settings.tiers["free"].max_stations == 10 and settings.tiers["free"].station_skip_limit == 3
+    assert (
+        settings.tiers["free"].max_stations == 10 and settings.tiers["free"].station_skip_limit == 3
+    )
     assert settings.tiers["premium"].max_stations == 250  # tiers not in the file keep defaults
 
 
@@ -51,12 +53,17 @@ def test_bad_values_are_rejected(tmp_path: Path) -> None:
 
 def test_server_reads_a_toml_file(start_server, tmp_path: Path) -> None:
     toml = tmp_path / "server.toml"
-    toml.write_text("open_registration = true\npassword_min_length = 12\n\n[tiers.free]\nmax_stations = 7\n"
-                    "station_skip_limit = 2\ndaily_skip_limit = 5\n")  # the other fields keep defaults
+    toml.write_text(
+        "open_registration = true\npassword_min_length = 12\n\n[tiers.free]\nmax_stations = 7\n"
+        "station_skip_limit = 2\ndaily_skip_limit = 5\n"
+    )  # the other fields keep defaults
     server: Server = start_server("--config", str(toml))
     api = server.client()
     short = api.call("v1/listener/register", {"username": unique(), "password": "elevenchars"})
     assert_error(short, 400, "INVALID_PASSWORD")
     data = api.register(unique(), "twelve chars ok")
-    assert (data["config"]["maxStations"], data["config"]["stationSkipLimit"], data["config"]["dailySkipLimit"]) == (
-        7, 2, 5)
+    assert (
+        data["config"]["maxStations"],
+        data["config"]["stationSkipLimit"],
+        data["config"]["dailySkipLimit"],
+    ) == (7, 2, 5)

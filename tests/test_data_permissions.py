@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
 from support import Backend, Server
 
 
@@ -25,7 +24,9 @@ def _mode(path: Path) -> int:
 
 
 def _secret_files(data_dir: Path, sqlite: bool) -> list[Path]:
-    names = ["url-signing-keys.json"] + (["airwave.db", "airwave.db-wal", "airwave.db-shm"] if sqlite else [])
+    names = ["url-signing-keys.json"] + (
+        ["airwave.db", "airwave.db-wal", "airwave.db-shm"] if sqlite else []
+    )
     files = [data_dir / name for name in names]
     missing = [f.name for f in files if not f.exists()]
     assert not missing, f"expected in {data_dir}: {missing}"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 import httpx
-
 from support import Server
 
 
@@ -38,7 +37,9 @@ def test_serve_demo_builds_and_serves_the_demo_library(make_backend) -> None:
                 albums_with_art += httpx.get(album["art"][0]["url"]).status_code == 200
                 for track in api.ok("v1/music/album", {"token": album["musicId"]})["tracks"]:
                     if track["hasLyrics"]:
-                        lines = api.ok("v1/music/fullLyrics", {"trackUid": track["musicId"]})["lines"]
+                        lines = api.ok("v1/music/fullLyrics", {"trackUid": track["musicId"]})[
+                            "lines"
+                        ]
                         with_lyrics += bool(lines)
         assert albums_with_art >= 24 and with_lyrics >= 3
     finally:

@@ -27,10 +27,15 @@ ANALYSIS_RATE = 22050
 
 
 @pytest.fixture(scope="module")
-def library(tmp_path_factory: pytest.TempPathFactory) -> tuple[demo.DemoSummary, list[tuple[int, int]]]:
+def library(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[demo.DemoSummary, list[tuple[int, int]]]:
     calls: list[tuple[int, int]] = []
-    summary = demo.generate(tmp_path_factory.mktemp("demo"), track_seconds=SECONDS,
-                            progress=lambda done, total: calls.append((done, total)))
+    summary = demo.generate(
+        tmp_path_factory.mktemp("demo"),
+        track_seconds=SECONDS,
+        progress=lambda done, total: calls.append((done, total)),
+    )
     return summary, calls
 
 
@@ -55,7 +60,11 @@ def decode(path: Path) -> tuple[np.ndarray, int, int, str]:
         stream = container.streams.audio[0]
         rate, channels, codec = stream.rate, stream.channels, stream.codec_context.name
         resampler = av.AudioResampler(format="flt", layout="mono", rate=ANALYSIS_RATE)
-        chunks = [out.to_ndarray().reshape(-1) for frame in container.decode(stream) for out in resampler.resample(frame)]
+        chunks = [
+            out.to_ndarray().reshape(-1)
+            for frame in container.decode(stream)
+            for out in resampler.resample(frame)
+        ]
         chunks += [out.to_ndarray().reshape(-1) for out in resampler.resample(None)]
     return np.concatenate(chunks), rate, channels, codec
 
@@ -118,7 +127,9 @@ def test_every_format_present_many_times(summary: demo.DemoSummary) -> None:
 # ---------------------------------------------------------------- audio
 
 
-def test_every_file_decodes_to_the_requested_length(decoded: dict[Path, tuple[np.ndarray, int, int, str]]) -> None:
+def test_every_file_decodes_to_the_requested_length(
+    decoded: dict[Path, tuple[np.ndarray, int, int, str]],
+) -> None:
     for path, (mono, rate, channels, codec) in decoded.items():
         assert codec.startswith(CODECS[path.suffix]), (path, codec)  # the MP3 decoder is "mp3float"
         assert channels == 2, path
@@ -139,7 +150,7 @@ def features(mono: np.ndarray) -> tuple[float, float, float]:
     fps = ANALYSIS_RATE / hop
     width = int(0.5 * fps)
     detrended = flux - np.convolve(flux, np.ones(width) / width, "same")
-    ac = np.correlate(detrended, detrended, "full")[len(detrended) - 1:]
+    ac = np.correlate(detrended, detrended, "full")[len(detrended) - 1 :]
     lags = np.arange(len(ac))
     bpm = 60 * fps / np.maximum(lags, 1)
     clarity = float((ac[(bpm >= 60) & (bpm <= 200)] / ac[0]).max())
@@ -147,13 +158,19 @@ def features(mono: np.ndarray) -> tuple[float, float, float]:
     return centroid, clarity, level
 
 
-def test_genres_differ_acoustically(decoded: dict[Path, tuple[np.ndarray, int, int, str]],
-                                    easy: dict[Path, mutagen.FileType]) -> None:
+def test_genres_differ_acoustically(
+    decoded: dict[Path, tuple[np.ndarray, int, int, str]], easy: dict[Path, mutagen.FileType]
+) -> None:
     by_genre: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
     for path, (mono, *_rest) in decoded.items():
         by_genre[primary_genre(easy[path])].append(features(mono))
     mean = {genre: np.mean(values, axis=0) for genre, values in by_genre.items()}
-    ambient, electronic, rock, hiphop = mean["Ambient"], mean["Electronic"], mean["Rock"], mean["Hip-Hop"]
+    ambient, electronic, rock, hiphop = (
+        mean["Ambient"],
+        mean["Electronic"],
+        mean["Rock"],
+        mean["Hip-Hop"],
+    )
     assert electronic[0] > 2.5 * ambient[0]  # brightness
     assert rock[0] > 2.0 * ambient[0]
     assert hiphop[0] < 0.6 * electronic[0]  # dark beats vs bright ones
@@ -196,15 +213,22 @@ def test_track_totals(tags: dict[Path, mutagen.FileType]) -> None:
 
 def mbids(path: Path, file: mutagen.FileType) -> tuple[str, str, str]:
     if path.suffix == ".mp3":
-        return (file["UFID:http://musicbrainz.org"].data.decode(), str(file["TXXX:MusicBrainz Album Id"]),
-                str(file["TXXX:MusicBrainz Artist Id"]))
+        return (
+            file["UFID:http://musicbrainz.org"].data.decode(),
+            str(file["TXXX:MusicBrainz Album Id"]),
+            str(file["TXXX:MusicBrainz Artist Id"]),
+        )
     if path.suffix == ".m4a":
-        return tuple(bytes(file[f"----:com.apple.iTunes:MusicBrainz {k} Id"][0]).decode()
-                     for k in ("Track", "Album", "Artist"))  # type: ignore[return-value]
+        return tuple(
+            bytes(file[f"----:com.apple.iTunes:MusicBrainz {k} Id"][0]).decode()
+            for k in ("Track", "Album", "Artist")
+        )  # type: ignore[return-value]
     return tuple(file[f"musicbrainz_{k}id"][0] for k in ("track", "album", "artist"))  # type: ignore[return-value]
 
 
-def test_musicbrainz_ids(tags: dict[Path, mutagen.FileType], easy: dict[Path, mutagen.FileType]) -> None:
+def test_musicbrainz_ids(
+    tags: dict[Path, mutagen.FileType], easy: dict[Path, mutagen.FileType]
+) -> None:
     track_ids, album_ids, artist_of = set(), defaultdict(set), defaultdict(set)
     for path, file in tags.items():
         track, album, artist = mbids(path, file)
@@ -224,32 +248,61 @@ def test_multi_valued_genre(easy: dict[Path, mutagen.FileType]) -> None:
     assert any(list(file["genre"]) == ["Jazz", "Fusion"] for file in easy.values())
 
 
-def test_compilation(summary: demo.DemoSummary, tags: dict[Path, mutagen.FileType],
-                     easy: dict[Path, mutagen.FileType]) -> None:
-    various = [p for p in summary.files if p.relative_to(summary.root).parts[0] == "Various Artists"]
+def test_compilation(
+    summary: demo.DemoSummary,
+    tags: dict[Path, mutagen.FileType],
+    easy: dict[Path, mutagen.FileType],
+) -> None:
+    various = [
+        p for p in summary.files if p.relative_to(summary.root).parts[0] == "Various Artists"
+    ]
     assert len(various) >= 5
     assert {str(easy[p]["albumartist"][0]) for p in various} == {"Various Artists"}
     assert len({str(easy[p]["artist"][0]) for p in various}) >= 4
     for path in various:
         file = tags[path]
-        flag = {".mp3": lambda: str(file["TCMP"]) == "1", ".m4a": lambda: file["cpil"] is True}.get(
-            path.suffix, lambda: file["compilation"] == ["1"])
-        assert flag(), path
+        if path.suffix == ".mp3":
+            flagged = str(file["TCMP"]) == "1"
+        elif path.suffix == ".m4a":
+            flagged = file["cpil"] is True
+        else:
+            flagged = file["compilation"] == ["1"]
+        assert flagged, path
     others = [p for p in summary.files if p not in various]
-    assert not any("TCMP" in tags[p] or "cpil" in tags[p] or "compilation" in tags[p] for p in others)
+    assert not any(
+        "TCMP" in tags[p] or "cpil" in tags[p] or "compilation" in tags[p] for p in others
+    )
 
 
-def test_composer_replaygain_isrc_explicit(tags: dict[Path, mutagen.FileType], easy: dict[Path, mutagen.FileType]) -> None:
+def test_composer_replaygain_isrc_explicit(
+    tags: dict[Path, mutagen.FileType], easy: dict[Path, mutagen.FileType]
+) -> None:
     def has(path: Path, id3: str, mp4: str, vorbis: str) -> bool:
         file = tags[path]
         key = {".mp3": id3, ".m4a": mp4}.get(path.suffix, vorbis)
         return key in file
 
     composers = [p for p in tags if easy[p].get("composer")]
-    gains = [p for p in tags if has(p, "TXXX:REPLAYGAIN_TRACK_GAIN", "----:com.apple.iTunes:replaygain_track_gain",
-                                    "replaygain_track_gain")]
-    peaks = [p for p in tags if has(p, "TXXX:REPLAYGAIN_TRACK_PEAK", "----:com.apple.iTunes:replaygain_track_peak",
-                                    "replaygain_track_peak")]
+    gains = [
+        p
+        for p in tags
+        if has(
+            p,
+            "TXXX:REPLAYGAIN_TRACK_GAIN",
+            "----:com.apple.iTunes:replaygain_track_gain",
+            "replaygain_track_gain",
+        )
+    ]
+    peaks = [
+        p
+        for p in tags
+        if has(
+            p,
+            "TXXX:REPLAYGAIN_TRACK_PEAK",
+            "----:com.apple.iTunes:replaygain_track_peak",
+            "replaygain_track_peak",
+        )
+    ]
     isrcs = [p for p in tags if has(p, "TSRC", "----:com.apple.iTunes:ISRC", "isrc")]
     explicit = [p for p in tags if has(p, "TXXX:ITUNESADVISORY", "rtng", "itunesadvisory")]
     for group in (composers, gains, isrcs, explicit):
@@ -260,15 +313,21 @@ def test_composer_replaygain_isrc_explicit(tags: dict[Path, mutagen.FileType], e
     assert any(p.suffix == ".m4a" and tags[p]["rtng"] == [1] for p in explicit)
     for path in gains:
         file = tags[path]
-        text = (str(file["TXXX:REPLAYGAIN_TRACK_GAIN"]) if path.suffix == ".mp3"
-                else bytes(file["----:com.apple.iTunes:replaygain_track_gain"][0]).decode() if path.suffix == ".m4a"
-                else file["replaygain_track_gain"][0])
+        text = (
+            str(file["TXXX:REPLAYGAIN_TRACK_GAIN"])
+            if path.suffix == ".mp3"
+            else bytes(file["----:com.apple.iTunes:replaygain_track_gain"][0]).decode()
+            if path.suffix == ".m4a"
+            else file["replaygain_track_gain"][0]
+        )
         assert re.fullmatch(r"[+-]\d+\.\d\d dB", text)
         if path.suffix == ".opus":
             assert re.fullmatch(r"-?\d+", tags[path]["r128_track_gain"][0])
     for path in isrcs:
-        value = {".mp3": lambda f: str(f["TSRC"]), ".m4a": lambda f: bytes(f["----:com.apple.iTunes:ISRC"][0]).decode()
-                 }.get(path.suffix, lambda f: f["isrc"][0])(tags[path])
+        value = {
+            ".mp3": lambda f: str(f["TSRC"]),
+            ".m4a": lambda f: bytes(f["----:com.apple.iTunes:ISRC"][0]).decode(),
+        }.get(path.suffix, lambda f: f["isrc"][0])(tags[path])
         assert re.fullmatch(r"[A-Z]{2}[A-Z0-9]{3}\d{7}", value)
 
 
@@ -288,7 +347,9 @@ def embedded_art(path: Path, file: mutagen.FileType) -> bytes | None:
     return None
 
 
-def test_art_files_and_embedded_art(summary: demo.DemoSummary, tags: dict[Path, mutagen.FileType]) -> None:
+def test_art_files_and_embedded_art(
+    summary: demo.DemoSummary, tags: dict[Path, mutagen.FileType]
+) -> None:
     covers = list(summary.root.rglob("cover.jpg"))
     folders = list(summary.root.rglob("folder.png"))
     artist_images = list(summary.root.rglob("artist.jpg"))
@@ -302,9 +363,14 @@ def test_art_files_and_embedded_art(summary: demo.DemoSummary, tags: dict[Path, 
         with Image.open(io.BytesIO(data)) as image:
             assert image.format == "JPEG" and image.size[0] >= 300
     albums = {path.parent for path in summary.files}
-    only_embedded = [a for a in albums if not (a / "cover.jpg").exists() and not (a / "folder.png").exists()]
+    only_embedded = [
+        a for a in albums if not (a / "cover.jpg").exists() and not (a / "folder.png").exists()
+    ]
     assert only_embedded and all(any(p.parent == a for p in embedded) for a in only_embedded)
-    assert all((a / "cover.jpg").exists() or (a / "folder.png").exists() or a in only_embedded for a in albums)
+    assert all(
+        (a / "cover.jpg").exists() or (a / "folder.png").exists() or a in only_embedded
+        for a in albums
+    )
     # covers differ from album to album
     digests = {hashlib.sha1(p.read_bytes()).hexdigest() for p in covers}
     assert len(digests) == len(covers)
@@ -327,8 +393,11 @@ def test_lyrics(summary: demo.DemoSummary, tags: dict[Path, mutagen.FileType]) -
     assert lrc
     for path in lrc:
         assert any(path.with_suffix(ext).exists() for ext in AUDIO), path
-        timed = [line for line in path.read_text(encoding="utf-8").splitlines()
-                 if re.fullmatch(r"\[\d\d:\d\d\.\d\d\] .+", line)]
+        timed = [
+            line
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if re.fullmatch(r"\[\d\d:\d\d\.\d\d\] .+", line)
+        ]
         assert len(timed) >= 4
         stamps = [int(line[1:3]) * 60 + float(line[4:9]) for line in timed]
         assert stamps == sorted(stamps) and stamps[-1] < SECONDS
@@ -339,10 +408,13 @@ def test_lyrics(summary: demo.DemoSummary, tags: dict[Path, mutagen.FileType]) -
 # ---------------------------------------------------------------- determinism
 
 
-def test_same_seed_same_library(summary: demo.DemoSummary, tags: dict[Path, mutagen.FileType],
-                                tmp_path: Path) -> None:
+def test_same_seed_same_library(
+    summary: demo.DemoSummary, tags: dict[Path, mutagen.FileType], tmp_path: Path
+) -> None:
     again = demo.generate(tmp_path, track_seconds=SECONDS, workers=1)
-    assert [p.relative_to(again.root) for p in again.files] == [p.relative_to(summary.root) for p in summary.files]
+    assert [p.relative_to(again.root) for p in again.files] == [
+        p.relative_to(summary.root) for p in summary.files
+    ]
     assert again.genres == summary.genres
     for first, second in zip(summary.files, again.files):
         if first.suffix == ".flac":  # lossless: the very same samples and tags
@@ -350,7 +422,8 @@ def test_same_seed_same_library(summary: demo.DemoSummary, tags: dict[Path, muta
             assert np.array_equal(decode(first)[0], decode(second)[0])
         elif first.suffix == ".mp3":
             assert {k: str(v) for k, v in tags[first].tags.items()} == {
-                k: str(v) for k, v in mutagen.File(second).tags.items()}
+                k: str(v) for k, v in mutagen.File(second).tags.items()
+            }
     different = demo.generate(tmp_path / "other", seed=8, track_seconds=0.5)
     assert {p.name for p in different.files} != {p.name for p in summary.files}
 
@@ -358,21 +431,34 @@ def test_same_seed_same_library(summary: demo.DemoSummary, tags: dict[Path, muta
 # ---------------------------------------------------------------- libraries of known sound clusters
 
 
-def test_truth_names_every_file_and_its_cluster(summary: demo.DemoSummary, easy: dict[Path, mutagen.FileType]) -> None:
+def test_truth_names_every_file_and_its_cluster(
+    summary: demo.DemoSummary, easy: dict[Path, mutagen.FileType]
+) -> None:
     assert set(summary.truth) == set(summary.files)
     substyles_of = defaultdict(set)
     for path, (genre, substyle) in summary.truth.items():
         assert primary_genre(easy[path]) == genre
         assert substyle in (f"{genre}/a", f"{genre}/b")
         substyles_of[str(easy[path]["artist"][0])].add(substyle)
-    assert all(len(styles) == 1 for styles in substyles_of.values())  # an artist keeps to one sub-style
+    assert all(
+        len(styles) == 1 for styles in substyles_of.values()
+    )  # an artist keeps to one sub-style
     assert {s for styles in substyles_of.values() for s in styles} == {
-        f"{style.genre}/{sub}" for style in demo.STYLES for sub in demo.SUBSTYLES}
+        f"{style.genre}/{sub}" for style in demo.STYLES for sub in demo.SUBSTYLES
+    }
 
 
 def test_shape_keywords_give_the_requested_library(tmp_path: Path) -> None:
-    summary = demo.generate(tmp_path, genres=("Electronic", "Jazz"), artists_per_genre=5, albums_per_artist=2,
-                            tracks_per_album=3, compilation=False, formats=("flac",), track_seconds=0.3)
+    summary = demo.generate(
+        tmp_path,
+        genres=("Electronic", "Jazz"),
+        artists_per_genre=5,
+        albums_per_artist=2,
+        tracks_per_album=3,
+        compilation=False,
+        formats=("flac",),
+        track_seconds=0.3,
+    )
     assert (summary.artists, summary.albums, summary.tracks) == (10, 20, 60)
     assert {path.suffix for path in summary.files} == {".flac"}
     assert {genre for genre, _ in summary.truth.values()} == {"Electronic", "Jazz"}
@@ -380,8 +466,9 @@ def test_shape_keywords_give_the_requested_library(tmp_path: Path) -> None:
     assert "Various Artists" not in artist_of.values()
     albums = Counter(path.parent for path in summary.files)
     assert set(albums.values()) == {3}
-    assert Counter(artist_of[next(p for p in summary.files if p.parent == album)] for album in albums) == {
-        artist: 2 for artist in set(artist_of.values())}
+    assert Counter(
+        artist_of[next(p for p in summary.files if p.parent == album)] for album in albums
+    ) == {artist: 2 for artist in set(artist_of.values())}
     # five artists per genre need names beyond each style's own three; the sub-styles alternate
     per_substyle = Counter(summary.truth[path][1] for path in summary.files)
     assert per_substyle == {"Electronic/a": 18, "Electronic/b": 12, "Jazz/a": 18, "Jazz/b": 12}
@@ -390,20 +477,39 @@ def test_shape_keywords_give_the_requested_library(tmp_path: Path) -> None:
 
 
 def test_artist_names_stay_unique_in_large_libraries(tmp_path: Path) -> None:
-    summary = demo.generate(tmp_path, artists_per_genre=14, albums_per_artist=1, tracks_per_album=1,
-                            formats=("flac",), track_seconds=0.2)
-    folders = {path.relative_to(summary.root).parts[0] for path in summary.files} - {"Various Artists"}
+    summary = demo.generate(
+        tmp_path,
+        artists_per_genre=14,
+        albums_per_artist=1,
+        tracks_per_album=1,
+        formats=("flac",),
+        track_seconds=0.2,
+    )
+    folders = {path.relative_to(summary.root).parts[0] for path in summary.files} - {
+        "Various Artists"
+    }
     assert summary.artists == len(folders) == 6 * 14
-    assert len({names.merge_key(folder) for folder in folders}) == len(folders)  # not merged by the scanner
-    compilation = [p for p in summary.files if p.relative_to(summary.root).parts[0] == "Various Artists"]
+    assert len({names.merge_key(folder) for folder in folders}) == len(
+        folders
+    )  # not merged by the scanner
+    compilation = [
+        p for p in summary.files if p.relative_to(summary.root).parts[0] == "Various Artists"
+    ]
     assert len(compilation) == 6 and {p.suffix for p in compilation} == {".flac"}
     per_genre = Counter(genre for genre, _ in summary.truth.values())
     assert set(per_genre.values()) == {14 + 1}
 
 
 def test_format_rotation_can_be_restricted(tmp_path: Path) -> None:
-    summary = demo.generate(tmp_path, genres=("Rock",), artists_per_genre=3, albums_per_artist=2,
-                            tracks_per_album=1, formats=("opus", "flac"), track_seconds=0.3)
+    summary = demo.generate(
+        tmp_path,
+        genres=("Rock",),
+        artists_per_genre=3,
+        albums_per_artist=2,
+        tracks_per_album=1,
+        formats=("opus", "flac"),
+        track_seconds=0.3,
+    )
     assert {path.suffix for path in summary.files} == {".flac", ".opus"}
     with pytest.raises(ValueError, match="unknown formats"):
         demo.generate(tmp_path / "x", formats=("wav",))
@@ -415,9 +521,17 @@ def test_format_rotation_can_be_restricted(tmp_path: Path) -> None:
 
 def test_cluster_library_is_deterministic_for_a_seed(tmp_path: Path) -> None:
     def make(where: Path, seed: int, workers: int | None) -> demo.DemoSummary:
-        return demo.generate(where, seed=seed, genres=("Hip-Hop", "Classical"), artists_per_genre=4,
-                             albums_per_artist=1, tracks_per_album=2, formats=("flac",), track_seconds=0.5,
-                             workers=workers)
+        return demo.generate(
+            where,
+            seed=seed,
+            genres=("Hip-Hop", "Classical"),
+            artists_per_genre=4,
+            albums_per_artist=1,
+            tracks_per_album=2,
+            formats=("flac",),
+            track_seconds=0.5,
+            workers=workers,
+        )
 
     first, second = make(tmp_path / "one", 11, None), make(tmp_path / "two", 11, 1)
     relative = {p.relative_to(first.root): v for p, v in first.truth.items()}
@@ -426,7 +540,9 @@ def test_cluster_library_is_deterministic_for_a_seed(tmp_path: Path) -> None:
         assert np.array_equal(decode(one)[0], decode(two)[0])
         assert dict(mutagen.File(one).tags) == dict(mutagen.File(two).tags)
     other = make(tmp_path / "three", 12, None)
-    assert {p.parent.parent.name for p in other.files} != {p.parent.parent.name for p in first.files}
+    assert {p.parent.parent.name for p in other.files} != {
+        p.parent.parent.name for p in first.files
+    }
 
 
 def test_substyle_b_is_faster_and_brighter_than_a_in_every_genre() -> None:
@@ -436,8 +552,24 @@ def test_substyle_b_is_faster_and_brighter_than_a_in_every_genre() -> None:
         assert b.genre == style.genre and b.bpm[0] >= a.bpm[1] - 1e-9, style.genre
         centroids = []
         for substyle, sound_style in enumerate((a, b)):
-            sounds = [demo.Sound(index, sum(sound_style.bpm) / 2, sound_style.tonics[seed], 1.0, sound_style.loudness,
-                                 seed=seed, substyle=substyle) for seed in range(2)]
-            centroids.append(np.mean([features(demo.synthesize(s, 3.0, ANALYSIS_RATE).mean(axis=0))[0]
-                                      for s in sounds]))
+            sounds = [
+                demo.Sound(
+                    index,
+                    sum(sound_style.bpm) / 2,
+                    sound_style.tonics[seed],
+                    1.0,
+                    sound_style.loudness,
+                    seed=seed,
+                    substyle=substyle,
+                )
+                for seed in range(2)
+            ]
+            centroids.append(
+                np.mean(
+                    [
+                        features(demo.synthesize(s, 3.0, ANALYSIS_RATE).mean(axis=0))[0]
+                        for s in sounds
+                    ]
+                )
+            )
         assert centroids[1] > 1.1 * centroids[0], (style.genre, centroids)

@@ -12,19 +12,20 @@ import json
 import os
 import re
 import string
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator, get_args
+from typing import Any, get_args
 from urllib.parse import quote, unquote
 
 import httpx
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from support import Server, assert_error, unique
 
 from airwave.api.endpoints import registry
 from airwave.api.registry import Endpoint
 from airwave.errors import ErrorCode
-from support import Server, assert_error, unique
 
 EXAMPLES = int(os.environ.get("AIRWAVE_FUZZ_EXAMPLES", "200"))
 MAX_BODY = 1024 * 1024
@@ -75,13 +76,21 @@ def dump(value: Any, ascii_only: bool, token: str) -> str:
     if value is REAL_TOKEN:
         return json.dumps(token)
     if isinstance(value, Pairs):
-        return "{" + ",".join(f"{json.dumps(k, ensure_ascii=ascii_only)}:{dump(v, ascii_only, token)}"
-                              for k, v in value) + "}"
+        return (
+            "{"
+            + ",".join(
+                f"{json.dumps(k, ensure_ascii=ascii_only)}:{dump(v, ascii_only, token)}"
+                for k, v in value
+            )
+            + "}"
+        )
     if isinstance(value, dict):
         return dump(Pairs(value.items()), ascii_only, token)
     if isinstance(value, list):
         return "[" + ",".join(dump(v, ascii_only, token) for v in value) + "]"
-    return json.dumps(value, ensure_ascii=ascii_only)  # floats may come out as NaN/Infinity: invalid JSON
+    return json.dumps(
+        value, ensure_ascii=ascii_only
+    )  # floats may come out as NaN/Infinity: invalid JSON
 
 
 def to_bytes(text: str) -> bytes:
@@ -90,13 +99,51 @@ def to_bytes(text: str) -> bytes:
 
 
 RAW_FRAGMENTS = [
-    "NaN", "-NaN", "Infinity", "-Infinity", "1e400", "-1e400", "1e-400", "1E2", "1.0", "-0", "0e0", "01", "+1",
-    "0x10", "123456789012345678901234567890123456789",
-    '"\\ud800"', '"\\udfff"', '"a\\ud83d"', '"\\ud83d\\ude00"', '"\\udc00\\ud800"', '"\\ud800\\u0041"',
-    '"\\u0000"', '"a\\\\u0000"', '"\\u0001\\u001f\\u007f"', '"\\uffff"', '"\\ufeff"', '"\\u202e"', '"\\x41"',
-    '"\\U0001F600"', '"\\u12"', '"' + "\\\\" * 600 + '"', "'single'", "true", "True", "null", "None", "{}",
-    "[]", '{"a":1,"a":{"b":2}}', "[1,]", "{,}",
-    '"unterminated', "\u00e9", '"\xe9"', "",
+    "NaN",
+    "-NaN",
+    "Infinity",
+    "-Infinity",
+    "1e400",
+    "-1e400",
+    "1e-400",
+    "1E2",
+    "1.0",
+    "-0",
+    "0e0",
+    "01",
+    "+1",
+    "0x10",
+    "123456789012345678901234567890123456789",
+    '"\\ud800"',
+    '"\\udfff"',
+    '"a\\ud83d"',
+    '"\\ud83d\\ude00"',
+    '"\\udc00\\ud800"',
+    '"\\ud800\\u0041"',
+    '"\\u0000"',
+    '"a\\\\u0000"',
+    '"\\u0001\\u001f\\u007f"',
+    '"\\uffff"',
+    '"\\ufeff"',
+    '"\\u202e"',
+    '"\\x41"',
+    '"\\U0001F600"',
+    '"\\u12"',
+    '"' + "\\\\" * 600 + '"',
+    "'single'",
+    "true",
+    "True",
+    "null",
+    "None",
+    "{}",
+    "[]",
+    '{"a":1,"a":{"b":2}}',
+    "[1,]",
+    "{,}",
+    '"unterminated',
+    "\u00e9",
+    '"\xe9"',
+    "",
 ]
 _LONG_FRAGMENTS = {
     "big-negative": lambda: "-" + "9" * 400,
@@ -111,19 +158,92 @@ _LONG_FRAGMENTS = {
 RAW_BUILT = st.sampled_from(sorted(_LONG_FRAGMENTS)).map(lambda name: _LONG_FRAGMENTS[name]())
 RAW = st.one_of(st.sampled_from(RAW_FRAGMENTS), RAW_BUILT).map(Raw)
 
-EDGE_INTS = [0, -1, 1, 2, 255, 1899, 1900, 2**15, 2**31 - 1, 2**31, -(2**31) - 1, 2**53 + 1, 2**63 - 1, 2**63,
-             -(2**63) - 1, 2**64, 10**30, -(10**30)]
-EDGE_FLOATS = [0.0, -0.0, 0.5, 1.0, 2.5, -1.5, 1e308, -1e308, 5e-324, 1e16, 2.0**63, float("nan"), float("inf")]
+EDGE_INTS = [
+    0,
+    -1,
+    1,
+    2,
+    255,
+    1899,
+    1900,
+    2**15,
+    2**31 - 1,
+    2**31,
+    -(2**31) - 1,
+    2**53 + 1,
+    2**63 - 1,
+    2**63,
+    -(2**63) - 1,
+    2**64,
+    10**30,
+    -(10**30),
+]
+EDGE_FLOATS = [
+    0.0,
+    -0.0,
+    0.5,
+    1.0,
+    2.5,
+    -1.5,
+    1e308,
+    -1e308,
+    5e-324,
+    1e16,
+    2.0**63,
+    float("nan"),
+    float("inf"),
+]
 EDGE_TEXT = [
-    "", " ", "\t", "\n", "NaN", "nan", "Infinity", "-Infinity", "1e400", "0x10", "1_000", "0", "-1", "true",
-    "null", "[]", "{}", "١٢٣", "𝟙𝟚𝟛", "ＡＢＣ", "ß", "İstanbul", "\u212a", "a\u0301", "\u202eevil", "\ufeffbom",
-    "\u0000", "a\u0000b", "\x7f", "\ud800", "\udfff", "a\ud83d", "'; DROP TABLE listener; --", "%s%s%n",
-    "../../etc/passwd", "male", "female", "nonbinary", "unspecified", "Non-Binary", "94612", "SW1A 1AA", "mcS1",
+    "",
+    " ",
+    "\t",
+    "\n",
+    "NaN",
+    "nan",
+    "Infinity",
+    "-Infinity",
+    "1e400",
+    "0x10",
+    "1_000",
+    "0",
+    "-1",
+    "true",
+    "null",
+    "[]",
+    "{}",
+    "١٢٣",
+    "𝟙𝟚𝟛",
+    "ＡＢＣ",
+    "ß",
+    "İstanbul",
+    "\u212a",
+    "a\u0301",
+    "\u202eevil",
+    "\ufeffbom",
+    "\u0000",
+    "a\u0000b",
+    "\x7f",
+    "\ud800",
+    "\udfff",
+    "a\ud83d",
+    "'; DROP TABLE listener; --",
+    "%s%s%n",
+    "../../etc/passwd",
+    "male",
+    "female",
+    "nonbinary",
+    "unspecified",
+    "Non-Binary",
+    "94612",
+    "SW1A 1AA",
+    "mcS1",
     "ST:0:1",
 ]
 # Lengths around the limits (64 username, 256/1024 max_length, 1 MiB body), built lazily to keep reprs short.
-LONG_TEXT = st.tuples(st.sampled_from(["x", "é", "😀", "\ud800", " "]),
-                      st.sampled_from([63, 64, 65, 255, 256, 257, 1023, 1024, 1025, 70_000])).map(lambda p: p[0] * p[1])
+LONG_TEXT = st.tuples(
+    st.sampled_from(["x", "é", "😀", "\ud800", " "]),
+    st.sampled_from([63, 64, 65, 255, 256, 257, 1023, 1024, 1025, 70_000]),
+).map(lambda p: p[0] * p[1])
 
 ANY_CHAR = st.characters(exclude_categories=())  # includes lone surrogates and control characters
 TEXT = st.one_of(
@@ -169,22 +289,35 @@ def _types_of(annotation: Any) -> set[type]:
 # Per known field: values that pass validation, and values a client might get slightly wrong.
 # Usernames are never the fuzzer's own listener, whose token must stay usable.
 # Letters whose case-folded (or NFKC) form is longer than the letter: 'ß' -> 'ss', 'ﬁ' -> 'fi', ...
-EXPANDING_NAMES = st.tuples(st.sampled_from(["ß", "ẞ", "İ", "ǰ", "ΐ", "ŉ", "ﬁ", "㎒"]), st.integers(20, 64)).map(
-    lambda p: p[0] * p[1])
+EXPANDING_NAMES = st.tuples(
+    st.sampled_from(["ß", "ẞ", "İ", "ǰ", "ΐ", "ŉ", "ﬁ", "㎒"]), st.integers(20, 64)
+).map(lambda p: p[0] * p[1])
 VALID: dict[str, st.SearchStrategy[Any]] = {
-    "username": st.one_of(st.from_regex(r"fz[a-z0-9]{6,10}", fullmatch=True), st.just(KNOWN_USER),
-                          st.text(st.characters(categories=["L", "N"]), min_size=2, max_size=64), EXPANDING_NAMES),
-    "password": st.one_of(st.just(KNOWN_PASSWORD), st.from_regex(r"[A-Za-z0-9 !?.-]{8,30}", fullmatch=True)),
+    "username": st.one_of(
+        st.from_regex(r"fz[a-z0-9]{6,10}", fullmatch=True),
+        st.just(KNOWN_USER),
+        st.text(st.characters(categories=["L", "N"]), min_size=2, max_size=64),
+        EXPANDING_NAMES,
+    ),
+    "password": st.one_of(
+        st.just(KNOWN_PASSWORD), st.from_regex(r"[A-Za-z0-9 !?.-]{8,30}", fullmatch=True)
+    ),
     "existingAuthToken": st.just(REAL_TOKEN),
     "birthYear": st.integers(1950, 2005),
     "zipCode": st.one_of(st.from_regex(r"[0-9]{5}", fullmatch=True), st.just("SW1A 1AA")),
-    "gender": st.sampled_from(["male", "female", "nonbinary", "unspecified", "Non-Binary", " male "]),
+    "gender": st.sampled_from(
+        ["male", "female", "nonbinary", "unspecified", "Non-Binary", " male "]
+    ),
     "pageSize": st.integers(1, 1000),
     "startIndex": st.integers(0, 100),
 }
 SLIGHTLY_WRONG: dict[str, st.SearchStrategy[Any]] = {
-    "username": st.one_of(TEXT, st.just(KNOWN_USER.upper()), st.from_regex(r"[^\s]{0,3}|[a-z]{60,70}", fullmatch=True)),
-    "password": st.one_of(st.text(max_size=8), st.sampled_from(["password", "fzknown!", "aaaaaaaaaaaa", " " * 9])),
+    "username": st.one_of(
+        TEXT, st.just(KNOWN_USER.upper()), st.from_regex(r"[^\s]{0,3}|[a-z]{60,70}", fullmatch=True)
+    ),
+    "password": st.one_of(
+        st.text(max_size=8), st.sampled_from(["password", "fzknown!", "aaaaaaaaaaaa", " " * 9])
+    ),
     "existingAuthToken": TEXT,
     "birthYear": st.integers(1800, 2100),
     "zipCode": st.from_regex(r"[A-Za-z0-9 \-]{0,12}", fullmatch=True),
@@ -243,7 +376,9 @@ def schema_object(draw: st.DrawFn, endpoint: Endpoint) -> Pairs:
     for values in fields:
         if often(draw, 75):  # most fields present, most of them valid
             pairs.append((values.alias, values.draw(draw)))
-    for _ in range(draw(st.integers(0, 2)) if often(draw, 25) else 0):  # unknown extras and repeated keys
+    for _ in range(
+        draw(st.integers(0, 2)) if often(draw, 25) else 0
+    ):  # unknown extras and repeated keys
         if fields and draw(st.booleans()):
             values = draw(st.sampled_from(fields))
             pairs.append((values.alias, values.draw(draw)))
@@ -267,7 +402,9 @@ class Body:
     chunked: bool = False
 
     def render(self, token: str) -> bytes:
-        data = self.raw if self.raw is not None else to_bytes(dump(self.value, self.ascii_only, token))
+        data = (
+            self.raw if self.raw is not None else to_bytes(dump(self.value, self.ascii_only, token))
+        )
         return (b"\xef\xbb\xbf" + data) if self.bom else data
 
     def __repr__(self) -> str:
@@ -312,12 +449,26 @@ def header_bytes(max_size: int = 40) -> st.SearchStrategy[bytes]:
 
 COOKIE_SAFE = string.ascii_letters + string.digits + "!#$%&'()*+-./:<>?@[]^_`{|}~"
 CONTENT_TYPES = st.one_of(
-    st.sampled_from([
-        None, "application/json", "application/json; charset=utf-8", "Application/JSON;charset=UTF-8",
-        "application/json;charset=latin-1", "application/json ; x=y", "text/plain", "text/json",
-        "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/jsonx",
-        "application/json-patch+json", "", ";", "application/", "*/*",
-    ]),
+    st.sampled_from(
+        [
+            None,
+            "application/json",
+            "application/json; charset=utf-8",
+            "Application/JSON;charset=UTF-8",
+            "application/json;charset=latin-1",
+            "application/json ; x=y",
+            "text/plain",
+            "text/json",
+            "application/x-www-form-urlencoded",
+            "multipart/form-data; boundary=x",
+            "application/jsonx",
+            "application/json-patch+json",
+            "",
+            ";",
+            "application/",
+            "*/*",
+        ]
+    ),
     header_bytes(),
 )
 # Methods the HTTP parser knows; for others see test_extension_methods_answer_405_envelope.
@@ -339,8 +490,13 @@ class Request:
 
 @st.composite
 def csrf_pairs(draw: st.DrawFn) -> tuple[bytes | None, bytes | None]:
-    kind = "equal" if often(draw, 85) else draw(
-        st.sampled_from(["missing-header", "missing-cookie", "missing", "unequal", "empty"]))
+    kind = (
+        "equal"
+        if often(draw, 85)
+        else draw(
+            st.sampled_from(["missing-header", "missing-cookie", "missing", "unequal", "empty"])
+        )
+    )
     value = draw(st.text(COOKIE_SAFE, min_size=1, max_size=24)).encode()
     if kind == "equal":
         return value, value
@@ -360,13 +516,27 @@ def requests(draw: st.DrawFn, endpoint: Endpoint | None, path: str, clean: bool 
     """Any request to `path`; with `clean`, the transport is right and only the body's values vary."""
     csrf_header, csrf_cookie = (b"lol", b"lol") if clean else draw(csrf_pairs())
     # The real token mostly where it is needed; rarely for logout, after which a new listener is needed.
-    real = 25 if endpoint is None or not endpoint.auth else 20 if endpoint.path == "auth/logout" else 75
+    real = (
+        25
+        if endpoint is None or not endpoint.auth
+        else 20
+        if endpoint.path == "auth/logout"
+        else 75
+    )
     if often(draw, real):
         token: Any = REAL_TOKEN
     else:
-        token = draw(st.one_of(st.none(), st.just(b""), header_bytes(), st.text("0123456789abcdef", max_size=64)
-                               .map(str.encode)))
-    session_cookie = None if clean or often(draw, 80) else draw(st.sampled_from(["real", b"garbage", b""]))
+        token = draw(
+            st.one_of(
+                st.none(),
+                st.just(b""),
+                header_bytes(),
+                st.text("0123456789abcdef", max_size=64).map(str.encode),
+            )
+        )
+    session_cookie = (
+        None if clean or often(draw, 80) else draw(st.sampled_from(["real", b"garbage", b""]))
+    )
     extra: dict[str, bytes] = {}
     for name in ("X-Request-Id", "X-Forwarded-For", "X-Forwarded-Proto", "User-Agent", "Accept"):
         if often(draw, 5):
@@ -389,7 +559,9 @@ def endpoint_requests(draw: st.DrawFn) -> Request:
     """A registered endpoint, usually under one of its versions, sometimes under another."""
     endpoint = draw(st.sampled_from(ENDPOINTS))
     if often(draw, 10):
-        version = draw(st.one_of(st.sampled_from([0, 2, 3, 4, 5, 99, 9999, 10000, 10**20]), st.integers(0, 20)))
+        version = draw(
+            st.one_of(st.sampled_from([0, 2, 3, 4, 5, 99, 9999, 10000, 10**20]), st.integers(0, 20))
+        )
     else:
         version = draw(st.sampled_from(endpoint.versions))
     return draw(requests(endpoint, f"/api/v{version}/{endpoint.path}"))
@@ -404,19 +576,80 @@ def body_requests(draw: st.DrawFn) -> Request:
 
 SEGMENT = st.one_of(
     st.text(string.ascii_letters + string.digits + "-._~!$&'()*+,;=:@", max_size=12),
-    st.sampled_from([
-        "%00", "%ff", "%c3%28", "%2F", "%2f", "%25", "%20", "%2e%2e", "..", ".", "", "v1", "v0", "v01", "v4",
-        "v9999", "v10000", "v-1", "vv1", "V1", "v1.0", "v١", "auth", "Auth", "login", "LOGIN", "station",
-        "getStations", "meta", "getEndpoints", "listener", "register",
-    ]),
+    st.sampled_from(
+        [
+            "%00",
+            "%ff",
+            "%c3%28",
+            "%2F",
+            "%2f",
+            "%25",
+            "%20",
+            "%2e%2e",
+            "..",
+            ".",
+            "",
+            "v1",
+            "v0",
+            "v01",
+            "v4",
+            "v9999",
+            "v10000",
+            "v-1",
+            "vv1",
+            "V1",
+            "v1.0",
+            "v١",
+            "auth",
+            "Auth",
+            "login",
+            "LOGIN",
+            "station",
+            "getStations",
+            "meta",
+            "getEndpoints",
+            "listener",
+            "register",
+        ]
+    ),
     # anything at all, percent-encoded (lone surrogates become invalid UTF-8 escapes)
     st.text(ANY_CHAR, max_size=8).map(lambda s: quote(s.encode("utf-8", "surrogatepass"), safe="")),
 )
 
 
-NEAR_VERSIONS = ["v01", "v001", "v0", "V1", "v1.0", "v+1", "v%201", "v1%20", "v%D9%A1", "v%EF%BC%91", "v%F0%9D%9F%99",
-                 "v%C2%B9", "v%E2%82%81", "v1%0A", "v10000", "v"]
-ROUTE_SUFFIXES = ["/", "//", "%0A", "%0D%0A", "%0D", "%00", "%20", "%09", ".", ".json", "/x", "%2F", "%E2%80%8B"]
+NEAR_VERSIONS = [
+    "v01",
+    "v001",
+    "v0",
+    "V1",
+    "v1.0",
+    "v+1",
+    "v%201",
+    "v1%20",
+    "v%D9%A1",
+    "v%EF%BC%91",
+    "v%F0%9D%9F%99",
+    "v%C2%B9",
+    "v%E2%82%81",
+    "v1%0A",
+    "v10000",
+    "v",
+]
+ROUTE_SUFFIXES = [
+    "/",
+    "//",
+    "%0A",
+    "%0D%0A",
+    "%0D",
+    "%00",
+    "%20",
+    "%09",
+    ".",
+    ".json",
+    "/x",
+    "%2F",
+    "%E2%80%8B",
+]
 
 
 @st.composite
@@ -425,18 +658,46 @@ def any_paths(draw: st.DrawFn) -> str:
     if kind == "near-route":  # a registered route, slightly off
         endpoint = draw(st.sampled_from(ENDPOINTS))
         area, operation = endpoint.path.split("/")
-        version = draw(st.one_of(st.just(f"v{endpoint.versions[0]}"), st.sampled_from(NEAR_VERSIONS)))
+        version = draw(
+            st.one_of(st.just(f"v{endpoint.versions[0]}"), st.sampled_from(NEAR_VERSIONS))
+        )
         if often(draw, 30):
-            area = draw(st.sampled_from([area.upper(), area.capitalize(), area + "s", area[:-1], quote(area + "é")]))
+            area = draw(
+                st.sampled_from(
+                    [area.upper(), area.capitalize(), area + "s", area[:-1], quote(area + "é")]
+                )
+            )
         if often(draw, 30):
-            operation = draw(st.sampled_from([operation.lower(), operation + "%00", "%20" + operation]))
-        path = f"/api/{version}/{area}/{operation}" + (draw(st.sampled_from(ROUTE_SUFFIXES)) if often(draw, 50) else "")
+            operation = draw(
+                st.sampled_from([operation.lower(), operation + "%00", "%20" + operation])
+            )
+        path = f"/api/{version}/{area}/{operation}" + (
+            draw(st.sampled_from(ROUTE_SUFFIXES)) if often(draw, 50) else ""
+        )
     elif kind == "fixed":
-        path = draw(st.sampled_from([
-            "/", "/api", "/api/", "/api//", "/healthz", "/openapi.json", "/favicon.ico", "/art/1", "/audio/x",
-            "/API/v1/auth/login", "/api/v1/auth/login/", "/api/v1//auth/login", "/api/v1/auth%2Flogin",
-            "/api/v1/Auth/Login", "/api/v01/auth/login", "/api/v1/auth/login;x", "/api/v1/meta/getEndpoints",
-        ]))
+        path = draw(
+            st.sampled_from(
+                [
+                    "/",
+                    "/api",
+                    "/api/",
+                    "/api//",
+                    "/healthz",
+                    "/openapi.json",
+                    "/favicon.ico",
+                    "/art/1",
+                    "/audio/x",
+                    "/API/v1/auth/login",
+                    "/api/v1/auth/login/",
+                    "/api/v1//auth/login",
+                    "/api/v1/auth%2Flogin",
+                    "/api/v1/Auth/Login",
+                    "/api/v01/auth/login",
+                    "/api/v1/auth/login;x",
+                    "/api/v1/meta/getEndpoints",
+                ]
+            )
+        )
     else:
         segments = draw(st.lists(SEGMENT, max_size=6))
         path = ("/api/" if kind == "api" else "/") + "/".join(segments)
@@ -499,9 +760,11 @@ class Fuzzer:
         data = req.body.render(token)
         content: bytes | Iterator[bytes] = data
         if req.body.chunked:
-            content = iter([data[i:i + 65536] for i in range(0, len(data), 65536)] or [b""])
+            content = iter([data[i : i + 65536] for i in range(0, len(data), 65536)] or [b""])
         # An absolute URL: a relative one may not start with "//".
-        response = self.http.request(req.method, self.server.url + req.path, headers=headers, content=content)
+        response = self.http.request(
+            req.method, self.server.url + req.path, headers=headers, content=content
+        )
         self._follow(req, response, token)
         return response
 
@@ -509,11 +772,19 @@ class Fuzzer:
         """Keep the live listener usable: a logout ends it, a resumed session changes its cookie."""
         if response.status_code != 200 or req.method != "POST":
             return
-        if req.path.startswith("/api/") and req.path.endswith("/auth/logout") and req.token is REAL_TOKEN:
+        if (
+            req.path.startswith("/api/")
+            and req.path.endswith("/auth/logout")
+            and req.token is REAL_TOKEN
+        ):
             self._register()
         elif response.headers.get("content-type", "").startswith("application/json"):
             body = response.json()
-            if isinstance(body, dict) and body.get("authToken") == token and SESSION_COOKIE in response.cookies:
+            if (
+                isinstance(body, dict)
+                and body.get("authToken") == token
+                and SESSION_COOKIE in response.cookies
+            ):
                 self.cookie = response.cookies[SESSION_COOKIE]
 
 
@@ -541,7 +812,9 @@ def check_response(req: Request, response: httpx.Response) -> None:
     if status == 200:
         event(f"200 {req.path.split('?')[0] if is_api else 'site'}")
         return
-    event(f"{status} {body.get('errorString')}" + (f" {req.path}" if req.path.count("/") == 4 else ""))
+    event(
+        f"{status} {body.get('errorString')}" + (f" {req.path}" if req.path.count("/") == 4 else "")
+    )
     assert set(body) == {"errorCode", "errorString", "message"}, where
     assert body["errorString"] in ErrorCode.__members__, where
     error = ErrorCode[body["errorString"]]
@@ -557,12 +830,17 @@ def check_response(req: Request, response: httpx.Response) -> None:
 
 def check_routing(req: Request, response: httpx.Response) -> None:
     """An /api answer other than 404/405 means the path was routed: it must name a registered route (§5)."""
-    if not req.path.startswith("/api") or req.method != "POST" or response.status_code in (404, 405):
+    if (
+        not req.path.startswith("/api")
+        or req.method != "POST"
+        or response.status_code in (404, 405)
+    ):
         return
     sent = unquote(response.request.url.raw_path.split(b"?")[0].decode("ascii"), errors="replace")
     match = ROUTE.fullmatch(sent)
     assert match and registry.resolve(int(match.group(1)), match.group(2)), (
-        f"{sent!r} was routed ({response.status_code} {response.content[:200]!r}) but is no registered route")
+        f"{sent!r} was routed ({response.status_code} {response.content[:200]!r}) but is no registered route"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -574,8 +852,16 @@ def fuzzer(server: Server) -> Iterator[Fuzzer]:
 
 def test_fuzzer_reaches_the_handlers(fuzzer: Fuzzer) -> None:
     """Sanity check of the harness itself: a well-formed request through it succeeds."""
-    req = Request("POST", "/api/v1/station/getStations", Body(value={"pageSize": 5}), b"lol", b"lol",
-                  REAL_TOKEN, "real", "application/json")
+    req = Request(
+        "POST",
+        "/api/v1/station/getStations",
+        Body(value={"pageSize": 5}),
+        b"lol",
+        b"lol",
+        REAL_TOKEN,
+        "real",
+        "application/json",
+    )
     response = fuzzer.send(req)
     assert response.status_code == 200, response.text
     assert response.json()["index"] == 0
@@ -607,7 +893,11 @@ def test_any_path_and_method_answers_an_envelope(fuzzer: Fuzzer, req: Request) -
 
 def test_server_logged_no_unhandled_error(fuzzer: Fuzzer) -> None:
     """Runs last: the fuzzing above left no 'unhandled error' in the server log."""
-    crashes = [line for line in fuzzer.server.errors if any(s in line for s in ("unhandled error", "Traceback", "Exception in ASGI"))]
+    crashes = [
+        line
+        for line in fuzzer.server.errors
+        if any(s in line for s in ("unhandled error", "Traceback", "Exception in ASGI"))
+    ]
     assert not crashes, "".join(crashes[:5])[:5000]
 
 
@@ -615,9 +905,14 @@ def test_server_logged_no_unhandled_error(fuzzer: Fuzzer) -> None:
 # Findings of the fuzzing above, pinned as plain tests
 
 
-@pytest.mark.parametrize("name", ["ß" * 40, "ẞ" * 33, "İ" * 40, "ǰ" * 64], ids=["sharp-s", "capital-sharp-s",
-                                                                             "dotted-I", "j-caron"])
-def test_usernames_longer_once_case_folded_do_not_crash_registration(server: Server, name: str) -> None:
+@pytest.mark.parametrize(
+    "name",
+    ["ß" * 40, "ẞ" * 33, "İ" * 40, "ǰ" * 64],
+    ids=["sharp-s", "capital-sharp-s", "dotted-I", "j-caron"],
+)
+def test_usernames_longer_once_case_folded_do_not_crash_registration(
+    server: Server, name: str
+) -> None:
     """'ß' * 40 is 40 characters, within the 64 allowed, but its comparison key is 'ss' * 40."""
     api = server.client()
     response = api.call("v1/listener/register", {"username": name, "password": KNOWN_PASSWORD})
@@ -628,8 +923,26 @@ def test_usernames_longer_once_case_folded_do_not_crash_registration(server: Ser
         assert api.login(name.upper(), KNOWN_PASSWORD)["username"] == name
 
 
-@pytest.mark.parametrize("method", ["TRACE", "PROPFIND", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "REPORT",
-                                    "PURGE", "SEARCH", "LINK", "UNLINK", "SUBSCRIBE", "NOTIFY", "QUERY"])
+@pytest.mark.parametrize(
+    "method",
+    [
+        "TRACE",
+        "PROPFIND",
+        "MKCOL",
+        "COPY",
+        "MOVE",
+        "LOCK",
+        "UNLOCK",
+        "REPORT",
+        "PURGE",
+        "SEARCH",
+        "LINK",
+        "UNLINK",
+        "SUBSCRIBE",
+        "NOTIFY",
+        "QUERY",
+    ],
+)
 def test_registered_http_methods_answer_405_envelope(server: Server, method: str) -> None:
     """Spec §1: any method other than POST on /api/... is 405 METHOD_NOT_ALLOWED, in the envelope.
 
@@ -641,8 +954,13 @@ def test_registered_http_methods_answer_405_envelope(server: Server, method: str
 
 
 @pytest.mark.parametrize(
-    "path", ["v%D9%A1/meta/getEndpoints", "v%EF%BC%91/meta/getEndpoints", "v%F0%9D%9F%99/meta/getEndpoints",
-             "v1/meta/getEndpoints%0A"],
+    "path",
+    [
+        "v%D9%A1/meta/getEndpoints",
+        "v%EF%BC%91/meta/getEndpoints",
+        "v%F0%9D%9F%99/meta/getEndpoints",
+        "v1/meta/getEndpoints%0A",
+    ],
 )
 def test_only_ascii_versions_and_exact_paths_are_routed(server: Server, path: str) -> None:
     """'v١' (Arabic-Indic one), 'v１' (fullwidth one) are no version; a trailing newline is no endpoint."""

@@ -12,9 +12,8 @@ import time
 from pathlib import Path
 
 import httpx
-import pytest
-
 import media
+import pytest
 from support import Api, Server, assert_error
 
 LONG = "Ü" + "x" * 200
@@ -26,36 +25,86 @@ def build_library(root: Path) -> Path:
     # a tidy album with a cover file, multi-valued genres, lyrics of three kinds
     album = root / "Nébula Quartet" / "Blue Hours (1998)"
     for n, ext in enumerate([".flac", ".mp3", ".ogg", ".m4a"], start=1):
-        media.tag(media.encode(album / f"0{n} Hour {n}{ext}", 1.0, 300 + 40 * n), title=f"Hour {n}",
-                  artist="Nébula Quartet", album="Blue Hours", tracknumber=f"{n}/4", date="1998",
-                  genre=["Jazz", "Fusion"] if n == 1 else "Jazz", composer="Ana Ruiz", mbid=f"mb-hour-{n}",
-                  **({"lyrics": "embedded words\nsecond line"} if n == 2 else {}))
+        media.tag(
+            media.encode(album / f"0{n} Hour {n}{ext}", 1.0, 300 + 40 * n),
+            title=f"Hour {n}",
+            artist="Nébula Quartet",
+            album="Blue Hours",
+            tracknumber=f"{n}/4",
+            date="1998",
+            genre=["Jazz", "Fusion"] if n == 1 else "Jazz",
+            composer="Ana Ruiz",
+            mbid=f"mb-hour-{n}",
+            **({"lyrics": "embedded words\nsecond line"} if n == 2 else {}),
+        )
     (album / "cover.jpg").write_bytes(cover)
-    (album / "03 Hour 3.lrc").write_text("[ar:Nébula Quartet]\n[by:lrc maker]\n[00:01.50]first timed\n[00:03.25]second timed\n")
+    (album / "03 Hour 3.lrc").write_text(
+        "[ar:Nébula Quartet]\n[by:lrc maker]\n[00:01.50]first timed\n[00:03.25]second timed\n"
+    )
     (album / "04 Hour 4.txt").write_text("plain text lyrics\n")
     (root / "Nébula Quartet" / "artist.jpg").write_bytes(media.image_bytes((10, 200, 10)))
     # embedded art only; featuring credit; explicit; replay gain
     second = root / "The Static" / "Noise Floor"
-    media.tag(media.encode(second / "01 Hum.mp3", 1.0), title="Hum", artist="The Static feat. Guest Voice",
-              album="Noise Floor", genre="Rock", picture=cover, explicit=True, rg_gain=-6.25, tracknumber="1")
-    media.tag(media.encode(second / "02 Buzz.opus", 1.0), title="Buzz", artist="the static", album="Noise Floor",
-              genre="rock", tracknumber="2")
+    media.tag(
+        media.encode(second / "01 Hum.mp3", 1.0),
+        title="Hum",
+        artist="The Static feat. Guest Voice",
+        album="Noise Floor",
+        genre="Rock",
+        picture=cover,
+        explicit=True,
+        rg_gain=-6.25,
+        tracknumber="1",
+    )
+    media.tag(
+        media.encode(second / "02 Buzz.opus", 1.0),
+        title="Buzz",
+        artist="the static",
+        album="Noise Floor",
+        genre="rock",
+        tracknumber="2",
+    )
     # a compilation with two artists
     comp = root / "Compilations" / "Night Drive"
-    media.tag(media.encode(comp / "01 A.mp3", 1.0), title="Road", artist="Nébula Quartet", album="Night Drive",
-              compilation=True, genre="Jazz")
-    media.tag(media.encode(comp / "02 B.flac", 1.0), title="Lights", artist="The Static", album="Night Drive",
-              compilation=True, genre="Rock")
+    media.tag(
+        media.encode(comp / "01 A.mp3", 1.0),
+        title="Road",
+        artist="Nébula Quartet",
+        album="Night Drive",
+        compilation=True,
+        genre="Jazz",
+    )
+    media.tag(
+        media.encode(comp / "02 B.flac", 1.0),
+        title="Lights",
+        artist="The Static",
+        album="Night Drive",
+        compilation=True,
+        genre="Rock",
+    )
     # no tags at all: everything from the path
     media.encode(root / "Pathfinder" / "Found Sounds (2004)" / "07 - Untagged Song.wav", 1.0)
     # ID3v1 only
     v1 = media.encode(root / "Old" / "Timer" / "old.mp3", 1.0)
     with open(v1, "ab") as handle:
-        handle.write(b"TAG" + b"Vintage".ljust(30, b"\0") + b"Retro Band".ljust(30, b"\0")
-                     + b"Dusty".ljust(30, b"\0") + b"1979" + b"\0" * 28 + b"\0\x05" + bytes([17]))
+        handle.write(
+            b"TAG"
+            + b"Vintage".ljust(30, b"\0")
+            + b"Retro Band".ljust(30, b"\0")
+            + b"Dusty".ljust(30, b"\0")
+            + b"1979"
+            + b"\0" * 28
+            + b"\0\x05"
+            + bytes([17])
+        )
     # unicode and very long names
-    media.tag(media.encode(root / "東京 Ensemble" / f"{LONG[:80]}" / "01 夜.flac", 1.0), title="夜 " + LONG,
-              artist="東京 Ensemble", album=LONG, genre="Ambient")
+    media.tag(
+        media.encode(root / "東京 Ensemble" / f"{LONG[:80]}" / "01 夜.flac", 1.0),
+        title="夜 " + LONG,
+        artist="東京 Ensemble",
+        album=LONG,
+        genre="Ambient",
+    )
     # damaged files never stop the scan
     (root / "Broken").mkdir()
     (root / "Broken" / "zero.mp3").write_bytes(b"")
@@ -123,7 +172,9 @@ def test_featuring_credits_and_case_merge_into_one_artist(served) -> None:
     static = api.ok("v1/music/artist", {"token": find(api, "the static", "AR")["musicId"]})
     assert static["name"] == "The Static" and static["trackCount"] == 3
     hum = api.ok("v1/music/track", {"token": find(api, "hum", "TR")["musicId"]})
-    assert hum["artistName"] == "The Static" and hum["explicit"] is True and hum["fileGain"] == "-6.25"
+    assert (
+        hum["artistName"] == "The Static" and hum["explicit"] is True and hum["fileGain"] == "-6.25"
+    )
     assert "explicit lyrics" in hum["focusTraits"]
 
 
@@ -137,11 +188,19 @@ def test_compilations_belong_to_various_artists(served) -> None:
 def test_untagged_and_id3v1_files(served) -> None:
     _, api = served
     untagged = api.ok("v1/music/track", {"token": find(api, "untagged song", "TR")["musicId"]})
-    assert (untagged["artistName"], untagged["albumTitle"], untagged["trackNum"], untagged["year"]) == (
-        "Pathfinder", "Found Sounds", 7, 2004)
+    assert (
+        untagged["artistName"],
+        untagged["albumTitle"],
+        untagged["trackNum"],
+        untagged["year"],
+    ) == ("Pathfinder", "Found Sounds", 7, 2004)
     vintage = api.ok("v1/music/track", {"token": find(api, "vintage", "TR")["musicId"]})
     assert (vintage["artistName"], vintage["albumTitle"], vintage["year"], vintage["trackNum"]) == (
-        "Retro Band", "Dusty", 1979, 5)
+        "Retro Band",
+        "Dusty",
+        1979,
+        5,
+    )
     assert vintage["genre"] == ["Rock"]  # ID3v1 genre number 17
 
 
@@ -159,16 +218,27 @@ def test_search_is_accent_insensitive_ranked_and_fuzzy(served) -> None:
         assert find(api, query, "AR")["name"] == "Nébula Quartet", query
     items = api.ok("v1/search/fullSearch", {"query": "hour", "types": ["TR"]})["items"]
     assert [i["name"] for i in items] == ["Hour 1", "Hour 2", "Hour 3", "Hour 4"]
-    scores = {i["name"]: i["score"] for i in api.ok("v1/search/fullSearch", {"query": "static"})["items"]}
+    scores = {
+        i["name"]: i["score"] for i in api.ok("v1/search/fullSearch", {"query": "static"})["items"]
+    }
     assert scores["The Static"] > 2  # a word match beats any fuzzy one
     ranked = api.ok("v1/search/fullSearch", {"query": "jazz"})["items"]
     assert ranked[0]["type"] == "GE" and ranked[0]["score"] >= 4
-    page = api.ok("v1/search/fullSearch", {"query": "hour", "types": ["TR"], "start": 2, "count": 1})["items"]
+    page = api.ok(
+        "v1/search/fullSearch", {"query": "hour", "types": ["TR"], "start": 2, "count": 1}
+    )["items"]
     assert [i["name"] for i in page] == ["Hour 3"]
 
 
-@pytest.mark.parametrize("body", [{"query": "x", "types": ["XX"]}, {"query": "x", "count": 0},
-                                  {"query": "x" * 300}, {"types": ["AR"]}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"query": "x", "types": ["XX"]},
+        {"query": "x", "count": 0},
+        {"query": "x" * 300},
+        {"types": ["AR"]},
+    ],
+)
 def test_search_validation(served, body: dict) -> None:
     _, api = served
     assert_error(api.call("v1/search/fullSearch", body), 400, "INVALID_REQUEST")
@@ -182,18 +252,30 @@ def test_art_from_cover_file_embedded_picture_artist_image_and_mosaic(served) ->
     small = httpx.get(album["art"][0]["url"])
     assert small.status_code == 200 and small.headers["content-type"] == "image/jpeg"
     assert "immutable" in small.headers["cache-control"]
-    assert httpx.get(album["art"][0]["url"], headers={"If-None-Match": small.headers["etag"]}).status_code == 304
-    from PIL import Image
+    assert (
+        httpx.get(
+            album["art"][0]["url"], headers={"If-None-Match": small.headers["etag"]}
+        ).status_code
+        == 304
+    )
     import io
+
+    from PIL import Image
 
     assert Image.open(io.BytesIO(small.content)).size == (90, 90)
     noise = api.ok("v1/music/album", {"token": find(api, "noise floor", "AL")["musicId"]})
     assert noise["art"] and httpx.get(noise["art"][2]["url"]).status_code == 200  # embedded picture
     nebula = api.ok("v1/music/artist", {"token": find(api, "nebula", "AR")["musicId"]})
     assert "/mosaic/" not in nebula["art"][0]["url"]  # artist.jpg
-    assert Image.open(io.BytesIO(httpx.get(nebula["art"][0]["url"]).content)).getpixel((45, 45))[1] > 150
+    assert (
+        Image.open(io.BytesIO(httpx.get(nebula["art"][0]["url"]).content)).getpixel((45, 45))[1]
+        > 150
+    )
     static = api.ok("v1/music/artist", {"token": find(api, "the static", "AR")["musicId"]})
-    assert "/mosaic/" in static["art"][0]["url"] and httpx.get(static["art"][1]["url"]).status_code == 200
+    assert (
+        "/mosaic/" in static["art"][0]["url"]
+        and httpx.get(static["art"][1]["url"]).status_code == 200
+    )
     assert httpx.get(server.url + "/art/" + "0" * 40 + "/90.jpg").status_code == 404
     assert httpx.get(server.url + "/art/" + "0" * 40 + "/91.jpg").status_code == 404
 
@@ -205,12 +287,19 @@ def test_lyrics_embedded_lrc_and_txt(served) -> None:
     embedded = api.ok("v1/music/fullLyrics", {"trackUid": tracks["Hour 2"]["musicId"]})
     assert embedded["lines"] == ["embedded words", "second line"]
     timed = api.ok("v1/music/fullLyrics", {"trackUid": tracks["Hour 3"]["pandoraId"]})
-    assert timed["syncedLines"] == [{"time": 1.5, "text": "first timed"}, {"time": 3.25, "text": "second timed"}]
+    assert timed["syncedLines"] == [
+        {"time": 1.5, "text": "first timed"},
+        {"time": 3.25, "text": "second timed"},
+    ]
     assert timed["credits"] == "lrc maker"
     snippet = api.ok("v1/music/track", {"token": tracks["Hour 3"]["musicId"]})["lyricSnippet"]
     assert snippet["lyricId"] == timed["lyricId"] and snippet["checksum"] == timed["checksum"]
-    assert api.ok("v1/music/fullLyrics", {"trackUid": tracks["Hour 4"]["musicId"]})["lines"] == ["plain text lyrics"]
-    assert_error(api.call("v1/music/fullLyrics", {"trackUid": tracks["Hour 1"]["musicId"]}), 404, "NOT_FOUND")
+    assert api.ok("v1/music/fullLyrics", {"trackUid": tracks["Hour 4"]["musicId"]})["lines"] == [
+        "plain text lyrics"
+    ]
+    assert_error(
+        api.call("v1/music/fullLyrics", {"trackUid": tracks["Hour 1"]["musicId"]}), 404, "NOT_FOUND"
+    )
 
 
 def test_genre_browsing(served) -> None:
@@ -220,15 +309,21 @@ def test_genre_browsing(served) -> None:
     jazz = api.ok("v1/music/genres", {"token": categories["Jazz"]["token"]})
     names = [s["name"] for s in jazz["stations"]]
     assert names[0] == "Jazz" and "Fusion" in names
-    assert jazz["stations"][0]["stationName"] == "Jazz Radio" and jazz["stations"][0]["sampleTracks"]
+    assert (
+        jazz["stations"][0]["stationName"] == "Jazz Radio" and jazz["stations"][0]["sampleTracks"]
+    )
     assert_error(api.call("v1/music/genres", {"token": "no-such-category"}), 404, "NOT_FOUND")
 
 
 @pytest.mark.parametrize(
     "path, token, status, error",
-    [("v1/music/artist", "R999999", 404, "NOT_FOUND"), ("v1/music/artist", "L1", 400, "INVALID_PANDORA_TYPE"),
-     ("v1/music/album", "garbage", 404, "NOT_FOUND"), ("v1/music/track", "AR:1", 400, "INVALID_PANDORA_TYPE"),
-     ("v1/music/track", "S99999999999999999", 404, "NOT_FOUND")],
+    [
+        ("v1/music/artist", "R999999", 404, "NOT_FOUND"),
+        ("v1/music/artist", "L1", 400, "INVALID_PANDORA_TYPE"),
+        ("v1/music/album", "garbage", 404, "NOT_FOUND"),
+        ("v1/music/track", "AR:1", 400, "INVALID_PANDORA_TYPE"),
+        ("v1/music/track", "S99999999999999999", 404, "NOT_FOUND"),
+    ],
 )
 def test_catalogue_lookup_errors(served, path: str, token: str, status: int, error: str) -> None:
     _, api = served
@@ -237,25 +332,41 @@ def test_catalogue_lookup_errors(served, path: str, token: str, status: int, err
 
 def test_seed_suggestions_need_the_listeners_station(served) -> None:
     _, api = served
-    assert_error(api.call("v1/search/getSeedSuggestions", {"stationId": "12345"}), 404, "STATION_DOES_NOT_EXIST")
+    assert_error(
+        api.call("v1/search/getSeedSuggestions", {"stationId": "12345"}),
+        404,
+        "STATION_DOES_NOT_EXIST",
+    )
 
 
 def test_rescan_of_unchanged_library_reads_no_tags(served, library: Path) -> None:
     server, _ = served
     result = server.cli("scan", "--library", str(library))
     assert result.returncode == 0, result.stderr
-    assert "0 added, 0 updated, 0 moved, 0 removed, 14 unchanged, 0 skipped (3 known unreadable); 0 tag reads" \
-        in result.stdout, result.stdout
+    assert (
+        "0 added, 0 updated, 0 moved, 0 removed, 14 unchanged, 0 skipped (3 known unreadable); 0 tag reads"
+        in result.stdout
+    ), result.stdout
     touched = library / "The Static" / "Noise Floor" / "01 Hum.mp3"
-    os.utime(touched, (time.time() + 5, time.time() + 5))  # same content, new mtime: hashed, not re-read
+    os.utime(
+        touched, (time.time() + 5, time.time() + 5)
+    )  # same content, new mtime: hashed, not re-read
     result = server.cli("scan", "--library", str(library))
     assert "0 tag reads" in result.stdout
 
 
 def test_moved_and_vanished_files_keep_their_track_ids(start_server, tmp_path: Path) -> None:
     root = tmp_path / "lib"
-    media.tag(media.encode(root / "A" / "B" / "01 One.mp3", 1.0), title="One", artist="A", album="B", mbid="mb-one")
-    media.tag(media.encode(root / "A" / "B" / "02 Two.flac", 1.0), title="Two", artist="A", album="B")
+    media.tag(
+        media.encode(root / "A" / "B" / "01 One.mp3", 1.0),
+        title="One",
+        artist="A",
+        album="B",
+        mbid="mb-one",
+    )
+    media.tag(
+        media.encode(root / "A" / "B" / "02 Two.flac", 1.0), title="Two", artist="A", album="B"
+    )
     server = start_server("--library", str(root), "--open-registration")
     wait_for_scan(server)
     api = server.client()
@@ -280,7 +391,9 @@ def test_moved_and_vanished_files_keep_their_track_ids(start_server, tmp_path: P
 
 def test_changed_files_are_reread(start_server, tmp_path: Path) -> None:
     root = tmp_path / "lib"
-    path = media.tag(media.encode(root / "X" / "Y" / "01 Old.mp3", 1.0), title="Old Title", artist="X", album="Y")
+    path = media.tag(
+        media.encode(root / "X" / "Y" / "01 Old.mp3", 1.0), title="Old Title", artist="X", album="Y"
+    )
     server = start_server("--library", str(root), "--open-registration")
     wait_for_scan(server)
     api = server.client()
@@ -301,14 +414,24 @@ def test_an_interrupted_scan_resumes(make_backend, tmp_path: Path) -> None:
     backend: Backend = make_backend()
     root = many_files(tmp_path, 1500)
     env = {**os.environ, **backend.env}
-    first = subprocess.Popen([sys.executable, "-m", "airwave", "scan", "--library", str(root), "--workers", "1"],
-                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        [sys.executable, "-m", "airwave", "scan", "--library", str(root), "--workers", "1"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     committed = wait_for_first_batch(backend, first)
     first.send_signal(signal.SIGKILL)
     first.wait()
     assert 0 < committed < 1500, committed
-    second = subprocess.run([sys.executable, "-m", "airwave", "scan", "--library", str(root)], env=env,
-                            capture_output=True, text=True, timeout=120)
+    second = subprocess.run(
+        [sys.executable, "-m", "airwave", "scan", "--library", str(root)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert second.returncode == 0, second.stderr
     reads = int(re.search(r"(\d+) tag reads", second.stdout).group(1))
     assert reads == 1500 - committed, second.stdout
@@ -339,7 +462,9 @@ def wait_for_first_batch(backend, process: subprocess.Popen) -> int:  # noqa: AN
             time.sleep(0.02)
             try:
                 with db.read() as session:
-                    committed = session.execute(text("SELECT COUNT(*) FROM library_files")).scalar() or 0
+                    committed = (
+                        session.execute(text("SELECT COUNT(*) FROM library_files")).scalar() or 0
+                    )
             except Exception:
                 committed = 0
     finally:
@@ -353,10 +478,14 @@ def test_files_changing_during_a_scan(make_backend, tmp_path: Path) -> None:
     root = many_files(tmp_path, 1200)
     env = {**os.environ, **backend.env}
     scan = [sys.executable, "-m", "airwave", "scan", "--library", str(root), "--workers", "1"]
-    first = subprocess.Popen(scan, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        scan, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     wait_for_first_batch(backend, first)
     edited = next(root.glob("Artist 9/Album 39/1179 Song.mp3"))
-    media.tag(edited, title="Edited While Scanning", artist="Artist 9", album="Album 39", genre="Changed")
+    media.tag(
+        edited, title="Edited While Scanning", artist="Artist 9", album="Album 39", genre="Changed"
+    )
     deleted = next(root.glob("Artist 8/Album 38/1178 Song.mp3"))
     deleted.unlink()
     out, err = first.communicate(timeout=120)
@@ -368,22 +497,42 @@ def test_files_changing_during_a_scan(make_backend, tmp_path: Path) -> None:
         api = server.client()
         api.register("watcher")
         assert find(api, "edited while scanning", "TR")["name"] == "Edited While Scanning"
-        names = [i["name"] for i in api.ok("v1/search/fullSearch", {"query": "song 1178", "types": ["TR"]})["items"]]
+        names = [
+            i["name"]
+            for i in api.ok("v1/search/fullSearch", {"query": "song 1178", "types": ["TR"]})[
+                "items"
+            ]
+        ]
         assert "Song 1178" not in names and "Song 1179" not in names
-        assert api.ok("v1/search/fullSearch", {"query": "song 1177", "types": ["TR"]})["items"][0]["name"] == "Song 1177"
+        assert (
+            api.ok("v1/search/fullSearch", {"query": "song 1177", "types": ["TR"]})["items"][0][
+                "name"
+            ]
+            == "Song 1177"
+        )
     finally:
         server.stop()
 
 
 def test_watch_picks_up_new_files(start_server, tmp_path: Path) -> None:
     root = tmp_path / "watched"
-    media.tag(media.encode(root / "First" / "Album" / "01 Early.mp3", 1.0), title="Early", artist="First", album="Album")
+    media.tag(
+        media.encode(root / "First" / "Album" / "01 Early.mp3", 1.0),
+        title="Early",
+        artist="First",
+        album="Album",
+    )
     server = start_server("--library", str(root), "--watch", "--open-registration")
     wait_for_scan(server)
     api = server.client()
     api.register("watcher")
     assert find(api, "early", "TR")["name"] == "Early"
-    media.tag(media.encode(tmp_path / "staging.flac", 1.0), title="Arrived Later", artist="Second", album="Album")
+    media.tag(
+        media.encode(tmp_path / "staging.flac", 1.0),
+        title="Arrived Later",
+        artist="Second",
+        album="Album",
+    )
     (root / "Second" / "Album").mkdir(parents=True)
     shutil.move(tmp_path / "staging.flac", root / "Second" / "Album" / "01 Arrived Later.flac")
     deadline = time.monotonic() + 30

@@ -8,16 +8,15 @@ import re
 import socket
 import ssl
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import trustme
 from aiosmtpd.controller import Controller
-from aiosmtpd.smtp import AuthResult, Envelope, LoginPassword, Session, SMTP
-
+from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
 from support import Api, Server, assert_error, unique
 
 PASSWORD = "correct horse battery"
@@ -32,11 +31,15 @@ class Mailbox:
     messages: list[tuple[Envelope, email.message.EmailMessage]] = field(default_factory=list)
 
     async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
-        parsed = email.message_from_bytes(envelope.original_content or b"", policy=email.policy.default)
+        parsed = email.message_from_bytes(
+            envelope.original_content or b"", policy=email.policy.default
+        )
         self.messages.append((envelope, parsed))  # type: ignore[arg-type]
         return "250 OK"
 
-    def wait(self, count: int = 1, timeout: float = 15) -> list[tuple[Envelope, email.message.EmailMessage]]:
+    def wait(
+        self, count: int = 1, timeout: float = 15
+    ) -> list[tuple[Envelope, email.message.EmailMessage]]:
         deadline = time.monotonic() + timeout
         while len(self.messages) < count and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -77,16 +80,24 @@ def mail_servers(ca: tuple[trustme.CA, Path]) -> Iterator[Callable[..., MailServ
         ca[0].issue_cert("127.0.0.1", "localhost").configure_cert(server_context)
         logins: list[tuple[bytes, bytes]] = []
 
-        def authenticate(server: SMTP, session: Session, envelope: Envelope, mechanism: str,
-                         auth_data: Any) -> AuthResult:
+        def authenticate(
+            server: SMTP, session: Session, envelope: Envelope, mechanism: str, auth_data: Any
+        ) -> AuthResult:
             assert isinstance(auth_data, LoginPassword)
             logins.append((auth_data.login, auth_data.password))
-            ok = users is not None and users.get(auth_data.login.decode()) == auth_data.password.decode()
+            ok = (
+                users is not None
+                and users.get(auth_data.login.decode()) == auth_data.password.decode()
+            )
             return AuthResult(success=ok)
 
         kwargs: dict[str, Any] = {}
         if mode == "starttls":
-            kwargs = {"tls_context": server_context, "require_starttls": True, "auth_require_tls": True}
+            kwargs = {
+                "tls_context": server_context,
+                "require_starttls": True,
+                "auth_require_tls": True,
+            }
         elif mode == "ssl":
             kwargs = {"ssl_context": server_context}
         if users is not None:
@@ -102,8 +113,14 @@ def mail_servers(ca: tuple[trustme.CA, Path]) -> Iterator[Callable[..., MailServ
 
 
 def smtp_env(mail: MailServer, security: str = "none", **extra: str) -> dict[str, str]:
-    return {"AIRWAVE_SMTP_HOST": "127.0.0.1", "AIRWAVE_SMTP_PORT": str(mail.port), "AIRWAVE_SMTP_SECURITY": security,
-            "AIRWAVE_SMTP_FROM": "Airwave <radio@airwave.example>", "AIRWAVE_SMTP_TIMEOUT": "5", **extra}
+    return {
+        "AIRWAVE_SMTP_HOST": "127.0.0.1",
+        "AIRWAVE_SMTP_PORT": str(mail.port),
+        "AIRWAVE_SMTP_SECURITY": security,
+        "AIRWAVE_SMTP_FROM": "Airwave <radio@airwave.example>",
+        "AIRWAVE_SMTP_TIMEOUT": "5",
+        **extra,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -113,9 +130,15 @@ def plain(mail_servers: Callable[..., MailServer]) -> MailServer:
 
 @pytest.fixture(scope="module")
 def server(start_server: Callable[..., Server], plain: MailServer) -> Server:
-    return start_server("--open-registration", env=smtp_env(plain, AIRWAVE_PASSWORD_RESET_LIMIT="3",
-                                                            AIRWAVE_LOGIN_MAX_FAILURES_PER_USER="3",
-                                                            AIRWAVE_LOGIN_MAX_ACCOUNTS_PER_ADDRESS="100000"))
+    return start_server(
+        "--open-registration",
+        env=smtp_env(
+            plain,
+            AIRWAVE_PASSWORD_RESET_LIMIT="3",
+            AIRWAVE_LOGIN_MAX_FAILURES_PER_USER="3",
+            AIRWAVE_LOGIN_MAX_ACCOUNTS_PER_ADDRESS="100000",
+        ),
+    )
 
 
 def account(server: Server, email_setting: bool = True) -> Api:
@@ -146,7 +169,9 @@ def token_of(message: email.message.EmailMessage) -> str:
     body = message.get_content()
     match = _TOKEN.search(body)
     assert match, body
-    assert match.group(1) in body.replace(match.group(0), "")  # the code is in the text on its own too
+    assert match.group(1) in body.replace(
+        match.group(0), ""
+    )  # the code is in the text on its own too
     return match.group(1)
 
 
@@ -172,21 +197,36 @@ def test_reset_by_mail_end_to_end(server: Server, plain: MailServer) -> None:
 
     assert server.client().ok("v1/listener/validatePasswordResetToken", {"token": token}) == {}
     # a weak password is refused and leaves the token usable
-    weak = server.client().call("v1/listener/resetPassword", {"token": token, "newPassword": "short"})
+    weak = server.client().call(
+        "v1/listener/resetPassword", {"token": token, "newPassword": "short"}
+    )
     assert_error(weak, 400, "INVALID_PASSWORD")
     assert server.client().ok("v1/listener/validatePasswordResetToken", {"token": token}) == {}
-    assert server.client().ok("v1/listener/resetPassword", {"token": token, "newPassword": NEW_PASSWORD}) == {}
+    assert (
+        server.client().ok(
+            "v1/listener/resetPassword", {"token": token, "newPassword": NEW_PASSWORD}
+        )
+        == {}
+    )
 
     for old in (api, phone):
         assert_error(old.call("v1/listener/getProfile", {}), 401, "AUTH_INVALID_TOKEN")
-    assert_error(server.client().call("v1/auth/login", {"username": api.username, "password": PASSWORD}),  # type: ignore
-                 401, "AUTH_INVALID_USERNAME_PASSWORD")
+    assert_error(
+        server.client().call("v1/auth/login", {"username": api.username, "password": PASSWORD}),  # type: ignore
+        401,
+        "AUTH_INVALID_USERNAME_PASSWORD",
+    )
     assert server.client().login(api.username, NEW_PASSWORD)  # type: ignore[attr-defined]
 
     # single use
-    assert_error(server.client().call("v1/listener/validatePasswordResetToken", {"token": token}), 410,
-                 "CONTENT_HAS_EXPIRED")
-    again = server.client().call("v1/listener/resetPassword", {"token": token, "newPassword": "yet another secret"})
+    assert_error(
+        server.client().call("v1/listener/validatePasswordResetToken", {"token": token}),
+        410,
+        "CONTENT_HAS_EXPIRED",
+    )
+    again = server.client().call(
+        "v1/listener/resetPassword", {"token": token, "newPassword": "yet another secret"}
+    )
     assert_error(again, 410, "CONTENT_HAS_EXPIRED")
     assert server.client().login(api.username, NEW_PASSWORD)  # type: ignore[attr-defined]
 
@@ -195,17 +235,29 @@ def test_username_that_is_an_address_gets_the_mail(server: Server, plain: MailSe
     api = account(server, email_setting=False)
     request_reset(server, api.username)  # type: ignore[attr-defined]
     token = token_of(mails_to(plain.mailbox, api.username)[0])  # type: ignore[attr-defined]
-    assert server.client().ok("v1/listener/resetPassword", {"token": token, "newPassword": NEW_PASSWORD}) == {}
+    assert (
+        server.client().ok(
+            "v1/listener/resetPassword", {"token": token, "newPassword": NEW_PASSWORD}
+        )
+        == {}
+    )
     assert server.client().login(api.username, NEW_PASSWORD)  # type: ignore[attr-defined]
 
 
 def test_unknown_tokens_and_request_errors(server: Server) -> None:
     client = server.client()
-    assert_error(client.call("v1/listener/validatePasswordResetToken", {"token": "x" * 43}), 404, "NOT_FOUND")
-    assert_error(client.call("v1/listener/resetPassword", {"token": "x" * 43, "newPassword": NEW_PASSWORD}), 404,
-                 "NOT_FOUND")
+    assert_error(
+        client.call("v1/listener/validatePasswordResetToken", {"token": "x" * 43}), 404, "NOT_FOUND"
+    )
+    assert_error(
+        client.call("v1/listener/resetPassword", {"token": "x" * 43, "newPassword": NEW_PASSWORD}),
+        404,
+        "NOT_FOUND",
+    )
     assert_error(client.call("v1/listener/validatePasswordResetToken", {}), 400, "INVALID_REQUEST")
-    assert_error(client.call("v1/listener/validatePasswordResetToken", {"token": ""}), 400, "INVALID_REQUEST")
+    assert_error(
+        client.call("v1/listener/validatePasswordResetToken", {"token": ""}), 400, "INVALID_REQUEST"
+    )
     assert_error(client.call("v1/listener/resetPassword", {"token": "abc"}), 400, "INVALID_REQUEST")
     assert_error(client.call("v1/listener/emailPassword", {}), 400, "INVALID_REQUEST")
     assert_error(client.call("v1/listener/emailPassword", {"username": 12}), 400, "INVALID_REQUEST")
@@ -219,8 +271,11 @@ def test_a_newer_request_retires_the_older_link(server: Server, plain: MailServe
     request_reset(server, api.username)  # type: ignore[attr-defined]
     second = token_of(mails_to(plain.mailbox, address, 2)[1])
     assert first != second
-    assert_error(server.client().call("v1/listener/validatePasswordResetToken", {"token": first}), 410,
-                 "CONTENT_HAS_EXPIRED")
+    assert_error(
+        server.client().call("v1/listener/validatePasswordResetToken", {"token": first}),
+        410,
+        "CONTENT_HAS_EXPIRED",
+    )
     assert server.client().ok("v1/listener/validatePasswordResetToken", {"token": second}) == {}
 
 
@@ -228,11 +283,18 @@ def test_expired_token_is_refused(server: Server, plain: MailServer) -> None:
     api = account(server)
     request_reset(server, api.username)  # type: ignore[attr-defined]
     token = token_of(mails_to(plain.mailbox, f"{api.username}@example.org")[0])  # type: ignore[attr-defined]
-    server.backend.execute("UPDATE password_resets SET expires_at = '2001-01-01 00:00:00.000000', "
-                           "created_at = '2001-01-01 00:00:00.000000' WHERE used_at IS NULL")
-    assert_error(server.client().call("v1/listener/validatePasswordResetToken", {"token": token}), 410,
-                 "CONTENT_HAS_EXPIRED")
-    expired = server.client().call("v1/listener/resetPassword", {"token": token, "newPassword": NEW_PASSWORD})
+    server.backend.execute(
+        "UPDATE password_resets SET expires_at = '2001-01-01 00:00:00.000000', "
+        "created_at = '2001-01-01 00:00:00.000000' WHERE used_at IS NULL"
+    )
+    assert_error(
+        server.client().call("v1/listener/validatePasswordResetToken", {"token": token}),
+        410,
+        "CONTENT_HAS_EXPIRED",
+    )
+    expired = server.client().call(
+        "v1/listener/resetPassword", {"token": token, "newPassword": NEW_PASSWORD}
+    )
     assert_error(expired, 410, "CONTENT_HAS_EXPIRED")
     assert server.client().login(api.username, PASSWORD)  # type: ignore[attr-defined]
 
@@ -250,7 +312,9 @@ def test_unknown_names_get_the_same_answer_and_no_mail(server: Server, plain: Ma
     assert len(set(answers)) == 1 and answers[0][:2] == (200, b"{}")
     mails_to(plain.mailbox, f"{known.username}@example.org")  # type: ignore[attr-defined]
     time.sleep(0.5)
-    assert len(plain.mailbox.messages) == before + 1  # only the known account with an address got one
+    assert (
+        len(plain.mailbox.messages) == before + 1
+    )  # only the known account with an address got one
 
 
 def test_requests_are_rate_limited_per_name_and_per_address(server: Server) -> None:
@@ -272,25 +336,40 @@ def test_requests_are_rate_limited_per_name_and_per_address(server: Server) -> N
     assert busy >= 40 - 30 + 8  # the 8 requests above count against the address too
 
 
-def test_reset_lifts_login_throttling(start_server: Callable[..., Server], plain: MailServer) -> None:
-    server = start_server("--open-registration", env=smtp_env(plain, AIRWAVE_LOGIN_FREE_FAILURES="2",
-                                                              AIRWAVE_LOGIN_BACKOFF_BASE="600"))
+def test_reset_lifts_login_throttling(
+    start_server: Callable[..., Server], plain: MailServer
+) -> None:
+    server = start_server(
+        "--open-registration",
+        env=smtp_env(plain, AIRWAVE_LOGIN_FREE_FAILURES="2", AIRWAVE_LOGIN_BACKOFF_BASE="600"),
+    )
     api = account(server)
     for _ in range(2):
         server.client().call("v1/auth/login", {"username": api.username, "password": "wrong wrong"})  # type: ignore
-    assert_error(server.client().call("v1/auth/login", {"username": api.username, "password": PASSWORD}),  # type: ignore
-                 429, "RATE_LIMITED")
+    assert_error(
+        server.client().call("v1/auth/login", {"username": api.username, "password": PASSWORD}),  # type: ignore
+        429,
+        "RATE_LIMITED",
+    )
     request_reset(server, api.username)  # type: ignore[attr-defined]
     token = token_of(mails_to(plain.mailbox, f"{api.username}@example.org")[0])  # type: ignore[attr-defined]
     server.client().ok("v1/listener/resetPassword", {"token": token, "newPassword": NEW_PASSWORD})
     assert server.client().login(api.username, NEW_PASSWORD)  # type: ignore[attr-defined]
 
 
-def test_starttls_and_auth(start_server: Callable[..., Server], mail_servers: Callable[..., MailServer],
-                           ca: tuple[trustme.CA, Path]) -> None:
+def test_starttls_and_auth(
+    start_server: Callable[..., Server],
+    mail_servers: Callable[..., MailServer],
+    ca: tuple[trustme.CA, Path],
+) -> None:
     mail = mail_servers("starttls", users={"airwave": "smtp secret"})
-    env = smtp_env(mail, "starttls", AIRWAVE_SMTP_USERNAME="airwave", AIRWAVE_SMTP_PASSWORD="smtp secret",
-                   SSL_CERT_FILE=str(ca[1]))  # the certificate is checked against the test CA
+    env = smtp_env(
+        mail,
+        "starttls",
+        AIRWAVE_SMTP_USERNAME="airwave",
+        AIRWAVE_SMTP_PASSWORD="smtp secret",
+        SSL_CERT_FILE=str(ca[1]),
+    )  # the certificate is checked against the test CA
     server = start_server("--open-registration", env=env)
     api = account(server)
     request_reset(server, api.username)  # type: ignore[attr-defined]
@@ -307,15 +386,20 @@ def test_starttls_and_auth(start_server: Callable[..., Server], mail_servers: Ca
 
 
 def test_untrusted_certificate_is_refused_unless_verification_is_off(
-        start_server: Callable[..., Server], mail_servers: Callable[..., MailServer]) -> None:
+    start_server: Callable[..., Server], mail_servers: Callable[..., MailServer]
+) -> None:
     mail = mail_servers("ssl")
     checked = start_server("--open-registration", env=smtp_env(mail, "ssl"))
     api = account(checked)
     request_reset(checked, api.username)  # type: ignore[attr-defined]
-    assert checked.wait_for_log(lambda line: "mail not sent" in line and "CERTIFICATE_VERIFY_FAILED" in line)
+    assert checked.wait_for_log(
+        lambda line: "mail not sent" in line and "CERTIFICATE_VERIFY_FAILED" in line
+    )
     assert mail.mailbox.messages == []
 
-    unchecked = start_server("--open-registration", env=smtp_env(mail, "ssl", AIRWAVE_SMTP_VERIFY_TLS="false"))
+    unchecked = start_server(
+        "--open-registration", env=smtp_env(mail, "ssl", AIRWAVE_SMTP_VERIFY_TLS="false")
+    )
     api = account(unchecked)
     request_reset(unchecked, api.username)  # type: ignore[attr-defined]
     assert token_of(mails_to(mail.mailbox, f"{api.username}@example.org")[0])  # type: ignore[attr-defined]
@@ -326,8 +410,14 @@ def test_dead_mail_server_never_delays_the_answer(start_server: Callable[..., Se
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
         port = silent.getsockname()[1]
-        server = start_server("--open-registration", env={
-            "AIRWAVE_SMTP_HOST": "127.0.0.1", "AIRWAVE_SMTP_PORT": str(port), "AIRWAVE_SMTP_TIMEOUT": "8"})
+        server = start_server(
+            "--open-registration",
+            env={
+                "AIRWAVE_SMTP_HOST": "127.0.0.1",
+                "AIRWAVE_SMTP_PORT": str(port),
+                "AIRWAVE_SMTP_TIMEOUT": "8",
+            },
+        )
         api = account(server)
         started = time.monotonic()
         for _ in range(3):

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from support import Api, Server, assert_error, unique
 
 
@@ -36,13 +35,23 @@ def test_documented_two_call_flow(server: Server) -> None:
     with httpx.Client(base_url=server.url) as http:
         csrf = http.head("/").cookies["csrftoken"]
         headers = {"X-CsrfToken": csrf, "Content-Type": "application/json"}
-        login = http.post("/api/v1/auth/login", headers=headers,
-                          json={"username": name, "password": "correct horse battery"})
+        login = http.post(
+            "/api/v1/auth/login",
+            headers=headers,
+            json={"username": name, "password": "correct horse battery"},
+        )
         assert login.status_code == 200, login.text
         token = login.json()["authToken"]
-        stations = http.post("/api/v1/station/getStations", headers={**headers, "X-AuthToken": token}, json={})
+        stations = http.post(
+            "/api/v1/station/getStations", headers={**headers, "X-AuthToken": token}, json={}
+        )
     assert stations.status_code == 200
-    assert stations.json() == {"totalStations": 0, "sortedBy": "lastPlayedTime", "index": 0, "stations": []}
+    assert stations.json() == {
+        "totalStations": 0,
+        "sortedBy": "lastPlayedTime",
+        "index": 0,
+        "stations": [],
+    }
 
 
 def test_any_client_chosen_csrf_pair_is_accepted(server: Server, listener: Api) -> None:
@@ -54,7 +63,9 @@ def test_any_client_chosen_csrf_pair_is_accepted(server: Server, listener: Api) 
     "cookie, header",
     [(None, "lol"), ("lol", None), ("lol", "lo1"), ("", ""), ("lol", "")],
 )
-def test_csrf_missing_or_unequal_is_refused_before_auth(server: Server, cookie: str | None, header: str | None) -> None:
+def test_csrf_missing_or_unequal_is_refused_before_auth(
+    server: Server, cookie: str | None, header: str | None
+) -> None:
     cookies = {"csrftoken": cookie} if cookie is not None else {}
     headers = {"Content-Type": "application/json"}
     if header is not None:
@@ -66,7 +77,9 @@ def test_csrf_missing_or_unequal_is_refused_before_auth(server: Server, cookie: 
 
 
 @pytest.mark.parametrize("method", ["GET", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD"])
-@pytest.mark.parametrize("path", ["/api/v1/auth/login", "/api/v1/no/where", "/api/v7/station/getStations"])
+@pytest.mark.parametrize(
+    "path", ["/api/v1/auth/login", "/api/v1/no/where", "/api/v7/station/getStations"]
+)
 def test_other_methods_answer_405(server: Server, method: str, path: str) -> None:
     response = httpx.request(method, server.url + path)
     assert response.status_code == 405
@@ -77,10 +90,22 @@ def test_other_methods_answer_405(server: Server, method: str, path: str) -> Non
 
 @pytest.mark.parametrize(
     "path",
-    ["v2/auth/login", "v0/station/getStations", "v99/station/getStations", "v1/station/nope",
-     "v1/nope/getStations", "v1/station/getStations/", "v1", "", "v1/auth/login/extra", "vx/auth/login"],
+    [
+        "v2/auth/login",
+        "v0/station/getStations",
+        "v99/station/getStations",
+        "v1/station/nope",
+        "v1/nope/getStations",
+        "v1/station/getStations/",
+        "v1",
+        "",
+        "v1/auth/login/extra",
+        "vx/auth/login",
+    ],
 )
-def test_unknown_versions_and_endpoints_answer_404(server: Server, listener: Api, path: str) -> None:
+def test_unknown_versions_and_endpoints_answer_404(
+    server: Server, listener: Api, path: str
+) -> None:
     assert_error(listener.call(path), 404, "NOT_FOUND")
 
 
@@ -89,10 +114,13 @@ def test_unknown_site_paths_answer_404_envelope(server: Server) -> None:
 
 
 @pytest.mark.parametrize(
-    "content_type", ["application/json", "application/json;charset=utf-8", "Application/JSON; charset=UTF-8"]
+    "content_type",
+    ["application/json", "application/json;charset=utf-8", "Application/JSON; charset=UTF-8"],
 )
 def test_json_content_types_are_accepted(listener: Api, content_type: str) -> None:
-    response = listener.call("v1/station/getStations", content=b"{}", headers={"Content-Type": content_type})
+    response = listener.call(
+        "v1/station/getStations", content=b"{}", headers={"Content-Type": content_type}
+    )
     assert response.status_code == 200
 
 
@@ -121,16 +149,24 @@ def test_empty_body_counts_as_empty_object(listener: Api) -> None:
         ("application/json", b'{"pageSize": 10000000000000000000000}', "pageSize"),
     ],
 )
-def test_bad_requests_answer_400_naming_the_problem(listener: Api, content_type: str, body: bytes, fragment: str) -> None:
-    response = listener.call("v1/station/getStations", content=body, headers={"Content-Type": content_type})
+def test_bad_requests_answer_400_naming_the_problem(
+    listener: Api, content_type: str, body: bytes, fragment: str
+) -> None:
+    response = listener.call(
+        "v1/station/getStations", content=body, headers={"Content-Type": content_type}
+    )
     error = assert_error(response, 400, "INVALID_REQUEST")
     assert fragment in error["message"]
 
 
 def test_missing_required_field_is_named(server: Server) -> None:
-    error = assert_error(server.client().call("v1/auth/login", {"username": "someone"}), 400, "INVALID_REQUEST")
+    error = assert_error(
+        server.client().call("v1/auth/login", {"username": "someone"}), 400, "INVALID_REQUEST"
+    )
     assert "password" in error["message"]
-    error = assert_error(server.client().call("v1/listener/register", {"password": "x" * 10}), 400, "INVALID_REQUEST")
+    error = assert_error(
+        server.client().call("v1/listener/register", {"password": "x" * 10}), 400, "INVALID_REQUEST"
+    )
     assert "username" in error["message"]
 
 
@@ -168,10 +204,14 @@ def test_api_responses_are_json_with_request_ids(server: Server, listener: Api) 
     assert response.headers["x-request-id"] == "trace-123"
     other = listener.call("v1/station/getStations", headers={"X-Request-Id": "bad id with spaces"})
     assert re.fullmatch(r"[0-9a-f]{16}", other.headers["x-request-id"])
+
     def logged(line: str) -> bool:
         entry = json.loads(line) if line.startswith("{") else {}
-        return entry.get("request_id") == "trace-123" and entry.get("path") == "/api/v1/station/getStations" \
+        return (
+            entry.get("request_id") == "trace-123"
+            and entry.get("path") == "/api/v1/station/getStations"
             and entry.get("status") == 200
+        )
 
     assert server.wait_for_log(logged)
 
@@ -182,10 +222,18 @@ def test_meta_get_endpoints_lists_registry_and_error_table(server: Server) -> No
     api = server.client()
     data = api.ok("v1/meta/getEndpoints")
     paths = {e["path"]: e for e in data["endpoints"]}
-    assert paths["auth/login"] == {"path": "auth/login", "versions": [1], "auth": False, "enabled": True}
+    assert paths["auth/login"] == {
+        "path": "auth/login",
+        "versions": [1],
+        "auth": False,
+        "enabled": True,
+    }
     assert paths["station/getStations"]["auth"] is True
     # switched-off endpoints are listed as such (the `server` fixture has open registration, no anonymous login)
-    assert paths["listener/register"]["enabled"] is True and paths["auth/anonymousLogin"]["enabled"] is False
+    assert (
+        paths["listener/register"]["enabled"] is True
+        and paths["auth/anonymousLogin"]["enabled"] is False
+    )
     assert {e["errorString"]: (e["errorCode"], e["httpStatus"]) for e in data["errors"]} == {
         e.name: (e.code, e.http_status) for e in ErrorCode
     }
@@ -199,7 +247,9 @@ def test_openapi_document_describes_every_endpoint(server: Server) -> None:
     assert set(doc["paths"]) == expected
     login = doc["paths"]["/api/v1/auth/login"]["post"]
     assert {"200", "400", "401", "429"} <= set(login["responses"])
-    schema_name = login["requestBody"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
+    schema_name = login["requestBody"]["content"]["application/json"]["schema"]["$ref"].rsplit(
+        "/", 1
+    )[-1]
     assert {"username", "password", "keepLoggedIn", "existingAuthToken"} <= set(
         doc["components"]["schemas"][schema_name]["properties"]
     )
@@ -210,7 +260,9 @@ def test_generated_api_reference_is_current() -> None:
     from airwave.api.endpoints import registry
 
     committed = Path(__file__).parents[1] / "docs" / "api.md"
-    assert committed.read_text() == render_markdown(registry), "run `make docs` and commit docs/api.md"
+    assert committed.read_text() == render_markdown(registry), (
+        "run `make docs` and commit docs/api.md"
+    )
 
 
 def test_health_endpoint(server: Server) -> None:

@@ -16,7 +16,6 @@ from pathlib import Path
 import httpx
 import pytest
 import trustme
-
 from support import Backend, Server, assert_error
 
 HEADER_TIMEOUT = 1.5
@@ -144,21 +143,26 @@ def test_second_request_on_a_kept_alive_connection_has_its_own_deadline(server: 
 
 
 GOOD = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
-CHUNKED = (b"POST /api/v1/meta/getEndpoints HTTP/1.1\r\nHost: x\r\n"
-           b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+CHUNKED = (
+    b"POST /api/v1/meta/getEndpoints HTTP/1.1\r\nHost: x\r\n"
+    b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+)
 
 
-@pytest.mark.parametrize("request_bytes", [
-    pytest.param(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03garbage\r\n\r\n", id="garbage"),
-    pytest.param(b"GET /healthz HTTP/9\r\nHost: x\r\n\r\n", id="bad-request-line"),
-    pytest.param(b"GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n", id="bad-header"),
-    pytest.param(CHUNKED + b"zz\r\n{}\r\n0\r\n\r\n", id="bad-chunked-body"),
-    pytest.param(GOOD + b"\x00\x01 nonsense\r\n\r\n", id="bad-second-request"),
-])
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        pytest.param(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03garbage\r\n\r\n", id="garbage"),
+        pytest.param(b"GET /healthz HTTP/9\r\nHost: x\r\n\r\n", id="bad-request-line"),
+        pytest.param(b"GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n", id="bad-header"),
+        pytest.param(CHUNKED + b"zz\r\n{}\r\n0\r\n\r\n", id="bad-chunked-body"),
+        pytest.param(GOOD + b"\x00\x01 nonsense\r\n\r\n", id="bad-second-request"),
+    ],
+)
 def test_unparsable_http_gets_400_in_the_envelope(server: Server, request_bytes: bytes) -> None:
     received, _ = _read_until_closed(_connect(server, request_bytes), 5)
     if received.startswith(b"HTTP/1.1 200 "):  # the well-formed first request of a pipeline
-        received = received[received.index(b"HTTP/1.1 400 "):]
+        received = received[received.index(b"HTTP/1.1 400 ") :]
     _assert_envelope(received, 400)
 
 

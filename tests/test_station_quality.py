@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
-
 from support import Server, wait_indexed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
@@ -18,21 +17,33 @@ from station_quality import make_library, measure  # noqa: E402
 @pytest.fixture(scope="module")
 def clustered(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     root = tmp_path_factory.mktemp("clusters") / "library"
-    return root, make_library(root, ("Jazz", "Rock", "Electronic"), artists=24, seconds=5.0, demo=False,
-                             albums=1)
+    return root, make_library(
+        root, ("Jazz", "Rock", "Electronic"), artists=24, seconds=5.0, demo=False, albums=1
+    )
 
 
-def test_stations_are_coherent_and_learn_from_thumbs(start_server: Callable[..., Server], clustered,
-                                                     backend_kind: str) -> None:
+def test_stations_are_coherent_and_learn_from_thumbs(
+    start_server: Callable[..., Server], clustered, backend_kind: str
+) -> None:
     if backend_kind != "sqlite":
-        pytest.skip("the engine is the same on every backend; tests/test_stations.py covers PostgreSQL")
+        pytest.skip(
+            "the engine is the same on every backend; tests/test_stations.py covers PostgreSQL"
+        )
     root, truth = clustered
-    server = start_server("--open-registration", "--library", str(root),
-                          env={"AIRWAVE_FRAGMENT_LIMIT": "100000", "AIRWAVE_ENGINE_SEED": "3"})
+    server = start_server(
+        "--open-registration",
+        "--library",
+        str(root),
+        env={"AIRWAVE_FRAGMENT_LIMIT": "100000", "AIRWAVE_ENGINE_SEED": "3"},
+    )
     wait_indexed(server, timeout=300)
     backend = server.backend
-    figures = measure(server.url, truth, backend.data_dir / "airwave.db",
-                      backend.pg.execute if backend.pg is not None else None)
+    figures = measure(
+        server.url,
+        truth,
+        backend.data_dir / "airwave.db",
+        backend.pg.execute if backend.pg is not None else None,
+    )
     print(figures)
     assert figures.coherence >= 0.9
     assert figures.down_returned == 0

@@ -10,10 +10,10 @@ import httpx
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, text
+from support import Backend, Server, unique
 
 from airwave.store.db import Database, include_name
 from airwave.store.models import Base
-from support import Backend, Server, unique
 
 
 def _database(backend: Backend) -> Database:
@@ -31,7 +31,13 @@ def test_migrations_build_exactly_the_models(make_backend) -> None:
             diff = compare_metadata(context, Base.metadata)
             tables = set(inspect(conn).get_table_names())
         assert diff == [], diff
-        assert {"listeners", "auth_sessions", "throttle_counters", "stations", "alembic_version"} <= tables
+        assert {
+            "listeners",
+            "auth_sessions",
+            "throttle_counters",
+            "stations",
+            "alembic_version",
+        } <= tables
     finally:
         db.dispose()
 
@@ -93,7 +99,11 @@ def test_sigterm_lets_requests_in_flight_finish(make_backend) -> None:
             response = http.post(
                 "/api/v1/station/getStations",
                 content=body(),
-                headers={"X-CsrfToken": "lol", "Content-Type": "application/json", "X-AuthToken": api.token or ""},
+                headers={
+                    "X-CsrfToken": "lol",
+                    "Content-Type": "application/json",
+                    "X-AuthToken": api.token or "",
+                },
             )
             results.append(response.status_code)
 
@@ -109,8 +119,10 @@ def test_sigterm_lets_requests_in_flight_finish(make_backend) -> None:
 
 
 def test_expired_sessions_are_purged_in_the_background(start_server) -> None:
-    server = start_server("--open-registration",
-                          env={"AIRWAVE_SESSION_TIMEOUT": "1", "AIRWAVE_HOUSEKEEPING_INTERVAL": "1"})
+    server = start_server(
+        "--open-registration",
+        env={"AIRWAVE_SESSION_TIMEOUT": "1", "AIRWAVE_HOUSEKEEPING_INTERVAL": "1"},
+    )
     server.client().register(unique("purge"))
     count = _database(server.backend)
     try:

@@ -4,23 +4,32 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 import pytest
-
 from support import Api, Server, assert_error, unique, wait_indexed
 
 
 @pytest.fixture(scope="module")
 def tiered(start_server: Callable[..., Server], small_demo_library: Path) -> Server:
     server = start_server(
-        "--open-registration", "--library", str(small_demo_library),
-        env={"AIRWAVE_FRAGMENT_LIMIT": "100000", "AIRWAVE_ENGINE_SEED": "3", "AIRWAVE_ANONYMOUS_LOGIN": "true",
-             "AIRWAVE_ANONYMOUS_IDLE_TIMEOUT": "60", "AIRWAVE_HOUSEKEEPING_INTERVAL": "1",
-             "AIRWAVE_TIERS__PLUS__MAX_STATIONS": "7", "AIRWAVE_TIERS__FREE__DAILY_SKIP_LIMIT": "9",
-             "AIRWAVE_TIERS__FREE__MONTHLY_LISTENING_CAP_HOURS": "1"})
+        "--open-registration",
+        "--library",
+        str(small_demo_library),
+        env={
+            "AIRWAVE_FRAGMENT_LIMIT": "100000",
+            "AIRWAVE_ENGINE_SEED": "3",
+            "AIRWAVE_ANONYMOUS_LOGIN": "true",
+            "AIRWAVE_ANONYMOUS_IDLE_TIMEOUT": "60",
+            "AIRWAVE_HOUSEKEEPING_INTERVAL": "1",
+            "AIRWAVE_TIERS__PLUS__MAX_STATIONS": "7",
+            "AIRWAVE_TIERS__FREE__DAILY_SKIP_LIMIT": "9",
+            "AIRWAVE_TIERS__FREE__MONTHLY_LISTENING_CAP_HOURS": "1",
+        },
+    )
     wait_indexed(server)
     return server
 
@@ -42,12 +51,30 @@ def a_track(api: Api) -> dict[str, Any]:
 
 def test_login_flags_follow_the_tier_and_the_operators_policies(tiered: Server) -> None:
     expected = {
-        "free": {"noAds": False, "adFreeSkip": False, "adFreeReplay": False, "replaysEnabled": False,
-                 "highQualityStreamingAvailable": False, "onDemand": False},
-        "plus": {"noAds": True, "adFreeSkip": True, "adFreeReplay": True, "replaysEnabled": True,
-                 "highQualityStreamingAvailable": True, "onDemand": False},
-        "premium": {"noAds": True, "adFreeSkip": True, "adFreeReplay": True, "replaysEnabled": True,
-                    "highQualityStreamingAvailable": True, "onDemand": True},
+        "free": {
+            "noAds": False,
+            "adFreeSkip": False,
+            "adFreeReplay": False,
+            "replaysEnabled": False,
+            "highQualityStreamingAvailable": False,
+            "onDemand": False,
+        },
+        "plus": {
+            "noAds": True,
+            "adFreeSkip": True,
+            "adFreeReplay": True,
+            "replaysEnabled": True,
+            "highQualityStreamingAvailable": True,
+            "onDemand": False,
+        },
+        "premium": {
+            "noAds": True,
+            "adFreeSkip": True,
+            "adFreeReplay": True,
+            "replaysEnabled": True,
+            "highQualityStreamingAvailable": True,
+            "onDemand": True,
+        },
     }
     for tier, flags in expected.items():
         api, name = member(tiered, tier)
@@ -67,7 +94,9 @@ def test_login_flags_follow_the_tier_and_the_operators_policies(tiered: Server) 
 def test_tier_change_takes_effect_on_the_next_call(tiered: Server) -> None:
     api, name = member(tiered, "free")
     station = api.ok("v1/station/createStation", {"musicId": a_track(api)["musicId"]})
-    token = api.ok("v1/playlist/getFragment", {"stationId": station["stationId"]})["tracks"][0]["trackToken"]
+    token = api.ok("v1/playlist/getFragment", {"stationId": station["stationId"]})["tracks"][0][
+        "trackToken"
+    ]
     body = {"stationId": station["stationId"], "trackToken": token}
     assert_error(api.call("v1/ondemand/getReplayTrack", body), 403, "LISTENER_NOT_AUTHORIZED")
     assert tiered.cli("user", "tier", name, "plus").returncode == 0
@@ -79,8 +108,10 @@ def test_high_quality_needs_the_tier_and_the_setting(tiered: Server) -> None:
     plus, _ = member(tiered, "plus")
     for api, encoding in ((free, "mp3"), (plus, "mp3-hifi")):
         station = api.ok("v1/station/createStation", {"musicId": a_track(api)["musicId"]})
-        tracks = api.ok("v1/playlist/getFragment", {"stationId": station["stationId"],
-                                                    "audioFormat": "mp3-hifi"})["tracks"]
+        tracks = api.ok(
+            "v1/playlist/getFragment",
+            {"stationId": station["stationId"], "audioFormat": "mp3-hifi"},
+        )["tracks"]
         assert {t["audioEncoding"] for t in tracks} == {encoding}
 
 
@@ -88,44 +119,73 @@ def test_on_demand_playback_is_premium_only(tiered: Server) -> None:
     track = a_track(member(tiered, "free")[0])
     for tier in ("free", "plus"):
         api, _ = member(tiered, tier)
-        assert_error(api.call("v1/ondemand/getAudioPlaybackInfo", {"pandoraId": track["pandoraId"]}), 403,
-                     "LISTENER_NOT_AUTHORIZED")
+        assert_error(
+            api.call("v1/ondemand/getAudioPlaybackInfo", {"pandoraId": track["pandoraId"]}),
+            403,
+            "LISTENER_NOT_AUTHORIZED",
+        )
     api, name = member(tiered, "premium")
     listener_id = api.login(name, "correct horse battery")["listenerId"]
-    info = api.ok("v1/ondemand/getAudioPlaybackInfo", {"pandoraId": track["pandoraId"], "audioFormat": "original"})
+    info = api.ok(
+        "v1/ondemand/getAudioPlaybackInfo",
+        {"pandoraId": track["pandoraId"], "audioFormat": "original"},
+    )
     assert {"audioURL", "audioEncoding", "fileGain", "trackLength"} <= set(info)
-    assert info["audioEncoding"] == "original" and info["trackLength"] == round(float(track["trackLength"]))
+    assert info["audioEncoding"] == "original" and info["trackLength"] == round(
+        float(track["trackLength"])
+    )
     audio = httpx.get(info["audioURL"])
-    assert audio.status_code == 200 and audio.headers["content-type"].startswith("audio/") and audio.content
+    assert (
+        audio.status_code == 200
+        and audio.headers["content-type"].startswith("audio/")
+        and audio.content
+    )
     # the play is logged for the operator once its receipt arrives
     assert httpx.post(info["audioReceiptURL"], json={"secondsPlayed": 2}).status_code == 200
     exported = tiered.cli("export", "plays", "--since", "2000-01-01", "--format", "json")
     assert exported.returncode == 0, exported.stderr
     logged = [p for p in json.loads(exported.stdout) if p["listener_id"] == int(listener_id)]
-    assert [(p["title"], p["station_id"], p["outcome"], p["audio_encoding"]) for p in logged] == \
-        [(track["songTitle"], None, "completed", "original")]
+    assert [(p["title"], p["station_id"], p["outcome"], p["audio_encoding"]) for p in logged] == [
+        (track["songTitle"], None, "completed", "original")
+    ]
     # the on-demand play is bookmarkable through its token, like a radio track
-    assert api.ok("v1/bookmark/add", {"trackToken": info["trackToken"]})["musicId"] == track["musicId"]
+    assert (
+        api.ok("v1/bookmark/add", {"trackToken": info["trackToken"]})["musicId"] == track["musicId"]
+    )
 
-    assert_error(api.call("v1/ondemand/getAudioPlaybackInfo", {"pandoraId": track["albumMusicId"]}), 400,
-                 "INVALID_PANDORA_TYPE")
-    assert_error(api.call("v1/ondemand/getAudioPlaybackInfo", {"pandoraId": "TR:99999999"}), 404, "NOT_FOUND")
+    assert_error(
+        api.call("v1/ondemand/getAudioPlaybackInfo", {"pandoraId": track["albumMusicId"]}),
+        400,
+        "INVALID_PANDORA_TYPE",
+    )
+    assert_error(
+        api.call("v1/ondemand/getAudioPlaybackInfo", {"pandoraId": "TR:99999999"}), 404, "NOT_FOUND"
+    )
     assert_error(api.call("v1/ondemand/getAudioPlaybackInfo", {}), 400, "INVALID_REQUEST")
 
 
 def test_default_tier_is_configurable(start_server: Callable[..., Server]) -> None:
-    server = start_server("--open-registration", env={"AIRWAVE_DEFAULT_TIER": "premium",
-                                                      "AIRWAVE_TIERS__PREMIUM__REPLAYS": "false"})
+    server = start_server(
+        "--open-registration",
+        env={"AIRWAVE_DEFAULT_TIER": "premium", "AIRWAVE_TIERS__PREMIUM__REPLAYS": "false"},
+    )
     data = server.client().register(unique())
     assert data["tier"] == "premium"
-    assert data["config"]["flags"]["onDemand"] is True and data["config"]["flags"]["replaysEnabled"] is False
+    assert (
+        data["config"]["flags"]["onDemand"] is True
+        and data["config"]["flags"]["replaysEnabled"] is False
+    )
 
 
 def test_anonymous_login_gives_a_throwaway_free_listener(tiered: Server) -> None:
     api = tiered.client()
     data = api.ok("v1/auth/anonymousLogin", {})
     api.token = data["authToken"]
-    assert data["tier"] == "free" and data["username"].startswith("anonymous-") and data["profilePrivate"] is True
+    assert (
+        data["tier"] == "free"
+        and data["username"].startswith("anonymous-")
+        and data["profilePrivate"] is True
+    )
     assert data["config"]["flags"]["noAds"] is False
     station = api.ok("v1/station/createStation", {"musicId": a_track(api)["musicId"]})
     assert api.ok("v1/playlist/getFragment", {"stationId": station["stationId"]})["tracks"]
@@ -135,10 +195,13 @@ def test_anonymous_login_gives_a_throwaway_free_listener(tiered: Server) -> None
     # idle past anonymous_idle_timeout: housekeeping deletes the listener and all of theirs
     listener_id = int(data["listenerId"])
     tiered.backend.execute(
-        f"UPDATE listeners SET created_at = '2000-01-01 00:00:00' WHERE id = {listener_id}")
+        f"UPDATE listeners SET created_at = '2000-01-01 00:00:00' WHERE id = {listener_id}"
+    )
     tiered.backend.execute(
-        f"UPDATE auth_sessions SET last_seen_at = '2000-01-01 00:00:00' WHERE listener_id = {listener_id}")
+        f"UPDATE auth_sessions SET last_seen_at = '2000-01-01 00:00:00' WHERE listener_id = {listener_id}"
+    )
     deadline = time.monotonic() + 30
+
     def listed() -> list[str]:
         done = tiered.cli("user", "list", "--format", "json")
         assert done.returncode == 0, done.stderr
@@ -165,7 +228,9 @@ def test_monthly_listening_cap(tiered: Server) -> None:
     seed = a_track(free)["musicId"]
     stations = {}
     for api in (free, plus):
-        stations[id(api)] = station = api.ok("v1/station/createStation", {"musicId": seed})["stationId"]
+        stations[id(api)] = station = api.ok("v1/station/createStation", {"musicId": seed})[
+            "stationId"
+        ]
         for track in api.ok("v1/playlist/getFragment", {"stationId": station})["tracks"]:
             api.ok("v1/station/trackStarted", {"trackToken": track["trackToken"]})
     tiered.backend.execute("UPDATE tracks SET duration = duration + 1000")

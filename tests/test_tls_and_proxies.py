@@ -11,14 +11,13 @@ import re
 import ssl
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import httpx
 import pytest
 import trustme
-
 from support import Api, Backend, Server, assert_error, unique
 
 PASSWORD = "correct horse battery"
@@ -53,7 +52,9 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
 
 @pytest.fixture(scope="module")
 def tls_server(start_server: Callable[..., Server], pki: Pki) -> Server:
-    return start_server("--open-registration", "--tls-cert", str(pki.cert), "--tls-key", str(pki.key))
+    return start_server(
+        "--open-registration", "--tls-cert", str(pki.cert), "--tls-key", str(pki.key)
+    )
 
 
 def _cookie_attributes(set_cookie: str) -> tuple[str, str, set[str]]:
@@ -83,8 +84,9 @@ def test_tls_server_announces_https(tls_server: Server) -> None:
 def test_root_sets_secure_csrf_cookie_over_tls(tls_server: Server, pki: Pki) -> None:
     response = httpx.head(tls_server.url + "/", verify=pki.context())
     assert response.status_code == 200
-    assert re.fullmatch(r"csrftoken=[0-9a-f]{16}; Path=/; SameSite=Lax; Secure", response.headers["set-cookie"]), (
-        response.headers["set-cookie"])
+    assert re.fullmatch(
+        r"csrftoken=[0-9a-f]{16}; Path=/; SameSite=Lax; Secure", response.headers["set-cookie"]
+    ), response.headers["set-cookie"]
 
 
 def test_session_cookie_is_httponly_and_secure_over_tls(tls_server: Server, pki: Pki) -> None:
@@ -93,20 +95,28 @@ def test_session_cookie_is_httponly_and_secure_over_tls(tls_server: Server, pki:
     response = registering.call("v1/listener/register", {"username": name, "password": PASSWORD})
     assert response.status_code == 200, response.text
     assert _set_cookies(response, "airwave_session") and all(
-        {"httponly", "secure", "samesite=lax", "path=/"} <= attrs for attrs in _set_cookies(response, "airwave_session"))
+        {"httponly", "secure", "samesite=lax", "path=/"} <= attrs
+        for attrs in _set_cookies(response, "airwave_session")
+    )
 
     api = tls_server.client(verify=pki.context())
     response = api.call("v1/auth/login", {"username": name, "password": PASSWORD})
     assert response.status_code == 200, response.text
     session = _set_cookies(response, "airwave_session")
     assert len(session) == 1 and {"httponly", "secure", "samesite=lax", "path=/"} <= session[0], (
-        response.headers.get_list("set-cookie"))
+        response.headers.get_list("set-cookie")
+    )
     token = response.json()["authToken"]
 
     # The client's jar sends the Secure cookie back over TLS; the session works.
     stations = api.call("v1/station/getStations", token=token)
     assert stations.status_code == 200, stations.text
-    assert stations.json() == {"totalStations": 0, "sortedBy": "lastPlayedTime", "index": 0, "stations": []}
+    assert stations.json() == {
+        "totalStations": 0,
+        "sortedBy": "lastPlayedTime",
+        "index": 0,
+        "stations": [],
+    }
 
     logout = api.call("v1/auth/logout", token=token)
     assert logout.status_code == 200, logout.text
@@ -121,10 +131,15 @@ def test_documented_flow_over_tls(tls_server: Server, pki: Pki) -> None:
     with httpx.Client(base_url=tls_server.url, verify=pki.context()) as http:
         csrf = http.head("/").cookies["csrftoken"]
         headers = {"X-CsrfToken": csrf, "Content-Type": "application/json"}
-        login = http.post("/api/v1/auth/login", headers=headers, json={"username": name, "password": PASSWORD})
+        login = http.post(
+            "/api/v1/auth/login", headers=headers, json={"username": name, "password": PASSWORD}
+        )
         assert login.status_code == 200, login.text
-        stations = http.post("/api/v1/station/getStations",
-                             headers={**headers, "X-AuthToken": login.json()["authToken"]}, json={})
+        stations = http.post(
+            "/api/v1/station/getStations",
+            headers={**headers, "X-AuthToken": login.json()["authToken"]},
+            json={},
+        )
     assert stations.status_code == 200, stations.text
     assert stations.json()["totalStations"] == 0
 
@@ -132,7 +147,11 @@ def test_documented_flow_over_tls(tls_server: Server, pki: Pki) -> None:
 def test_errors_over_tls_are_envelopes(tls_server: Server, pki: Pki) -> None:
     api = tls_server.client(verify=pki.context())
     assert_error(api.call("v1/station/getStations"), 401, "AUTH_INVALID_TOKEN")
-    assert_error(httpx.get(tls_server.url + "/api/v1/auth/login", verify=pki.context()), 405, "METHOD_NOT_ALLOWED")
+    assert_error(
+        httpx.get(tls_server.url + "/api/v1/auth/login", verify=pki.context()),
+        405,
+        "METHOD_NOT_ALLOWED",
+    )
 
 
 def test_certificate_is_checked_by_clients(tls_server: Server) -> None:
@@ -144,8 +163,13 @@ def test_certificate_is_checked_by_clients(tls_server: Server) -> None:
 def test_plain_http_to_the_tls_port_fails(tls_server: Server) -> None:
     plain = tls_server.url.replace("https://", "http://", 1)
     try:
-        response = httpx.post(plain + "/api/v1/meta/getEndpoints", headers={"X-CsrfToken": "lol"},
-                              cookies={"csrftoken": "lol"}, json={}, timeout=10)
+        response = httpx.post(
+            plain + "/api/v1/meta/getEndpoints",
+            headers={"X-CsrfToken": "lol"},
+            cookies={"csrftoken": "lol"},
+            json={},
+            timeout=10,
+        )
     except httpx.TransportError:
         return  # the TLS listener drops a plaintext request
     assert response.status_code != 200, response.text
@@ -157,12 +181,17 @@ def _serve_and_expect_exit(backend: Backend, *args: str) -> subprocess.Completed
     env = {**os.environ, **backend.env, "AIRWAVE_LOG_FORMAT": "json"}
     return subprocess.run(
         [sys.executable, "-m", "airwave", "serve", "--port", "0", *args],
-        env=env, capture_output=True, text=True, timeout=60,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
 @pytest.mark.parametrize("which", ["cert-only", "key-only"])
-def test_half_a_tls_configuration_is_refused(make_backend: Callable[[], Backend], pki: Pki, which: str) -> None:
+def test_half_a_tls_configuration_is_refused(
+    make_backend: Callable[[], Backend], pki: Pki, which: str
+) -> None:
     args = ["--tls-cert", str(pki.cert)] if which == "cert-only" else ["--tls-key", str(pki.key)]
     result = _serve_and_expect_exit(make_backend(), *args)
     assert result.returncode != 0, result.stdout + result.stderr
@@ -180,7 +209,9 @@ def test_unusable_certificate_is_refused_before_announcing(
     cert = tmp_path / "server-cert.pem"
     if problem == "not-pem":
         cert.write_text("this is not a certificate\n")
-    result = _serve_and_expect_exit(make_backend(), "--tls-cert", str(cert), "--tls-key", str(pki.key))
+    result = _serve_and_expect_exit(
+        make_backend(), "--tls-cert", str(cert), "--tls-key", str(pki.key)
+    )
     assert result.returncode != 0, result.stdout + result.stderr
     assert "Traceback" not in result.stderr, result.stderr
     assert str(cert) in "".join(result.stderr.split()), result.stderr  # rich may wrap long paths
@@ -194,8 +225,10 @@ def test_unusable_certificate_is_refused_before_announcing(
 @pytest.fixture(scope="module")
 def proxied(start_server: Callable[..., Server]) -> Server:
     """Plain HTTP behind a (pretend) TLS proxy on 127.0.0.1, with a low per-address login limit."""
-    return start_server("--open-registration", env={
-        "AIRWAVE_TRUSTED_PROXIES": PROXIES, "AIRWAVE_LOGIN_MAX_FAILURES_PER_ADDRESS": "3"})
+    return start_server(
+        "--open-registration",
+        env={"AIRWAVE_TRUSTED_PROXIES": PROXIES, "AIRWAVE_LOGIN_MAX_FAILURES_PER_ADDRESS": "3"},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -207,29 +240,42 @@ def unproxied(start_server: Callable[..., Server]) -> Server:
 def test_forwarded_https_from_a_trusted_proxy_makes_cookies_secure(proxied: Server) -> None:
     response = httpx.head(proxied.url + "/", headers={"X-Forwarded-Proto": "https"})
     assert response.status_code == 200
-    assert re.fullmatch(r"csrftoken=[0-9a-f]{16}; Path=/; SameSite=Lax; Secure", response.headers["set-cookie"])
+    assert re.fullmatch(
+        r"csrftoken=[0-9a-f]{16}; Path=/; SameSite=Lax; Secure", response.headers["set-cookie"]
+    )
     # Without the header the same server is plain HTTP.
     plain = httpx.head(proxied.url + "/")
-    assert re.fullmatch(r"csrftoken=[0-9a-f]{16}; Path=/; SameSite=Lax", plain.headers["set-cookie"])
+    assert re.fullmatch(
+        r"csrftoken=[0-9a-f]{16}; Path=/; SameSite=Lax", plain.headers["set-cookie"]
+    )
 
 
 def test_forwarded_https_sets_a_secure_session_cookie(proxied: Server) -> None:
     api = proxied.client()
-    response = api.call("v1/listener/register", {"username": unique("proxy"), "password": PASSWORD},
-                        headers={"X-Forwarded-Proto": "https", "X-Forwarded-For": "198.51.100.1"})
+    response = api.call(
+        "v1/listener/register",
+        {"username": unique("proxy"), "password": PASSWORD},
+        headers={"X-Forwarded-Proto": "https", "X-Forwarded-For": "198.51.100.1"},
+    )
     assert response.status_code == 200, response.text
     session = _set_cookies(response, "airwave_session")
-    assert len(session) == 1 and {"httponly", "secure"} <= session[0], response.headers.get_list("set-cookie")
+    assert len(session) == 1 and {"httponly", "secure"} <= session[0], response.headers.get_list(
+        "set-cookie"
+    )
 
 
 def test_forwarded_proto_is_ignored_without_trusted_proxies(unproxied: Server) -> None:
     response = httpx.head(unproxied.url + "/", headers={"X-Forwarded-Proto": "https"})
     assert response.status_code == 200
-    assert re.fullmatch(r"csrftoken=[0-9a-f]{16}; Path=/; SameSite=Lax", response.headers["set-cookie"]), (
-        response.headers["set-cookie"])
+    assert re.fullmatch(
+        r"csrftoken=[0-9a-f]{16}; Path=/; SameSite=Lax", response.headers["set-cookie"]
+    ), response.headers["set-cookie"]
     api = unproxied.client()
-    registered = api.call("v1/listener/register", {"username": unique("noproxy"), "password": PASSWORD},
-                          headers={"X-Forwarded-Proto": "https"})
+    registered = api.call(
+        "v1/listener/register",
+        {"username": unique("noproxy"), "password": PASSWORD},
+        headers={"X-Forwarded-Proto": "https"},
+    )
     assert registered.status_code == 200, registered.text
     session = _set_cookies(registered, "airwave_session")
     assert len(session) == 1 and "httponly" in session[0] and "secure" not in session[0]
@@ -237,8 +283,11 @@ def test_forwarded_proto_is_ignored_without_trusted_proxies(unproxied: Server) -
 
 def _failed_login(api: Api, forwarded_for: str) -> httpx.Response:
     """A login for a username that does not exist (a new one each time: no per-user throttling)."""
-    return api.call("v1/auth/login", {"username": unique("nobody"), "password": "wrong password"},
-                    headers={"X-Forwarded-For": forwarded_for})
+    return api.call(
+        "v1/auth/login",
+        {"username": unique("nobody"), "password": "wrong password"},
+        headers={"X-Forwarded-For": forwarded_for},
+    )
 
 
 def test_login_throttle_counts_the_forwarded_address_of_a_trusted_proxy(proxied: Server) -> None:
@@ -254,11 +303,20 @@ def test_login_throttle_counts_the_forwarded_address_of_a_trusted_proxy(proxied:
     # ...and the throttled address stays throttled, even with the right password.
     name = unique("victim")
     proxied.client().register(name)
-    right = api.call("v1/auth/login", {"username": name, "password": PASSWORD},
-                     headers={"X-Forwarded-For": "203.0.113.7"})
+    right = api.call(
+        "v1/auth/login",
+        {"username": name, "password": PASSWORD},
+        headers={"X-Forwarded-For": "203.0.113.7"},
+    )
     assert_error(right, 429, "RATE_LIMITED")
-    assert api.call("v1/auth/login", {"username": name, "password": PASSWORD},
-                    headers={"X-Forwarded-For": "203.0.113.9"}).status_code == 200
+    assert (
+        api.call(
+            "v1/auth/login",
+            {"username": name, "password": PASSWORD},
+            headers={"X-Forwarded-For": "203.0.113.9"},
+        ).status_code
+        == 200
+    )
 
 
 def test_forwarded_for_is_ignored_without_trusted_proxies(unproxied: Server) -> None:
@@ -271,14 +329,17 @@ def test_forwarded_for_is_ignored_without_trusted_proxies(unproxied: Server) -> 
     assert throttled.headers["retry-after"].isdigit()
 
 
-def test_tls_server_stops_promptly_with_idle_keep_alive_clients(start_server: Callable[..., Server],
-                                                                pki: Pki) -> None:
+def test_tls_server_stops_promptly_with_idle_keep_alive_clients(
+    start_server: Callable[..., Server], pki: Pki
+) -> None:
     """An idle TLS client never sends close_notify; shutdown must not wait for it (SIGTERM -> exit 0)."""
     server = start_server("--tls-cert", str(pki.cert), "--tls-key", str(pki.key))
     idle = [httpx.Client(verify=pki.context()) for _ in range(3)]
     try:
         for client in idle:
-            assert client.get(server.url + "/healthz").status_code == 200  # the connection stays open, idle
+            assert (
+                client.get(server.url + "/healthz").status_code == 200
+            )  # the connection stays open, idle
         # well under the 10 s graceful-shutdown limit, which only requests in flight may use
         assert server.stop(timeout=5) == 0
     finally:

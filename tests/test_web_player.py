@@ -15,23 +15,39 @@ import secrets
 import socket
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import httpx
 import pytest
-
 from support import Server, artists
 
 if not os.path.exists("/usr/bin/chromium"):
-    pytest.skip("Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it",
-                allow_module_level=True)
+    pytest.skip(
+        "Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it",
+        allow_module_level=True,
+    )
 
 from playwright.sync_api import expect, sync_playwright  # noqa: E402
-
 from web_support import (  # noqa: E402
-    CHROMIUM, CHROMIUM_ARGS, DESKTOP, PASSWORD, PHONE, Tab, audio_state, client, close_clients, current_music_id,
-    new_listener, open_tab, screenshot, sign_in, wait_playing, wait_ready, wait_track,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    DESKTOP,
+    PASSWORD,
+    PHONE,
+    Tab,
+    audio_state,
+    client,
+    close_clients,
+    current_music_id,
+    new_listener,
+    open_tab,
+    screenshot,
+    sign_in,
+    wait_playing,
+    wait_ready,
+    wait_track,
 )
 
 SKIP_LIMIT = 2
@@ -94,15 +110,25 @@ def mailbox() -> Iterator[Mailbox]:
 
 
 @pytest.fixture(scope="module")
-def servers(start_server: Callable[..., Server], small_demo_library: Path, tls_files: tuple[Path, Path],
-            mailbox: Mailbox) -> Callable[[str], Server]:
+def servers(
+    start_server: Callable[..., Server],
+    small_demo_library: Path,
+    tls_files: tuple[Path, Path],
+    mailbox: Mailbox,
+) -> Callable[[str], Server]:
     """One server per scheme, both started at once (the HTTPS one gets ready while HTTP tests run)."""
     env = {
-        "AIRWAVE_SMTP_HOST": "127.0.0.1", "AIRWAVE_SMTP_PORT": str(mailbox.port), "AIRWAVE_SMTP_SECURITY": "none",
-        "AIRWAVE_TIERS__FREE__STATION_SKIP_LIMIT": str(SKIP_LIMIT), "AIRWAVE_FRAGMENT_LIMIT": "100000",
-        "AIRWAVE_ENGINE_SEED": "5", "AIRWAVE_RADIO_RULES": "relaxed",
-        "AIRWAVE_AD_INTERVAL_MINUTES": "0.02", "AIRWAVE_ANONYMOUS_LOGIN": "true",
-        "AIRWAVE_LOGIN_FREE_FAILURES": "2", "AIRWAVE_LOGIN_BACKOFF_BASE": "600",
+        "AIRWAVE_SMTP_HOST": "127.0.0.1",
+        "AIRWAVE_SMTP_PORT": str(mailbox.port),
+        "AIRWAVE_SMTP_SECURITY": "none",
+        "AIRWAVE_TIERS__FREE__STATION_SKIP_LIMIT": str(SKIP_LIMIT),
+        "AIRWAVE_FRAGMENT_LIMIT": "100000",
+        "AIRWAVE_ENGINE_SEED": "5",
+        "AIRWAVE_RADIO_RULES": "relaxed",
+        "AIRWAVE_AD_INTERVAL_MINUTES": "0.02",
+        "AIRWAVE_ANONYMOUS_LOGIN": "true",
+        "AIRWAVE_LOGIN_FREE_FAILURES": "2",
+        "AIRWAVE_LOGIN_BACKOFF_BASE": "600",
     }
     results: dict[str, Server | BaseException] = {}
 
@@ -117,7 +143,10 @@ def servers(start_server: Callable[..., Server], small_demo_library: Path, tls_f
         except BaseException as error:  # handed to the test that needs this server
             results[scheme] = error
 
-    threads = {scheme: threading.Thread(target=launch, args=(scheme,), daemon=True) for scheme in ("http", "https")}
+    threads = {
+        scheme: threading.Thread(target=launch, args=(scheme,), daemon=True)
+        for scheme in ("http", "https")
+    }
     for thread in threads.values():
         thread.start()
 
@@ -192,8 +221,13 @@ def test_player_page_and_assets_over_the_wire(site: Server) -> None:
     with httpx.Client(base_url=site.url, verify=False) as http:
         for method in ("GET", "HEAD"):
             page = http.request(method, "/", headers={"Accept-Encoding": "identity"})
-            assert page.status_code == 200 and page.headers["content-type"] == "text/html; charset=utf-8"
-            assert re.fullmatch(r"csrftoken=[0-9a-f]{16}; Path=/; SameSite=Lax" + secure, page.headers["set-cookie"])
+            assert (
+                page.status_code == 200
+                and page.headers["content-type"] == "text/html; charset=utf-8"
+            )
+            assert re.fullmatch(
+                r"csrftoken=[0-9a-f]{16}; Path=/; SameSite=Lax" + secure, page.headers["set-cookie"]
+            )
             assert int(page.headers["content-length"]) > 500
             assert (page.content == b"") is (method == "HEAD")
             http.cookies.clear()
@@ -202,13 +236,29 @@ def test_player_page_and_assets_over_the_wire(site: Server) -> None:
         assert "set-cookie" not in http.get("/").headers
 
         script = http.get("/web/js/app.js", headers={"Accept-Encoding": "gzip"})
-        assert script.status_code == 200 and script.headers["content-type"].startswith("text/javascript")
-        assert script.headers["content-encoding"] == "gzip" and script.headers["cache-control"] == "no-cache"
-        assert http.get("/web/js/app.js", headers={"If-None-Match": script.headers["etag"]}).status_code == 304
+        assert script.status_code == 200 and script.headers["content-type"].startswith(
+            "text/javascript"
+        )
+        assert (
+            script.headers["content-encoding"] == "gzip"
+            and script.headers["cache-control"] == "no-cache"
+        )
+        assert (
+            http.get(
+                "/web/js/app.js", headers={"If-None-Match": script.headers["etag"]}
+            ).status_code
+            == 304
+        )
         assert http.get("/web/app.css").headers["content-type"].startswith("text/css")
         assert http.get("/web/icon.svg").headers["content-type"] == "image/svg+xml"
-        for path in ("/web/nope.js", "/web/js/", "/web/..%2F..%2Fapi%2Fapp.py", "/web/js/..%2F..%2Fcli.py",
-                     "/web/.hidden.js", "/web/__init__.py"):
+        for path in (
+            "/web/nope.js",
+            "/web/js/",
+            "/web/..%2F..%2Fapi%2Fapp.py",
+            "/web/js/..%2F..%2Fcli.py",
+            "/web/.hidden.js",
+            "/web/__init__.py",
+        ):
             missing = http.get(path)
             assert missing.status_code == 404, path
             assert missing.json()["errorString"] == "NOT_FOUND"
@@ -239,7 +289,9 @@ def test_sign_in_messages_resume_and_secure_cookies(tabs: Callable[..., Tab], si
     page.get_by_label("Username").fill(suspended.username)
     page.get_by_label("Password", exact=True).fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_role("alert")).to_have_text("This account has been suspended. Ask the server's administrator.")
+    expect(page.get_by_role("alert")).to_have_text(
+        "This account has been suspended. Ask the server's administrator."
+    )
 
     throttled = new_listener(site)
     page.get_by_label("Username").fill(throttled.username)
@@ -265,7 +317,9 @@ def test_sign_in_messages_resume_and_secure_cookies(tabs: Callable[..., Tab], si
 
     # a token that stops working (here: logged out elsewhere) sends the player back to sign-in
     assert client(site).call("v1/auth/logout", token=token).status_code == 200
-    page.evaluate("() => { location.hash = '#/bookmarks'; }")  # the next API call answers AUTH_INVALID_TOKEN
+    page.evaluate(
+        "() => { location.hash = '#/bookmarks'; }"
+    )  # the next API call answers AUTH_INVALID_TOKEN
     page.get_by_role("button", name="Sign in").wait_for()
     expect(page.get_by_text("Your session has ended")).to_be_visible()
     assert page.evaluate("() => localStorage.getItem('airwave.authToken')") is None
@@ -289,7 +343,9 @@ def test_create_station_from_search_and_audio_plays(tabs: Callable[..., Tab], si
     wait_playing(page, past=0.5)
     first = audio_state(page)["time"]
     time.sleep(0.6)
-    assert audio_state(page)["time"] > first or audio_state(page)["src"]  # time advances (or the next track began)
+    assert (
+        audio_state(page)["time"] > first or audio_state(page)["src"]
+    )  # time advances (or the next track began)
     # gapless enough: the next track (preloaded) starts well within a second of the end of the last
     page.evaluate("""() => { window.gaps = []; let ended = 0;
         for (const a of document.querySelectorAll('audio')) {
@@ -303,7 +359,10 @@ def test_create_station_from_search_and_audio_plays(tabs: Callable[..., Tab], si
     assert [s["name"] for s in stations] == [f"{artist['name']} Radio"]
     # trackStarted reached the server: the station has been played
     deadline = time.monotonic() + 10
-    while "lastPlayed" not in api.ok("v1/station/getStations")["stations"][0] and time.monotonic() < deadline:
+    while (
+        "lastPlayed" not in api.ok("v1/station/getStations")["stations"][0]
+        and time.monotonic() < deadline
+    ):
         time.sleep(0.2)
     assert "lastPlayed" in api.ok("v1/station/getStations")["stations"][0]
 
@@ -316,8 +375,11 @@ def test_thumbs_down_moves_on_and_never_comes_back(tabs: Callable[..., Tab], sit
     sign_in(tab, api.username)
     banned = _play(tab, station)
     page.locator("#now").get_by_role("button", name="Thumbs down").click()
-    page.wait_for_function("(id) => { const t = document.querySelector('#now .track-title');"
-                           " return t && t.dataset.musicId && t.dataset.musicId !== id; }", arg=banned)
+    page.wait_for_function(
+        "(id) => { const t = document.querySelector('#now .track-title');"
+        " return t && t.dataset.musicId && t.dataset.musicId !== id; }",
+        arg=banned,
+    )
     wait_playing(page)
     seen = set()
     deadline = time.monotonic() + 4  # several 2-second tracks and at least one more fragment
@@ -326,7 +388,9 @@ def test_thumbs_down_moves_on_and_never_comes_back(tabs: Callable[..., Tab], sit
         time.sleep(0.1)
     seen.discard("")
     assert banned not in seen and len(seen) >= 2, seen
-    negative = api.ok("v1/station/getStationFeedback", {"stationId": station["stationId"], "positive": False})
+    negative = api.ok(
+        "v1/station/getStationFeedback", {"stationId": station["stationId"], "positive": False}
+    )
     assert [f["musicId"] for f in negative["feedback"]] == [banned]
 
 
@@ -343,8 +407,9 @@ def test_skip_limit_message_for_a_free_listener(tabs: Callable[..., Tab], site: 
     for left in range(SKIP_LIMIT - 1, -1, -1):
         before = current_music_id(page)
         page.keyboard.press("n")
-        page.wait_for_function("(id) => document.querySelector('#now .track-title').dataset.musicId !== id",
-                               arg=before)
+        page.wait_for_function(
+            "(id) => document.querySelector('#now .track-title').dataset.musicId !== id", arg=before
+        )
         expect(now.get_by_text(f"{left} skip{'' if left == 1 else 's'} left")).to_be_visible()
     now.get_by_role("button", name="Skip").click()
     expect(now.get_by_text("You have reached your skip limit")).to_be_visible()
@@ -366,7 +431,10 @@ def test_station_details_rename_and_delete(tabs: Callable[..., Tab], site: Serve
     expect(seeds).to_have_count(2)
     page.get_by_role("button", name=f"Remove seed {added}").click()
     expect(seeds).to_have_count(1)
-    assert len(api.ok("v1/station/getStationDetails", {"stationId": station["stationId"]})["seeds"]) == 1
+    assert (
+        len(api.ok("v1/station/getStationDetails", {"stationId": station["stationId"]})["seeds"])
+        == 1
+    )
     page.get_by_role("textbox", name="Station name", exact=True).fill("Late Night Mix")
     page.get_by_role("textbox", name="Description", exact=True).fill("for the small hours")
     page.get_by_role("button", name="Save", exact=True).click()
@@ -397,7 +465,9 @@ def test_bookmark_appears_on_the_bookmarks_page(tabs: Callable[..., Tab], site: 
     tracks = page.get_by_role("list", name="Bookmarked tracks")
     expect(tracks.get_by_role("listitem")).to_have_count(1)
     expect(tracks).to_contain_text(title)
-    expect(page.get_by_role("list", name="Bookmarked artists").get_by_role("listitem")).to_have_count(1)
+    expect(
+        page.get_by_role("list", name="Bookmarked artists").get_by_role("listitem")
+    ).to_have_count(1)
 
 
 def test_session_takeover_between_two_browsers(tabs: Callable[..., Tab], site: Server) -> None:
@@ -467,8 +537,9 @@ def test_create_an_account_and_listen_without_one(tabs: Callable[..., Tab], site
     assert client(site).call("v1/station/getStations", token=token).status_code == 200
 
 
-def test_password_reset_link_opens_the_reset_screen(tabs: Callable[..., Tab], site: Server,
-                                                    mailbox: Mailbox) -> None:
+def test_password_reset_link_opens_the_reset_screen(
+    tabs: Callable[..., Tab], site: Server, mailbox: Mailbox
+) -> None:
     api = new_listener(site)
     address = f"{api.username}@example.org"
     tab = tabs()
@@ -501,7 +572,9 @@ def test_screens_and_keyboard(tabs: Callable[..., Tab], site: Server) -> None:
     """Every main screen renders at desktop and phone size; the HTTP run writes the screenshots."""
     write = site.url.startswith("http://")
     for size, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
-        api = new_listener(site)  # one account per size: two devices of one account would take turns
+        api = new_listener(
+            site
+        )  # one account per size: two devices of one account would take turns
         station = _station(api, site)
         api.ok("v1/station/createStation", {"musicId": _artist(site, last=True)["musicId"]})
         tab = tabs(viewport=viewport, color_scheme="dark" if size == "phone" else "light")
@@ -524,7 +597,9 @@ def test_screens_and_keyboard(tabs: Callable[..., Tab], site: Server) -> None:
             screenshot(page, f"now-playing-{size}")
         now = page.locator("#now")
         now.get_by_role("button", name="Thumbs up").click()
-        expect(now.get_by_role("button", name="Thumbs up")).to_have_attribute("aria-pressed", "true")
+        expect(now.get_by_role("button", name="Thumbs up")).to_have_attribute(
+            "aria-pressed", "true"
+        )
         now.get_by_role("button", name="Bookmark track").click()
         now.get_by_role("button", name="Bookmarked").wait_for()
         now.get_by_role("button", name="Bookmark artist").click()
@@ -532,9 +607,13 @@ def test_screens_and_keyboard(tabs: Callable[..., Tab], site: Server) -> None:
         page.get_by_role("heading", name="Seeds").wait_for()
         if write:
             screenshot(page, f"station-{size}")
-        expect(page.get_by_role("region", name="Thumbs up").get_by_role("listitem")).to_have_count(1)
+        expect(page.get_by_role("region", name="Thumbs up").get_by_role("listitem")).to_have_count(
+            1
+        )
         page.goto("/#/bookmarks")
-        expect(page.get_by_role("list", name="Bookmarked artists").get_by_role("listitem")).to_have_count(1)
+        expect(
+            page.get_by_role("list", name="Bookmarked artists").get_by_role("listitem")
+        ).to_have_count(1)
         if write:
             screenshot(page, f"bookmarks-{size}")
         page.goto("/#/settings")
@@ -561,7 +640,9 @@ def test_browse_genres_artist_album_and_settings(tabs: Callable[..., Tab], site:
     now = page.locator("#now")
     now.get_by_role("button", name="Pause").click()
     now.get_by_role("button", name="Why this track?").click()
-    expect(page.get_by_role("region", name="Why this track").get_by_role("listitem").first).to_be_visible()
+    expect(
+        page.get_by_role("region", name="Why this track").get_by_role("listitem").first
+    ).to_be_visible()
     artist = now.locator(".track-artist a").inner_text()
     now.locator(".track-artist a").click()
     page.get_by_role("heading", name=artist, level=1).wait_for()
@@ -594,11 +675,20 @@ def test_browse_genres_artist_album_and_settings(tabs: Callable[..., Tab], site:
     assert api.ok("v1/listener/updateSettings")["explicitContentFilterEnabled"] is False
 
 
-def test_ads_play_for_free_listeners_with_impressions(tabs: Callable[..., Tab], site: Server,
-                                                      small_demo_library: Path) -> None:
+def test_ads_play_for_free_listeners_with_impressions(
+    tabs: Callable[..., Tab], site: Server, small_demo_library: Path
+) -> None:
     """Last in the module: once a campaign exists, free listeners hear an ad every ~1 s of music."""
     spot = sorted(small_demo_library.rglob("*.mp3"))[0]
-    added = site.cli("ads", "add", str(spot), "--title", "Spring sale", "--click-url", "https://shop.example/spring")
+    added = site.cli(
+        "ads",
+        "add",
+        str(spot),
+        "--title",
+        "Spring sale",
+        "--click-url",
+        "https://shop.example/spring",
+    )
     assert added.returncode == 0, added.stderr
     api = new_listener(site)
     station = _station(api, site)
@@ -606,7 +696,9 @@ def test_ads_play_for_free_listeners_with_impressions(tabs: Callable[..., Tab], 
     page = tab.page
     sign_in(tab, api.username)
     page.goto("/#/stations")
-    with page.expect_response(lambda r: r.url.endswith("/api/v1/ad/registerImpression"), timeout=30_000) as seen:
+    with page.expect_response(
+        lambda r: r.url.endswith("/api/v1/ad/registerImpression"), timeout=30_000
+    ) as seen:
         page.get_by_role("button", name=f"Play {station['name']}").click()
     assert seen.value.status == 200
     assert seen.value.request.post_data_json["adTokens"]
@@ -614,7 +706,8 @@ def test_ads_play_for_free_listeners_with_impressions(tabs: Callable[..., Tab], 
     expect(now.locator(".track-artist a")).to_have_text("Advertisement")
     expect(now.locator(".track-title")).to_have_text("Spring sale")
     expect(now.get_by_role("link", name="Learn more about this ad")).to_have_attribute(
-        "href", "https://shop.example/spring")
+        "href", "https://shop.example/spring"
+    )
     expect(now.get_by_role("button", name="Skip")).to_be_disabled()
     expect(now.get_by_role("button", name="Thumbs down")).to_be_disabled()
     assert audio_state(page)["playing"]

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 import pytest
-
 from support import Api, Server, assert_error, unique, wait_indexed
 
 PASSWORD = "correct horse battery"
@@ -18,9 +18,16 @@ PASSWORD = "correct horse battery"
 
 @pytest.fixture(scope="module")
 def busy(start_server: Callable[..., Server], small_demo_library: Path) -> Server:
-    server = start_server("--open-registration", "--library", str(small_demo_library),
-                          env={"AIRWAVE_FRAGMENT_LIMIT": "100000", "AIRWAVE_ENGINE_SEED": "11",
-                               "AIRWAVE_LOGIN_MAX_FAILURES_PER_ADDRESS": "100000"})
+    server = start_server(
+        "--open-registration",
+        "--library",
+        str(small_demo_library),
+        env={
+            "AIRWAVE_FRAGMENT_LIMIT": "100000",
+            "AIRWAVE_ENGINE_SEED": "11",
+            "AIRWAVE_LOGIN_MAX_FAILURES_PER_ADDRESS": "100000",
+        },
+    )
     wait_indexed(server)
     return server
 
@@ -52,15 +59,19 @@ def test_concurrent_registrations_do_not_fail_or_block_other_writes(busy: Server
 
     def register(i: int) -> httpx.Response:
         with httpx.Client(base_url=busy.url, timeout=60, cookies={"csrftoken": "x"}) as http:
-            return http.post("/api/v1/listener/register", headers={"X-CsrfToken": "x"},
-                             json={"username": f"{prefix}{i}", "password": PASSWORD})
+            return http.post(
+                "/api/v1/listener/register",
+                headers={"X-CsrfToken": "x"},
+                json={"username": f"{prefix}{i}", "password": PASSWORD},
+            )
 
     with ThreadPoolExecutor(64) as pool:
         futures = [pool.submit(register, i) for i in range(64)]
         time.sleep(0.3)  # registrations are hashing passwords and inserting now
         started = time.monotonic()
-        api.ok("v1/station/addFeedback",
-               {"trackToken": tracks[0]["trackToken"], "isPositive": True})
+        api.ok(
+            "v1/station/addFeedback", {"trackToken": tracks[0]["trackToken"], "isPositive": True}
+        )
         thumbs_up = time.monotonic() - started
         answers = [f.result() for f in futures]
     for response in answers:
@@ -69,8 +80,9 @@ def test_concurrent_registrations_do_not_fail_or_block_other_writes(busy: Server
     assert thumbs_up < 2, f"a thumbs-up took {thumbs_up:.2f}s behind the registrations"
 
 
-def hammer(server: Server, api: Api, station: str, tracks: list[dict[str, Any]],
-           delete: Callable[[], None]) -> list[tuple[str, httpx.Response]]:
+def hammer(
+    server: Server, api: Api, station: str, tracks: list[dict[str, Any]], delete: Callable[[], None]
+) -> list[tuple[str, httpx.Response]]:
     """Requests of one listener from several threads while `delete` removes that listener."""
     calls = [
         ("v1/station/getStations", {}),

@@ -9,13 +9,18 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-
 from support import Api, Server, unique
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--autoplay-policy=no-user-gesture-required",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--autoplay-policy=no-user-gesture-required",
 ]
 PASSWORD = "correct horse battery"
 DESKTOP = {"width": 1280, "height": 800}
@@ -46,14 +51,23 @@ class Tab:
         self.context.close()
 
 
-def open_tab(browser: Any, base_url: str, viewport: dict[str, int] = DESKTOP, color_scheme: str = "light") -> Tab:
-    context = browser.new_context(base_url=base_url, viewport=viewport, ignore_https_errors=True,
-                                  color_scheme=color_scheme)
+def open_tab(
+    browser: Any, base_url: str, viewport: dict[str, int] = DESKTOP, color_scheme: str = "light"
+) -> Tab:
+    context = browser.new_context(
+        base_url=base_url, viewport=viewport, ignore_https_errors=True, color_scheme=color_scheme
+    )
     page = context.new_page()
     page.set_default_timeout(15_000)
     tab = Tab(context, page)
-    page.on("console", lambda msg: tab.errors.append(f"{msg.text} @ {msg.location.get('url', '')}")
-            if msg.type == "error" else None)
+    page.on(
+        "console",
+        lambda msg: (
+            tab.errors.append(f"{msg.text} @ {msg.location.get('url', '')}")
+            if msg.type == "error"
+            else None
+        ),
+    )
     page.on("pageerror", lambda exc: tab.errors.append(f"uncaught: {exc}"))
     return tab
 
@@ -131,8 +145,11 @@ def current_music_id(page: Any) -> str:
 
 
 def wait_track(page: Any, timeout: float = 20) -> str:
-    page.wait_for_function("() => { const t = document.querySelector('#now .track-title');"
-                           " return t && t.dataset.musicId; }", timeout=timeout * 1000)
+    page.wait_for_function(
+        "() => { const t = document.querySelector('#now .track-title');"
+        " return t && t.dataset.musicId; }",
+        timeout=timeout * 1000,
+    )
     return current_music_id(page)
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from enum import Enum
+from datetime import UTC
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import ValidationError
@@ -24,7 +26,9 @@ if TYPE_CHECKING:  # imported lazily: worker processes re-import this module and
 
     from airwave.core.services import Services
 
-app = typer.Typer(help="Airwave: self-hosted music streaming.", no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="Airwave: self-hosted music streaming.", no_args_is_help=True, add_completion=False
+)
 user_app = typer.Typer(help="Manage listener accounts.", no_args_is_help=True)
 app.add_typer(user_app, name="user")
 
@@ -32,10 +36,13 @@ out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
 DataDir = Annotated[
-    Optional[Path],
-    typer.Option("--data-dir", help="Instance data directory [default: $AIRWAVE_DATA_DIR or a per-user directory]"),
+    Path | None,
+    typer.Option(
+        "--data-dir",
+        help="Instance data directory [default: $AIRWAVE_DATA_DIR or a per-user directory]",
+    ),
 ]
-ConfigFile = Annotated[Optional[Path], typer.Option("--config", help="TOML settings file")]
+ConfigFile = Annotated[Path | None, typer.Option("--config", help="TOML settings file")]
 DEMO_USER, DEMO_PASSWORD = "demo", "demo"
 
 
@@ -77,30 +84,49 @@ def version() -> None:
 
 @app.command()
 def serve(
-    host: Annotated[Optional[str], typer.Option(help="Address to listen on [default: 127.0.0.1]")] = None,
-    port: Annotated[Optional[int], typer.Option(help="Port (0 picks a free one) [default: 4533]")] = None,
+    host: Annotated[
+        str | None, typer.Option(help="Address to listen on [default: 127.0.0.1]")
+    ] = None,
+    port: Annotated[
+        int | None, typer.Option(help="Port (0 picks a free one) [default: 4533]")
+    ] = None,
     data_dir: DataDir = None,
     config: ConfigFile = None,
     demo: Annotated[bool, typer.Option("--demo", help="Create the demo account demo/demo")] = False,
-    tls_cert: Annotated[Optional[Path], typer.Option(help="PEM certificate: serve HTTPS")] = None,
-    tls_key: Annotated[Optional[Path], typer.Option(help="PEM private key for --tls-cert")] = None,
+    tls_cert: Annotated[Path | None, typer.Option(help="PEM certificate: serve HTTPS")] = None,
+    tls_key: Annotated[Path | None, typer.Option(help="PEM private key for --tls-cert")] = None,
     open_registration: Annotated[
-        Optional[bool], typer.Option("--open-registration/--closed-registration", help="Allow listener/register")
+        bool | None,
+        typer.Option("--open-registration/--closed-registration", help="Allow listener/register"),
     ] = None,
-    readonly: Annotated[Optional[bool], typer.Option("--readonly/--writable", help="Maintenance mode")] = None,
-    log_format: Annotated[Optional[str], typer.Option(help="json or text")] = None,
-    library: Annotated[Optional[list[Path]], typer.Option("--library", help="Music folder (repeatable)")] = None,
-    watch: Annotated[Optional[bool], typer.Option("--watch/--no-watch", help="Rescan on file changes")] = None,
+    readonly: Annotated[
+        bool | None, typer.Option("--readonly/--writable", help="Maintenance mode")
+    ] = None,
+    log_format: Annotated[str | None, typer.Option(help="json or text")] = None,
+    library: Annotated[
+        list[Path] | None, typer.Option("--library", help="Music folder (repeatable)")
+    ] = None,
+    watch: Annotated[
+        bool | None, typer.Option("--watch/--no-watch", help="Rescan on file changes")
+    ] = None,
 ) -> None:
     """Run the server until SIGTERM or Ctrl-C; scans the library in the background."""
     from airwave import logs, server
-    from airwave.core.services import Services
     from airwave.core.library import Library
+    from airwave.core.services import Services
 
     settings = _settings(
-        host=host, port=port, data_dir=data_dir, config_file=config, tls_cert=tls_cert, tls_key=tls_key,
-        open_registration=open_registration, readonly_mode=readonly, log_format=log_format,
-        library_dirs=library or None, watch_library=watch,
+        host=host,
+        port=port,
+        data_dir=data_dir,
+        config_file=config,
+        tls_cert=tls_cert,
+        tls_key=tls_key,
+        open_registration=open_registration,
+        readonly_mode=readonly,
+        log_format=log_format,
+        library_dirs=library or None,
+        watch_library=watch,
     )
     logs.configure(settings.log_level, settings.log_format)
     services = Services.open(settings)
@@ -141,21 +167,38 @@ def _ensure_demo_library(root: Path) -> Path:
     with _bar("demo library") as update:
         summary = demo.generate(root, progress=lambda done, total: update("writing", done, total))
     marker.write_text(f"{summary.tracks} tracks\n")
-    err.print(f"Demo library: {summary.artists} artists, {summary.albums} albums, {summary.tracks} tracks")
+    err.print(
+        f"Demo library: {summary.artists} artists, {summary.albums} albums, {summary.tracks} tracks"
+    )
     return root
 
 
 @contextmanager
 def _bar(label: str) -> Iterator[Callable[[str, int, int], None]]:
     """A Rich progress bar fed by (stage, done, total) callbacks; quiet when not on a terminal."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=err, transient=True, disable=not err.is_terminal) as progress:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+    ) as progress:
         task = progress.add_task(label, total=None)
 
         def update(stage: str, done: int, total: int) -> None:
-            progress.update(task, description=f"{label}: {stage}", completed=done, total=total or None)
+            progress.update(
+                task, description=f"{label}: {stage}", completed=done, total=total or None
+            )
 
         yield update
 
@@ -163,11 +206,22 @@ def _bar(label: str) -> Iterator[Callable[[str, int, int], None]]:
 @app.command()
 def scan(
     library: Annotated[list[Path], typer.Option("--library", help="Music folder (repeatable)")],
-    full: Annotated[bool, typer.Option("--full", help="Re-read every file, not only new and changed ones")] = False,
-    watch: Annotated[bool, typer.Option("--watch", help="Keep running and rescan on changes")] = False,
-    workers: Annotated[Optional[int], typer.Option(help="Worker processes [default: one per core]")] = None,
-    analyze: Annotated[Optional[bool], typer.Option(
-        "--analyze/--no-analyze", help="Compute sound profiles for stations [default: setting analyze_audio]")] = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="Re-read every file, not only new and changed ones")
+    ] = False,
+    watch: Annotated[
+        bool, typer.Option("--watch", help="Keep running and rescan on changes")
+    ] = False,
+    workers: Annotated[
+        int | None, typer.Option(help="Worker processes [default: one per core]")
+    ] = None,
+    analyze: Annotated[
+        bool | None,
+        typer.Option(
+            "--analyze/--no-analyze",
+            help="Compute sound profiles for stations [default: setting analyze_audio]",
+        ),
+    ] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Scan music folders into the catalogue, then analyse new tracks' sound (both resume when interrupted)."""
@@ -181,8 +235,12 @@ def scan(
     try:
         while True:
             with _bar("scan") as update:
-                report = Scanner(services.database, now=services.clock.now, workers=workers or None,
-                                 progress=update).scan(library, full=full)
+                report = Scanner(
+                    services.database,
+                    now=services.clock.now,
+                    workers=workers or None,
+                    progress=update,
+                ).scan(library, full=full)
             for path, message in report.errors:
                 err.print(f"[yellow]skipped[/yellow] {path}: {message}")
             out.print(
@@ -219,9 +277,11 @@ def _index(services: Services, workers: int | None) -> None:
     with _bar("index") as update:
         report = refresh_similarity(services, progress=update)
     if report is not None and (report.analysed or report.failed):
-        out.print(f"analysed {report.analysed} tracks in {report.seconds:.2f} s "
-                  f"({report.tracks_per_cpu_second:.1f} tracks per CPU-second), {report.failed} not analysable; "
-                  f"similarity index ready in {time.perf_counter() - started:.2f} s")
+        out.print(
+            f"analysed {report.analysed} tracks in {report.seconds:.2f} s "
+            f"({report.tracks_per_cpu_second:.1f} tracks per CPU-second), {report.failed} not analysable; "
+            f"similarity index ready in {time.perf_counter() - started:.2f} s"
+        )
     else:
         out.print(f"similarity index ready in {time.perf_counter() - started:.2f} s")
 
@@ -229,15 +289,21 @@ def _index(services: Services, workers: int | None) -> None:
 @app.command()
 def demo(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder to write the demo library into")],
-    seed: Annotated[int, typer.Option(help="Random seed: the same seed makes the same library")] = 7,
+    seed: Annotated[
+        int, typer.Option(help="Random seed: the same seed makes the same library")
+    ] = 7,
 ) -> None:
     """Generate the demo music library (synthesised audio, real tags, art and lyrics; offline)."""
     from airwave.library import demo as demo_library
 
     with _bar("demo library") as update:
-        summary = demo_library.generate(out_dir, seed=seed, progress=lambda d, t: update("writing", d, t))
-    out.print(f"wrote {summary.tracks} tracks by {summary.artists} artists on {summary.albums} albums "
-              f"({', '.join(summary.genres)}) to {summary.root}")
+        summary = demo_library.generate(
+            out_dir, seed=seed, progress=lambda d, t: update("writing", d, t)
+        )
+    out.print(
+        f"wrote {summary.tracks} tracks by {summary.artists} artists on {summary.albums} albums "
+        f"({', '.join(summary.genres)}) to {summary.root}"
+    )
 
 
 def _ensure_demo_account(services: Services) -> None:
@@ -256,9 +322,11 @@ def _ensure_demo_account(services: Services) -> None:
         listener = accounts.find_listener(db, DEMO_USER)
         if listener is None:
             checked = accounts.check_new_listener(
-                services.settings, now,
+                services.settings,
+                now,
                 accounts.NewListener(DEMO_USER, DEMO_PASSWORD, tier="premium"),
-                enforce_strength=False)
+                enforce_strength=False,
+            )
             accounts.create_listener(db, now, checked)
         else:
             listener.disabled = False
@@ -269,32 +337,42 @@ def _ensure_demo_account(services: Services) -> None:
 @user_app.command("add")
 def user_add(
     name: str,
-    tier: Annotated[Optional[str], typer.Option(help=f"One of {', '.join(TIERS)} [default: the configured default]")] = None,
+    tier: Annotated[
+        str | None,
+        typer.Option(help=f"One of {', '.join(TIERS)} [default: the configured default]"),
+    ] = None,
     admin: Annotated[bool, typer.Option("--admin", help="Make an administrator")] = False,
-    password_stdin: Annotated[bool, typer.Option("--password-stdin", help="Read the password from stdin")] = False,
+    password_stdin: Annotated[
+        bool, typer.Option("--password-stdin", help="Read the password from stdin")
+    ] = False,
     data_dir: DataDir = None,
 ) -> None:
     """Create a listener account."""
     from airwave.core import accounts
+
     password = _read_password(password_stdin)
     services = _open(data_dir)
     try:
         now = services.clock.now()
         checked = accounts.check_new_listener(
-            services.settings, now, accounts.NewListener(name, password, tier=tier, is_admin=admin),
+            services.settings,
+            now,
+            accounts.NewListener(name, password, tier=tier, is_admin=admin),
             enforce_strength=False,
         )
         with services.database.write() as db:
             listener = accounts.create_listener(db, now, checked)
-            out.print(f"created listener {listener.username} (id {listener.id}, tier {listener.tier}"
-                      f"{', admin' if admin else ''})")
+            out.print(
+                f"created listener {listener.username} (id {listener.id}, tier {listener.tier}"
+                f"{', admin' if admin else ''})"
+            )
     except ApiError as exc:
         raise _fail(exc) from None
     finally:
         services.close()
 
 
-class ListFormat(str, Enum):
+class ListFormat(StrEnum):
     table = "table"
     json = "json"
 
@@ -308,6 +386,7 @@ def user_list(
 ) -> None:
     """List listener accounts."""
     from airwave.core import accounts
+
     services = _open(data_dir)
     try:
         with services.database.read() as db:
@@ -315,20 +394,42 @@ def user_list(
     finally:
         services.close()
     if format is ListFormat.json:
-        sys.stdout.write(json.dumps([
-            {"id": r.id, "username": r.username, "tier": r.tier, "admin": r.is_admin,
-             "disabled": r.disabled, "anonymous": r.is_anonymous,
-             "createdAt": r.created_at.isoformat(),
-             "lastLoginAt": r.last_login_at.isoformat() if r.last_login_at else None}
-            for r in rows
-        ], indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps(
+                [
+                    {
+                        "id": r.id,
+                        "username": r.username,
+                        "tier": r.tier,
+                        "admin": r.is_admin,
+                        "disabled": r.disabled,
+                        "anonymous": r.is_anonymous,
+                        "createdAt": r.created_at.isoformat(),
+                        "lastLoginAt": r.last_login_at.isoformat() if r.last_login_at else None,
+                    }
+                    for r in rows
+                ],
+                indent=2,
+            )
+            + "\n"
+        )
         return
     # A narrow terminal wraps names, never cuts them.
-    table = Table("id", Column("username", overflow="fold"), "tier", "admin", "status", "created",
-                  "last login")
+    table = Table(
+        "id",
+        Column("username", overflow="fold"),
+        "tier",
+        "admin",
+        "status",
+        "created",
+        "last login",
+    )
     for r in rows:
         table.add_row(
-            str(r.id), r.username, r.tier, "yes" if r.is_admin else "",
+            str(r.id),
+            r.username,
+            r.tier,
+            "yes" if r.is_admin else "",
             "disabled" if r.disabled else "active",
             r.created_at.strftime("%Y-%m-%d %H:%M"),
             r.last_login_at.strftime("%Y-%m-%d %H:%M") if r.last_login_at else "never",
@@ -355,7 +456,9 @@ def _change(data_dir: Path | None, name: str, action: str, change) -> None:  # n
 @user_app.command("passwd")
 def user_passwd(
     name: str,
-    password_stdin: Annotated[bool, typer.Option("--password-stdin", help="Read the password from stdin")] = False,
+    password_stdin: Annotated[
+        bool, typer.Option("--password-stdin", help="Read the password from stdin")
+    ] = False,
     data_dir: DataDir = None,
 ) -> None:
     """Set a listener's password; their sessions end."""
@@ -366,29 +469,36 @@ def user_passwd(
         password_hash = accounts.hash_new_password(password)
     except ApiError as exc:
         raise _fail(exc) from None
-    _change(data_dir, name, "changed the password of",
-            lambda db, l: accounts.set_password(db, l, password_hash))
+    _change(
+        data_dir,
+        name,
+        "changed the password of",
+        lambda db, who: accounts.set_password(db, who, password_hash),
+    )
 
 
 @user_app.command("disable")
 def user_disable(name: str, data_dir: DataDir = None) -> None:
     """Suspend an account: its calls answer LISTENER_SUSPENDED."""
     from airwave.core import accounts
-    _change(data_dir, name, "disabled", lambda db, l: accounts.set_disabled(db, l, True))
+
+    _change(data_dir, name, "disabled", lambda db, who: accounts.set_disabled(db, who, True))
 
 
 @user_app.command("enable")
 def user_enable(name: str, data_dir: DataDir = None) -> None:
     """Lift a suspension."""
     from airwave.core import accounts
-    _change(data_dir, name, "enabled", lambda db, l: accounts.set_disabled(db, l, False))
+
+    _change(data_dir, name, "enabled", lambda db, who: accounts.set_disabled(db, who, False))
 
 
 @user_app.command("tier")
 def user_tier(name: str, tier: str, data_dir: DataDir = None) -> None:
     """Set a listener's tier (free, plus or premium)."""
     from airwave.core import accounts
-    _change(data_dir, name, f"set tier {tier} for", lambda db, l: accounts.set_tier(l, tier))
+
+    _change(data_dir, name, f"set tier {tier} for", lambda db, who: accounts.set_tier(who, tier))
 
 
 @user_app.command("delete")
@@ -399,14 +509,19 @@ def user_delete(
 ) -> None:
     """Delete an account and everything of theirs."""
     from airwave.core import accounts
+
     if not yes and not typer.confirm(f"Delete listener {name} and all their data?"):
         raise typer.Exit(1)
     _change(data_dir, name, "deleted", accounts.delete_listener)
 
 
-cache_app = typer.Typer(help="The transcode cache: `airwave cache` shows it, `airwave cache clear` empties it.",
-                        invoke_without_command=True)
-secret_app = typer.Typer(help="The key that signs audio, receipt and skip URLs.", no_args_is_help=True)
+cache_app = typer.Typer(
+    help="The transcode cache: `airwave cache` shows it, `airwave cache clear` empties it.",
+    invoke_without_command=True,
+)
+secret_app = typer.Typer(
+    help="The key that signs audio, receipt and skip URLs.", no_args_is_help=True
+)
 export_app = typer.Typer(help="Export data for the operator.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
 app.add_typer(secret_app, name="secret")
@@ -429,11 +544,15 @@ def cache_show(ctx: typer.Context, data_dir: DataDir = None) -> None:
     from airwave.audio import cache
 
     stats = cache.for_settings(_settings(data_dir=data_dir)).stats()
-    out.print(f"transcode cache {stats.root}: {stats.entries} entries, {_bytes(stats.bytes)} of "
-              f"{_bytes(stats.limit)} (transcode_cache_mb); {stats.in_progress} being written")
+    out.print(
+        f"transcode cache {stats.root}: {stats.entries} entries, {_bytes(stats.bytes)} of "
+        f"{_bytes(stats.limit)} (transcode_cache_mb); {stats.in_progress} being written"
+    )
     if stats.leftovers:
-        out.print(f"{stats.leftovers} partial transcodes left by a stopped server "
-                  "(deleted by `airwave cache clear` or at the next start)")
+        out.print(
+            f"{stats.leftovers} partial transcodes left by a stopped server "
+            "(deleted by `airwave cache clear` or at the next start)"
+        )
 
 
 @cache_app.command("clear")
@@ -448,15 +567,17 @@ def cache_clear(data_dir: DataDir = None) -> None:
 @secret_app.command("rotate")
 def secret_rotate(data_dir: DataDir = None) -> None:
     """Sign URLs with a fresh key; the previous key still verifies for url_key_grace seconds."""
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from airwave.audio.signing import UrlSigner
 
     settings = _settings(data_dir=data_dir)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     key = UrlSigner.open(settings.data_dir, grace_seconds=settings.url_key_grace).rotate(now)
     until = now + timedelta(seconds=settings.url_key_grace)
-    out.print(f"signing with key {key.id}; URLs signed before verify until {until:%Y-%m-%d %H:%M} UTC")
+    out.print(
+        f"signing with key {key.id}; URLs signed before verify until {until:%Y-%m-%d %H:%M} UTC"
+    )
 
 
 @secret_app.command("list")
@@ -470,34 +591,45 @@ def secret_list(data_dir: DataDir = None) -> None:
     signer = UrlSigner.open(settings.data_dir, grace_seconds=settings.url_key_grace)
     table = Table("key", "created", "state")
     for key in signer.keys():
-        state = "signing" if key.retired_at is None else \
-            f"verifies until {key.retired_at + timedelta(seconds=settings.url_key_grace):%Y-%m-%d %H:%M} UTC"
+        state = (
+            "signing"
+            if key.retired_at is None
+            else f"verifies until {key.retired_at + timedelta(seconds=settings.url_key_grace):%Y-%m-%d %H:%M} UTC"
+        )
         table.add_row(str(key.id), f"{key.created_at:%Y-%m-%d %H:%M} UTC", state)
     out.print(table)
 
 
 def _instant(text: str, option: str) -> datetime:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     try:
         value = datetime.fromisoformat(text.strip())
     except ValueError:
-        err.print(f"[red]error:[/red] {option} {text!r} is not a date (YYYY-MM-DD) or an ISO 8601 time")
+        err.print(
+            f"[red]error:[/red] {option} {text!r} is not a date (YYYY-MM-DD) or an ISO 8601 time"
+        )
         raise typer.Exit(2) from None
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
 @export_app.command("plays")
 def export_plays(
-    since: Annotated[str, typer.Option("--since", help="First day or time (YYYY-MM-DD or ISO 8601; UTC)")],
-    until: Annotated[Optional[str], typer.Option("--until", help="End, exclusive [default: now]")] = None,
+    since: Annotated[
+        str, typer.Option("--since", help="First day or time (YYYY-MM-DD or ISO 8601; UTC)")
+    ],
+    until: Annotated[
+        str | None, typer.Option("--until", help="End, exclusive [default: now]")
+    ] = None,
     fmt: Annotated[str, typer.Option("--format", help="csv or json")] = "csv",
-    out_file: Annotated[Optional[Path], typer.Option("--out", help="File to write [default: stdout]")] = None,
+    out_file: Annotated[
+        Path | None, typer.Option("--out", help="File to write [default: stdout]")
+    ] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Write the play log for royalty reporting: track, artist, album, ISRC, MusicBrainz id, listener,
     station, start time, seconds played, completed/skipped."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from airwave.core import plays
 
@@ -505,7 +637,7 @@ def export_plays(
         err.print(f"[red]error:[/red] --format must be csv or json, not {fmt!r}")
         raise typer.Exit(2)
     start = _instant(since, "--since")
-    end = _instant(until, "--until") if until else datetime.now(timezone.utc)
+    end = _instant(until, "--until") if until else datetime.now(UTC)
     services = _open(data_dir)
     try:
         with services.database.read() as db:
@@ -515,15 +647,19 @@ def export_plays(
             else:
                 with open(out_file, "w", encoding="utf-8", newline="") as handle:
                     count = plays.write_export(rows, handle, fmt)  # type: ignore[arg-type]
-        err.print(f"exported {count} plays from {start.isoformat()} to {end.isoformat()}"
-                  + (f" into {out_file}" if out_file else ""))
+        err.print(
+            f"exported {count} plays from {start.isoformat()} to {end.isoformat()}"
+            + (f" into {out_file}" if out_file else "")
+        )
     finally:
         services.close()
 
 
 @app.command()
 def docs(
-    out_file: Annotated[Path, typer.Option("--out", help="Where to write the reference")] = Path("docs/api.md"),
+    out_file: Annotated[Path, typer.Option("--out", help="Where to write the reference")] = Path(
+        "docs/api.md"
+    ),
     check: Annotated[bool, typer.Option("--check", help="Only verify the file is current")] = False,
 ) -> None:
     """Write the API reference generated from the endpoint declarations."""
@@ -559,8 +695,10 @@ def backup(
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from None
     size = sum(f["size"] for f in manifest.files)
-    out.print(f"backed up the {manifest.database} database (schema revision {manifest.revision}) "
-              f"and {len(manifest.files) - 1} files ({_bytes(size)} uncompressed) to {out_file}")
+    out.print(
+        f"backed up the {manifest.database} database (schema revision {manifest.revision}) "
+        f"and {len(manifest.files) - 1} files ({_bytes(size)} uncompressed) to {out_file}"
+    )
 
 
 @app.command()
@@ -580,12 +718,16 @@ def restore(
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from None
     m = report.manifest
-    out.print(f"restored the {m.database} database of {m.created_at} (schema revision {m.revision}"
-              + (f", migrated to {report.migrated_to}" if report.migrated_to else "")
-              + f") and {report.files} files into {settings.data_dir}")
+    out.print(
+        f"restored the {m.database} database of {m.created_at} (schema revision {m.revision}"
+        + (f", migrated to {report.migrated_to}" if report.migrated_to else "")
+        + f") and {report.files} files into {settings.data_dir}"
+    )
     if m.config_file:
-        out.print(f"the backup's settings file is {settings.data_dir / Path(m.config_file).name}; "
-                  "pass it with --config or AIRWAVE_CONFIG_FILE")
+        out.print(
+            f"the backup's settings file is {settings.data_dir / Path(m.config_file).name}; "
+            "pass it with --config or AIRWAVE_CONFIG_FILE"
+        )
 
 
 ads_app = typer.Typer(help="Ad campaigns for listeners whose tier has ads.", no_args_is_help=True)
@@ -594,7 +736,7 @@ app.add_typer(ads_app, name="ads")
 
 def _window_edge(text: str | None, option: str, *, end: bool) -> datetime | None:
     """A --start/--end value: a day (an --end day counts in full) or an ISO 8601 time; UTC unless it says."""
-    from datetime import date, datetime, time, timedelta, timezone
+    from datetime import date, datetime, time, timedelta
 
     if text is None:
         return None
@@ -602,7 +744,7 @@ def _window_edge(text: str | None, option: str, *, end: bool) -> datetime | None
         day = date.fromisoformat(text.strip())
     except ValueError:
         return _instant(text, option)
-    return datetime.combine(day + timedelta(days=1) if end else day, time(), timezone.utc)
+    return datetime.combine(day + timedelta(days=1) if end else day, time(), UTC)
 
 
 def _day(text: str | None, option: str) -> object:
@@ -619,28 +761,48 @@ def _day(text: str | None, option: str) -> object:
 
 @ads_app.command("add")
 def ads_add(
-    file: Annotated[Path, typer.Argument(help="The ad's audio file (copied under the data directory)")],
+    file: Annotated[
+        Path, typer.Argument(help="The ad's audio file (copied under the data directory)")
+    ],
     title: Annotated[str, typer.Option("--title", help="What listeners see")],
-    click_url: Annotated[str, typer.Option("--click-url", help="The advertiser's page (http or https)")],
-    art: Annotated[Optional[Path], typer.Option("--art", help="An image shown with the ad")] = None,
-    start: Annotated[Optional[str], typer.Option("--start", help="First day (YYYY-MM-DD) or ISO 8601 time, UTC")] = None,
-    end: Annotated[Optional[str], typer.Option("--end", help="Last day, inclusive (YYYY-MM-DD), or an ISO 8601 "
-                                                             "time (exclusive), UTC")] = None,
-    weight: Annotated[int, typer.Option("--weight", help="Share of ad plays relative to other campaigns")] = 1,
+    click_url: Annotated[
+        str, typer.Option("--click-url", help="The advertiser's page (http or https)")
+    ],
+    art: Annotated[Path | None, typer.Option("--art", help="An image shown with the ad")] = None,
+    start: Annotated[
+        str | None, typer.Option("--start", help="First day (YYYY-MM-DD) or ISO 8601 time, UTC")
+    ] = None,
+    end: Annotated[
+        str | None,
+        typer.Option(
+            "--end", help="Last day, inclusive (YYYY-MM-DD), or an ISO 8601 time (exclusive), UTC"
+        ),
+    ] = None,
+    weight: Annotated[
+        int, typer.Option("--weight", help="Share of ad plays relative to other campaigns")
+    ] = 1,
     data_dir: DataDir = None,
 ) -> None:
     """Add an ad campaign: its audio is read, checked and copied; served from --start until --end."""
     from airwave.core import ads
 
-    new = ads.NewCampaign(source=file, title=title, click_url=click_url, art=art, weight=weight,
-                          starts_at=_window_edge(start, "--start", end=False),
-                          ends_at=_window_edge(end, "--end", end=True))
+    new = ads.NewCampaign(
+        source=file,
+        title=title,
+        click_url=click_url,
+        art=art,
+        weight=weight,
+        starts_at=_window_edge(start, "--start", end=False),
+        ends_at=_window_edge(end, "--end", end=True),
+    )
     services = _open(data_dir)
     try:
         with services.database.write() as db:
             campaign = ads.add_campaign(db, services.settings, new, services.clock.now())
-            out.print(f"added ad campaign {campaign.id}: {campaign.title} ({campaign.duration:.1f} s, "
-                      f"{campaign.codec}, weight {campaign.weight})")
+            out.print(
+                f"added ad campaign {campaign.id}: {campaign.title} ({campaign.duration:.1f} s, "
+                f"{campaign.codec}, weight {campaign.weight})"
+            )
     except ApiError as exc:
         raise _fail(exc) from None
     finally:
@@ -660,18 +822,37 @@ def ads_list(data_dir: DataDir = None) -> None:
     try:
         with services.database.read() as db:
             rows = ads.list_campaigns(db, services.settings, services.clock.now())
-        table = Table("id", "title", "duration", "window (UTC)", "weight", "state", "broken reports", "impressions")
+        table = Table(
+            "id",
+            "title",
+            "duration",
+            "window (UTC)",
+            "weight",
+            "state",
+            "broken reports",
+            "impressions",
+        )
         for row in rows:
             c = row.campaign
-            table.add_row(str(c.id), c.title, f"{c.duration:.1f} s", f"{_when(c.starts_at)} – {_when(c.ends_at)}",
-                          str(c.weight), row.state, str(c.broken_reports), str(row.impressions))
+            table.add_row(
+                str(c.id),
+                c.title,
+                f"{c.duration:.1f} s",
+                f"{_when(c.starts_at)} – {_when(c.ends_at)}",
+                str(c.weight),
+                row.state,
+                str(c.broken_reports),
+                str(row.impressions),
+            )
         out.print(table)
     finally:
         services.close()
 
 
 @ads_app.command("disable")
-def ads_disable(campaign_id: Annotated[int, typer.Argument(metavar="ID")], data_dir: DataDir = None) -> None:
+def ads_disable(
+    campaign_id: Annotated[int, typer.Argument(metavar="ID")], data_dir: DataDir = None
+) -> None:
     """Stop serving a campaign (its impressions stay in the report)."""
     from airwave.core import ads
 
@@ -688,8 +869,12 @@ def ads_disable(campaign_id: Annotated[int, typer.Argument(metavar="ID")], data_
 
 @ads_app.command("report")
 def ads_report(
-    since: Annotated[Optional[str], typer.Option("--since", help="First day, YYYY-MM-DD (UTC)")] = None,
-    until: Annotated[Optional[str], typer.Option("--until", help="Last day, inclusive, YYYY-MM-DD (UTC)")] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="First day, YYYY-MM-DD (UTC)")
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option("--until", help="Last day, inclusive, YYYY-MM-DD (UTC)")
+    ] = None,
     fmt: Annotated[str, typer.Option("--format", help="table, csv or json")] = "table",
     data_dir: DataDir = None,
 ) -> None:
@@ -711,7 +896,9 @@ def ads_report(
         services.close()
     fields = ("day", "campaign_id", "title", "impressions")
     if fmt == "json":
-        sys.stdout.write(json.dumps([{f: getattr(r, f) for f in fields} for r in rows], indent=1) + "\n")
+        sys.stdout.write(
+            json.dumps([{f: getattr(r, f) for f in fields} for r in rows], indent=1) + "\n"
+        )
     elif fmt == "csv":
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(fields)

@@ -36,12 +36,33 @@ class TierPolicy(BaseModel):
 
 def _default_tiers() -> dict[str, TierPolicy]:
     return {
-        "free": TierPolicy(max_stations=100, station_skip_limit=6, daily_skip_limit=24,
-                           ads=True, replays=False, high_quality=False, on_demand=False),
-        "plus": TierPolicy(max_stations=250, station_skip_limit=0, daily_skip_limit=0,
-                           ads=False, replays=True, high_quality=True, on_demand=False),
-        "premium": TierPolicy(max_stations=250, station_skip_limit=0, daily_skip_limit=0,
-                              ads=False, replays=True, high_quality=True, on_demand=True),
+        "free": TierPolicy(
+            max_stations=100,
+            station_skip_limit=6,
+            daily_skip_limit=24,
+            ads=True,
+            replays=False,
+            high_quality=False,
+            on_demand=False,
+        ),
+        "plus": TierPolicy(
+            max_stations=250,
+            station_skip_limit=0,
+            daily_skip_limit=0,
+            ads=False,
+            replays=True,
+            high_quality=True,
+            on_demand=False,
+        ),
+        "premium": TierPolicy(
+            max_stations=250,
+            station_skip_limit=0,
+            daily_skip_limit=0,
+            ads=False,
+            replays=True,
+            high_quality=True,
+            on_demand=True,
+        ),
     }
 
 
@@ -58,10 +79,14 @@ class Settings(BaseSettings):
 
     config_file: Path | None = Field(None, description="TOML file with any of these settings")
     data_dir: Path = Field(default_factory=default_data_dir)
-    database_url: str | None = Field(None, description="default: SQLite file airwave.db in data_dir")
+    database_url: str | None = Field(
+        None, description="default: SQLite file airwave.db in data_dir"
+    )
     database_busy_timeout: float = Field(
-        5.0, gt=0,
-        description="seconds a write waits for a database lock before answering 503 READONLY_MODE")
+        5.0,
+        gt=0,
+        description="seconds a write waits for a database lock before answering 503 READONLY_MODE",
+    )
     host: str = "127.0.0.1"
     port: int = Field(4533, ge=0, le=65535)
     tls_cert: Path | None = None
@@ -71,25 +96,41 @@ class Settings(BaseSettings):
     )
     public_url: str | None = Field(None, description="base URL clients use, for links and mail")
     header_timeout: float = Field(
-        10.0, gt=0, description="seconds for the TLS handshake and for each request head")
+        10.0, gt=0, description="seconds for the TLS handshake and for each request head"
+    )
     keep_alive_timeout: float = Field(
-        5.0, gt=0, description="seconds an idle connection stays open between requests")
+        5.0, gt=0, description="seconds an idle connection stays open between requests"
+    )
     max_connections: int = Field(
-        0, ge=0, description="client connections at once; 0 = descriptor limit less a quarter")
+        0, ge=0, description="client connections at once; 0 = descriptor limit less a quarter"
+    )
     shutdown_grace: float = Field(
-        10.0, gt=0, description="seconds requests in flight get to finish after SIGTERM")
+        10.0, gt=0, description="seconds requests in flight get to finish after SIGTERM"
+    )
 
     library_dirs: list[Path] = Field(default_factory=list, description="music folders to scan")
     scan_workers: int = Field(0, ge=0, description="tag-reading processes; 0 = one per CPU core")
     watch_library: bool = Field(False, description="rescan when files under the library change")
 
-    audio_url_lifetime: int = Field(12 * 3600, ge=60, description="seconds an audioURL and its receipt URLs live")
-    url_key_grace: int = Field(24 * 3600, ge=0, description="seconds a rotated URL-signing key still verifies")
-    transcode_cache_mb: int = Field(2048, ge=0, description="size bound of data_dir/cache/audio (transcodes)")
-    transcode_workers: int = Field(0, ge=0, description="transcodes running at once; 0 = two per CPU core")
-    system_lame: bool = Field(True, description="encode MP3 with the system's libmp3lame when installed (faster)")
+    audio_url_lifetime: int = Field(
+        12 * 3600, ge=60, description="seconds an audioURL and its receipt URLs live"
+    )
+    url_key_grace: int = Field(
+        24 * 3600, ge=0, description="seconds a rotated URL-signing key still verifies"
+    )
+    transcode_cache_mb: int = Field(
+        2048, ge=0, description="size bound of data_dir/cache/audio (transcodes)"
+    )
+    transcode_workers: int = Field(
+        0, ge=0, description="transcodes running at once; 0 = two per CPU core"
+    )
+    system_lame: bool = Field(
+        True, description="encode MP3 with the system's libmp3lame when installed (faster)"
+    )
 
-    session_timeout: int = Field(8 * 3600, ge=1, description="seconds of inactivity before a token expires")
+    session_timeout: int = Field(
+        8 * 3600, ge=1, description="seconds of inactivity before a token expires"
+    )
     keep_logged_in_timeout: int = Field(30 * 86400, ge=1, description="same, with keepLoggedIn")
     open_registration: bool = False
     readonly_mode: bool = False
@@ -98,55 +139,95 @@ class Settings(BaseSettings):
     password_min_length: int = Field(8, ge=1)
     minimum_age: int = Field(13, ge=0)
 
-    anonymous_login: bool = Field(False, description="allow auth/anonymousLogin: throw-away free listeners")
+    anonymous_login: bool = Field(
+        False, description="allow auth/anonymousLogin: throw-away free listeners"
+    )
     anonymous_idle_timeout: int = Field(
-        86400, ge=60, description="seconds of inactivity after which an anonymous listener is deleted")
+        86400,
+        ge=60,
+        description="seconds of inactivity after which an anonymous listener is deleted",
+    )
 
-    smtp_host: str | None = Field(None, description="mail server for password reset mails; unset = no mail")
+    smtp_host: str | None = Field(
+        None, description="mail server for password reset mails; unset = no mail"
+    )
     smtp_port: int = Field(587, ge=1, le=65535)
     smtp_security: Literal["starttls", "ssl", "none"] = Field(
-        "starttls", description="starttls (port 587), ssl (implicit TLS, port 465) or none")
+        "starttls", description="starttls (port 587), ssl (implicit TLS, port 465) or none"
+    )
     smtp_username: str | None = Field(None, description="SMTP AUTH user; unset = no authentication")
     smtp_password: str | None = None
-    smtp_from: str = Field("Airwave <airwave@localhost>", description="From: of the mails Airwave sends")
+    smtp_from: str = Field(
+        "Airwave <airwave@localhost>", description="From: of the mails Airwave sends"
+    )
     smtp_timeout: float = Field(10.0, gt=0, description="seconds to wait for the mail server")
     smtp_verify_tls: bool = Field(True, description="check the mail server's certificate")
-    password_reset_lifetime: int = Field(3600, ge=60, description="seconds a password reset link stays valid")
+    password_reset_lifetime: int = Field(
+        3600, ge=60, description="seconds a password reset link stays valid"
+    )
     password_reset_limit: int = Field(
-        3, ge=1, description="reset mails per username (and 10x per client address) per password_reset_window")
+        3,
+        ge=1,
+        description="reset mails per username (and 10x per client address) per password_reset_window",
+    )
     password_reset_window: int = Field(3600, ge=1)
 
     ad_interval_minutes: float = Field(
-        15.0, gt=0, description="minutes of listening between two ads for listeners whose tier has ads")
-    ad_broken_threshold: int = Field(3, ge=1, description="brokenAd reports after which an ad stops being served")
+        15.0,
+        gt=0,
+        description="minutes of listening between two ads for listeners whose tier has ads",
+    )
+    ad_broken_threshold: int = Field(
+        3, ge=1, description="brokenAd reports after which an ad stops being served"
+    )
 
     login_free_failures: int = Field(
-        5, ge=1, description="failed logins (or wrong PINs) per account and device before back-off")
+        5, ge=1, description="failed logins (or wrong PINs) per account and device before back-off"
+    )
     login_backoff_base: float = Field(
-        1.0, gt=0, description="seconds of the first back-off delay; each failure doubles it")
+        1.0, gt=0, description="seconds of the first back-off delay; each failure doubles it"
+    )
     login_backoff_max: int = Field(900, ge=1, description="longest back-off delay, in seconds")
     login_window: int = Field(
-        900, ge=1, description="seconds after the last delay before an account's failures are "
-        "forgotten; also the window of login_max_accounts_per_address")
+        900,
+        ge=1,
+        description="seconds after the last delay before an account's failures are "
+        "forgotten; also the window of login_max_accounts_per_address",
+    )
     login_max_accounts_per_address: int = Field(
-        50, ge=1, description="distinct accounts failing logins from one address per login_window")
+        50, ge=1, description="distinct accounts failing logins from one address per login_window"
+    )
     device_cookie_lifetime: int = Field(
-        365 * 86400, ge=60, description="seconds a device cookie (a past successful login) counts")
+        365 * 86400, ge=60, description="seconds a device cookie (a past successful login) counts"
+    )
     # Deprecated names of login_free_failures and login_max_accounts_per_address, still honoured.
     login_max_failures_per_user: int | None = Field(
-        None, ge=1, description="deprecated: login_free_failures")
+        None, ge=1, description="deprecated: login_free_failures"
+    )
     login_max_failures_per_address: int | None = Field(
-        None, ge=1, description="deprecated: login_max_accounts_per_address")
+        None, ge=1, description="deprecated: login_max_accounts_per_address"
+    )
 
-    housekeeping_interval: int = Field(600, ge=1, description="seconds between purges of expired sessions")
+    housekeeping_interval: int = Field(
+        600, ge=1, description="seconds between purges of expired sessions"
+    )
 
     radio_rules: Literal["strict", "relaxed"] = Field(
-        "strict", description="relaxed: separation windows scaled to a small library's size")
-    fragment_limit: int = Field(40, ge=1, description="getFragment calls per listener per fragment_window")
+        "strict", description="relaxed: separation windows scaled to a small library's size"
+    )
+    fragment_limit: int = Field(
+        40, ge=1, description="getFragment calls per listener per fragment_window"
+    )
     fragment_window: int = Field(600, ge=1, description="seconds over which fragment_limit counts")
-    analysis_workers: int = Field(0, ge=0, description="sound-analysis processes; 0 = one per CPU core")
-    analyze_audio: bool = Field(True, description="compute sound profiles during scans (stations use them)")
-    engine_seed: int | None = Field(None, description="seed the station engine's choices (tests, benchmarks)")
+    analysis_workers: int = Field(
+        0, ge=0, description="sound-analysis processes; 0 = one per CPU core"
+    )
+    analyze_audio: bool = Field(
+        True, description="compute sound profiles during scans (stations use them)"
+    )
+    engine_seed: int | None = Field(
+        None, description="seed the station engine's choices (tests, benchmarks)"
+    )
 
     log_level: str = "info"
     log_format: Literal["json", "text"] = "json"
@@ -161,7 +242,9 @@ class Settings(BaseSettings):
         unknown = set(value) - set(TIERS)
         if unknown:
             raise ValueError(f"unknown tier(s) {sorted(unknown)}; tiers are {', '.join(TIERS)}")
-        merged: dict[str, Any] = {name: policy.model_dump() for name, policy in _default_tiers().items()}
+        merged: dict[str, Any] = {
+            name: policy.model_dump() for name, policy in _default_tiers().items()
+        }
         for name, fields in value.items():
             merged[name].update(fields.model_dump() if isinstance(fields, TierPolicy) else fields)
         return merged

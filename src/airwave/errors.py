@@ -10,7 +10,11 @@ class ErrorCode(Enum):
 
     INVALID_REQUEST = (0, 400, "the request could not be validated")
     READONLY_MODE = (1000, 503, "the server is in maintenance (read-only) mode and the call writes")
-    AUTH_INVALID_TOKEN = (1001, 401, "missing/unknown/expired auth token or mismatched session cookie")
+    AUTH_INVALID_TOKEN = (
+        1001,
+        401,
+        "missing/unknown/expired auth token or mismatched session cookie",
+    )
     AUTH_INVALID_USERNAME_PASSWORD = (1002, 401, "login failed")
     LISTENER_NOT_AUTHORIZED = (1003, 403, "the listener's tier does not include this feature")
     USER_NOT_AUTHORIZED = (1004, 403, "the object belongs to another listener")
@@ -18,7 +22,11 @@ class ErrorCode(Enum):
     STATION_DOES_NOT_EXIST = (1006, 404, "unknown or deleted stationId")
     CALL_NOT_ALLOWED = (1008, 403, "operation not allowed on this object")
     INVALID_USERNAME = (1011, 400, "registration/update: username not acceptable")
-    INVALID_PASSWORD = (1012, 400, "registration/update: password too weak, or wrong current password")
+    INVALID_PASSWORD = (
+        1012,
+        400,
+        "registration/update: password too weak, or wrong current password",
+    )
     USERNAME_ALREADY_EXISTS = (1013, 409, "registration/update: the username is taken")
     EXPLICIT_PIN_INCORRECT = (1018, 403, "the explicit-content PIN does not match")
     EXPLICIT_PIN_MALFORMED = (1020, 400, "PIN is not 4 digits")
@@ -34,7 +42,11 @@ class ErrorCode(Enum):
     RATE_LIMITED = (2004, 429, "throttled (login attempts, request rate)")
     STREAM_VIOLATION = (2005, 409, "another device of the account is the active player")
     STATION_LIMIT_REACHED = (2006, 429, "skip limit reached")
-    STATION_CODE_INVALID = (2007, 400, "stationCode/musicId/pandoraId does not name a seedable object")
+    STATION_CODE_INVALID = (
+        2007,
+        400,
+        "stationCode/musicId/pandoraId does not name a seedable object",
+    )
     THUMBPRINT_RADIO_NOT_ELIGIBLE = (2008, 409, "not enough thumbs-up to build Thumbprint Radio")
     PLAYLIST_END = (2009, 404, "the station has no playable track left")
     UNPLAYABLE_SHUFFLE_STATION = (2010, 409, "shuffle has no station selected")
@@ -81,12 +93,21 @@ class ApiError(Exception):
         super().__init__(f"{error.name}: {self.message}")
 
     def envelope(self) -> dict[str, object]:
-        return {"errorCode": self.error.code, "errorString": self.error.name, "message": self.message}
+        return {
+            "errorCode": self.error.code,
+            "errorString": self.error.name,
+            "message": self.message,
+        }
 
 
 def error_table() -> list[dict[str, object]]:
     """The table as meta/getEndpoints and the docs publish it."""
     return [
-        {"errorCode": e.code, "errorString": e.name, "httpStatus": e.http_status, "meaning": e.meaning}
+        {
+            "errorCode": e.code,
+            "errorString": e.name,
+            "httpStatus": e.http_status,
+            "meaning": e.meaning,
+        }
         for e in ErrorCode
     ]

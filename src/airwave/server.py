@@ -11,7 +11,8 @@ import socket
 import ssl
 import sys
 import threading
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import uvicorn
 from uvicorn.server import STARTUP_FAILURE
@@ -36,7 +37,9 @@ class _Server(uvicorn.Server):
         if threading.current_thread() is not threading.main_thread():
             yield
             return
-        previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        previous = {
+            sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)
+        }
         try:
             yield
         finally:
@@ -132,7 +135,9 @@ def connection_cap(fd_limit: int, configured: int) -> int:
     return min(configured, cap) if configured else cap
 
 
-def run(services: Services, announce: Callable[[str], None], library: Library | None = None) -> None:
+def run(
+    services: Services, announce: Callable[[str], None], library: Library | None = None
+) -> None:
     """Serve until a signal arrives; in-flight requests get `shutdown_grace` seconds to finish."""
     settings = services.settings
     if bool(settings.tls_cert) != bool(settings.tls_key):

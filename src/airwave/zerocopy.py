@@ -19,7 +19,8 @@ import asyncio
 import json
 import logging
 import os
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import (
     STATUS_LINE,
@@ -58,8 +59,11 @@ class ConnectionGuard:
             oldest.transport.abort()  # frees the descriptor now; an idle peer loses nothing
             self.dropped += 1
             if self.dropped in (1, 10, 100) or self.dropped % 1000 == 0:
-                log.warning("connection limit %d reached: dropped %d idle connection(s) so far",
-                            self.max_connections, self.dropped)
+                log.warning(
+                    "connection limit %d reached: dropped %d idle connection(s) so far",
+                    self.max_connections,
+                    self.dropped,
+                )
 
     def forget(self, conn: ZeroCopyHttpToolsProtocol) -> None:
         self.open.discard(conn)
@@ -76,13 +80,23 @@ _DEFAULT_GUARD = ConnectionGuard()
 
 def _envelope_response(status: int, message: str, extra: bytes = b"") -> bytes:
     """A complete HTTP/1.1 response carrying the §4 error envelope, closing the connection."""
-    body = json.dumps({"errorCode": ErrorCode.INVALID_REQUEST.code,
-                       "errorString": ErrorCode.INVALID_REQUEST.name, "message": message}).encode()
-    return b"".join([
-        STATUS_LINE[status], extra,
-        b"content-type: application/json\r\ncontent-length: ", str(len(body)).encode(),
-        b"\r\nconnection: close\r\n\r\n", body,
-    ])
+    body = json.dumps(
+        {
+            "errorCode": ErrorCode.INVALID_REQUEST.code,
+            "errorString": ErrorCode.INVALID_REQUEST.name,
+            "message": message,
+        }
+    ).encode()
+    return b"".join(
+        [
+            STATUS_LINE[status],
+            extra,
+            b"content-type: application/json\r\ncontent-length: ",
+            str(len(body)).encode(),
+            b"\r\nconnection: close\r\n\r\n",
+            body,
+        ]
+    )
 
 
 class ZeroCopyHttpToolsProtocol(HttpToolsProtocol):
@@ -246,12 +260,20 @@ class _ZeroCopySend:
             if count > cycle.expected_content_length:
                 raise RuntimeError("Response content longer than Content-Length")
             sent = await sendfile(cycle.transport, fd, offset, count)
-            if sent < count:  # the peer left, or the file shrank: the promised length cannot be kept
+            if (
+                sent < count
+            ):  # the peer left, or the file shrank: the promised length cannot be kept
                 cycle.transport.close()
                 cycle.disconnected = True
                 return
             cycle.expected_content_length -= count
-        await self.send({"type": "http.response.body", "body": b"", "more_body": message.get("more_body", False)})
+        await self.send(
+            {
+                "type": "http.response.body",
+                "body": b"",
+                "more_body": message.get("more_body", False),
+            }
+        )
 
 
 async def sendfile(transport: asyncio.Transport, fd: int, offset: int, count: int) -> int:

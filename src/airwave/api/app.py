@@ -7,8 +7,9 @@ import logging
 import re
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -38,11 +39,20 @@ _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _SIGNED_PATH = re.compile(r"^(/audio/(?:receipt/|skip/)?)([^/]{9,})")
 
 _WEB_DIR = Path(__file__).resolve().parent.parent / "web"
-_WEB_PATH = re.compile(r"^/web/((?:[A-Za-z0-9_-]+/)*[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.[a-z0-9]{2,12})$")
+_WEB_PATH = re.compile(
+    r"^/web/((?:[A-Za-z0-9_-]+/)*[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.[a-z0-9]{2,12})$"
+)
 _WEB_TYPES = {
-    ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
-    ".svg": "image/svg+xml", ".png": "image/png", ".ico": "image/x-icon", ".webmanifest": "application/manifest+json",
-    ".json": "application/json", ".txt": "text/plain; charset=utf-8", ".woff2": "font/woff2",
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".ico": "image/x-icon",
+    ".webmanifest": "application/manifest+json",
+    ".json": "application/json",
+    ".txt": "text/plain; charset=utf-8",
+    ".woff2": "font/woff2",
 }
 _COMPRESSIBLE = (".html", ".js", ".css", ".svg", ".webmanifest", ".json", ".txt")
 
@@ -64,8 +74,13 @@ def _web_assets(root: Path) -> dict[str, WebAsset]:
     """Every servable file under `root`, by its path relative to it; nothing else can be named."""
     if not root.is_dir():
         return {}
-    return {p.relative_to(root).as_posix(): WebAsset(p) for p in sorted(root.rglob("*"))
-            if p.is_file() and p.suffix in _WEB_TYPES and not any(part.startswith(".") for part in p.parts)}
+    return {
+        p.relative_to(root).as_posix(): WebAsset(p)
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+        and p.suffix in _WEB_TYPES
+        and not any(part.startswith(".") for part in p.parts)
+    }
 
 
 class AirwaveApp:
@@ -113,7 +128,9 @@ class AirwaveApp:
     async def _root(self, scope: Scope, send: Send) -> None:
         """The web player's page; sets the csrftoken cookie when the request has none (spec §2)."""
         if scope["method"] not in ("GET", "HEAD"):
-            await send_error(send, ApiError(ErrorCode.METHOD_NOT_ALLOWED, "the site root answers GET and HEAD"))
+            await send_error(
+                send, ApiError(ErrorCode.METHOD_NOT_ALLOWED, "the site root answers GET and HEAD")
+            )
             return
         page = self.web.get("index.html")
         if page is None:
@@ -123,7 +140,10 @@ class AirwaveApp:
         extra: list[tuple[bytes, bytes]] = [(b"cache-control", b"no-cache")]
         if not cookies.get(CSRF_COOKIE):
             value = cookie_header(
-                CSRF_COOKIE, secrets.token_hex(8), secure=scope.get("scheme") == "https", http_only=False
+                CSRF_COOKIE,
+                secrets.token_hex(8),
+                secure=scope.get("scheme") == "https",
+                http_only=False,
             )
             extra.append((b"set-cookie", value.encode()))
         await _send_asset(scope, send, page, extra, revalidate=False)
@@ -131,7 +151,9 @@ class AirwaveApp:
     async def _web(self, scope: Scope, send: Send) -> None:
         """GET/HEAD /web/{file}: the player's static assets, revalidated by ETag, gzip when accepted."""
         if scope["method"] not in ("GET", "HEAD"):
-            await send_error(send, ApiError(ErrorCode.METHOD_NOT_ALLOWED, "web assets answer GET and HEAD"))
+            await send_error(
+                send, ApiError(ErrorCode.METHOD_NOT_ALLOWED, "web assets answer GET and HEAD")
+            )
             return
         match = _WEB_PATH.match(scope["path"])
         asset = self.web.get(match.group(1)) if match else None
@@ -143,7 +165,9 @@ class AirwaveApp:
     async def _art(self, scope: Scope, receive: Receive, send: Send) -> None:
         """GET/HEAD /art/{hash}/{size}.jpg and /art/mosaic/{hash-hash-...}/{size}.jpg: no auth, cacheable."""
         if scope["method"] not in ("GET", "HEAD"):
-            await send_error(send, ApiError(ErrorCode.METHOD_NOT_ALLOWED, "art answers GET and HEAD"))
+            await send_error(
+                send, ApiError(ErrorCode.METHOD_NOT_ALLOWED, "art answers GET and HEAD")
+            )
             return
         match = _ART_PATH.match(scope["path"])
         size = int(match.group(2)) if match else 0
@@ -153,8 +177,13 @@ class AirwaveApp:
         key = match.group(1)
         etag = f'"{hashlib.sha1(key.encode()).hexdigest()[:24]}-{size}"'
         if _header(scope, b"if-none-match") in (etag, f"W/{etag}", "*"):
-            await send({"type": "http.response.start", "status": 304,
-                        "headers": [(b"etag", etag.encode()), (b"cache-control", _IMMUTABLE)]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 304,
+                    "headers": [(b"etag", etag.encode()), (b"cache-control", _IMMUTABLE)],
+                }
+            )
             await send({"type": "http.response.body", "body": b""})
             return
         opened = await anyio.to_thread.run_sync(self._open_art, key, size)
@@ -162,8 +191,15 @@ class AirwaveApp:
             await send_error(send, ApiError(ErrorCode.NOT_FOUND, "no such picture"))
             return
         try:  # the audio files' code path: ranges, validators, zero-copy
-            await send_file(scope, receive, send, opened, content_type="image/jpeg",
-                            cache_control=_IMMUTABLE.decode(), etag=etag)
+            await send_file(
+                scope,
+                receive,
+                send,
+                opened,
+                content_type="image/jpeg",
+                cache_control=_IMMUTABLE.decode(),
+                etag=etag,
+            )
         except ApiError as error:
             await send_error(send, error)
 
@@ -179,22 +215,28 @@ class AirwaveApp:
             row = db.scalar(select(Artwork).where(Artwork.content_hash == key))
         if row is None:
             return None
-        return artwork.resized(cache, row.content_hash, size, row.source_path, row.embedded,
-                               self.roots)
+        return artwork.resized(
+            cache, row.content_hash, size, row.source_path, row.embedded, self.roots
+        )
 
     def _mosaic_file(self, hashes: list[str], size: int, cache: Path) -> Path | None:
         if not 1 <= len(hashes) <= 4:
             return None
         with self.services.database.read() as db:
-            rows = {r.content_hash: r for r in db.scalars(select(Artwork).where(Artwork.content_hash.in_(hashes)))}
+            rows = {
+                r.content_hash: r
+                for r in db.scalars(select(Artwork).where(Artwork.content_hash.in_(hashes)))
+            }
         if len(rows) != len(set(hashes)):
             return None
         key = hashlib.sha1("-".join(hashes).encode()).hexdigest()
         done = cache / key[:2] / f"{key}_{size}.jpg"
         if done.exists():
             return done
-        covers = [artwork.original_bytes(rows[h].source_path, rows[h].embedded, self.roots)
-                  for h in hashes]
+        covers = [
+            artwork.original_bytes(rows[h].source_path, rows[h].embedded, self.roots)
+            for h in hashes
+        ]
         made = artwork.mosaic([c for c in covers if c], cache / "mosaics", max(size, 600))
         if made is None:
             return None
@@ -211,7 +253,6 @@ class AirwaveApp:
         if self.library is not None:
             health["library"] = self.library.status.as_dict()
         await send_json(send, 200, orjson.dumps(health))
-
 
     async def _housekeeping(self) -> None:
         """Every few minutes: drop expired sessions and login failures past the window."""
@@ -236,9 +277,9 @@ class AirwaveApp:
             access_log.info("idle anonymous listeners removed", extra={"count": idle})
 
 
-
-async def _send_asset(scope: Scope, send: Send, asset: WebAsset, extra: list[tuple[bytes, bytes]],
-                      revalidate: bool) -> None:
+async def _send_asset(
+    scope: Scope, send: Send, asset: WebAsset, extra: list[tuple[bytes, bytes]], revalidate: bool
+) -> None:
     headers = [(b"etag", asset.etag.encode()), (b"vary", b"accept-encoding"), *extra]
     if revalidate and _header(scope, b"if-none-match") in (asset.etag, f"W/{asset.etag}", "*"):
         await send({"type": "http.response.start", "status": 304, "headers": headers})
@@ -248,8 +289,11 @@ async def _send_asset(scope: Scope, send: Send, asset: WebAsset, extra: list[tup
     if asset.gzipped is not None and _accepts_gzip(_header(scope, b"accept-encoding") or ""):
         body = asset.gzipped
         headers.append((b"content-encoding", b"gzip"))
-    headers += [(b"content-type", asset.content_type), (b"content-length", str(len(body)).encode()),
-                (b"x-content-type-options", b"nosniff")]
+    headers += [
+        (b"content-type", asset.content_type),
+        (b"content-length", str(len(body)).encode()),
+        (b"x-content-type-options", b"nosniff"),
+    ]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
 
@@ -263,7 +307,9 @@ def _accepts_gzip(accept_encoding: str) -> bool:
     return False
 
 
-async def _lifespan(receive: Receive, send: Send, background: Callable[[], Awaitable[None]]) -> None:
+async def _lifespan(
+    receive: Receive, send: Send, background: Callable[[], Awaitable[None]]
+) -> None:
     async with anyio.create_task_group() as tasks:
         while True:
             message = await receive()
@@ -310,7 +356,10 @@ class AccessLog:
             nonlocal status, sent
             if message["type"] == "http.response.start":
                 status = message["status"]
-                message["headers"] = [*message.get("headers", []), (b"x-request-id", request_id.encode())]
+                message["headers"] = [
+                    *message.get("headers", []),
+                    (b"x-request-id", request_id.encode()),
+                ]
             elif message["type"] == "http.response.body":
                 sent += len(message.get("body", b""))
             elif message["type"] == ZEROCOPY:

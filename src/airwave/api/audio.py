@@ -22,7 +22,14 @@ from starlette.types import Message, Receive, Scope, Send
 from airwave.api.protocol import read_body, request_id_of, send_error, send_json
 from airwave.audio import cache
 from airwave.audio.cache import CacheFull, Job, TranscodeCache
-from airwave.audio.files import Incomplete, OpenFile, open_file, request_headers, send_file, send_growing
+from airwave.audio.files import (
+    Incomplete,
+    OpenFile,
+    open_file,
+    request_headers,
+    send_file,
+    send_growing,
+)
 from airwave.audio.formats import PROFILES, original_content_type
 from airwave.audio.signing import AudioGrant, ReceiptGrant
 from airwave.audio.transcode import TranscodeError
@@ -68,29 +75,40 @@ class AudioRoutes:
         except ApiError as error:
             if not started:
                 await send_error(send, error)
-        except Incomplete as exc:  # headers are out: ending without the last chunk tells the client it is short
-            log.warning("audio response cut off", extra={"request_id": request_id_of(scope), "error": str(exc)})
+        except (
+            Incomplete
+        ) as exc:  # headers are out: ending without the last chunk tells the client it is short
+            log.warning(
+                "audio response cut off",
+                extra={"request_id": request_id_of(scope), "error": str(exc)},
+            )
         except Exception:
             log.exception("unhandled error", extra={"request_id": request_id_of(scope)})
             if not started:
-                await send_error(send, ApiError(ErrorCode.SERVER_ERROR,
-                                                f"internal error; request id {request_id_of(scope)}"))
+                await send_error(
+                    send,
+                    ApiError(
+                        ErrorCode.SERVER_ERROR, f"internal error; request id {request_id_of(scope)}"
+                    ),
+                )
 
     async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
         path, method = scope["path"], scope["method"]
         match = _RECEIPT.fullmatch(path)
         if match:
             if method != "POST":
-                raise ApiError(ErrorCode.METHOD_NOT_ALLOWED, "receipt and skip URLs answer POST",
-                               allow="POST")
+                raise ApiError(
+                    ErrorCode.METHOD_NOT_ALLOWED, "receipt and skip URLs answer POST", allow="POST"
+                )
             await self._receipt(scope, receive, send, _OUTCOMES[match.group(1)], match.group(2))
             return
         match = _AUDIO.fullmatch(path)
         if match is None:
             raise ApiError(ErrorCode.NOT_FOUND, f"nothing at {path[:200]}")
         if method not in ("GET", "HEAD"):
-            raise ApiError(ErrorCode.METHOD_NOT_ALLOWED, "audio URLs answer GET and HEAD",
-                           allow="GET, HEAD")
+            raise ApiError(
+                ErrorCode.METHOD_NOT_ALLOWED, "audio URLs answer GET and HEAD", allow="GET, HEAD"
+            )
         now = self.services.clock.now()
         grant = self.services.signer.verify_audio(match.group(1), now)
         scope.setdefault("state", {})["listener_id"] = grant.listener_id
@@ -100,8 +118,14 @@ class AudioRoutes:
         if opened is None:
             raise ApiError(ErrorCode.NOT_FOUND, "the file of this track is missing")
         if original:
-            await send_file(scope, receive, send, opened, content_type=original_content_type(source.path, source.codec),
-                            cache_control=cache_control)
+            await send_file(
+                scope,
+                receive,
+                send,
+                opened,
+                content_type=original_content_type(source.path, source.codec),
+                cache_control=cache_control,
+            )
             return
         opened.close()  # the transcoder reads the (just checked) source itself
         profile = PROFILES[grant.encoding]
@@ -117,8 +141,15 @@ class AudioRoutes:
                     if _streams_whole(scope):
                         fd = await _first_bytes(found)
                         if fd is not None:
-                            await send_growing(scope, receive, send, fd, found, content_type=profile.content_type,
-                                               cache_control=cache_control)
+                            await send_growing(
+                                scope,
+                                receive,
+                                send,
+                                fd,
+                                found,
+                                content_type=profile.content_type,
+                                cache_control=cache_control,
+                            )
                             return
                     try:
                         path = await found.wait()
@@ -127,12 +158,16 @@ class AudioRoutes:
                     except TranscodeError:
                         if attempt == 1 and (found.remote or found.abandoned):
                             continue  # the other process's transcode, or an abandoned one, ended: start afresh
-                        raise ApiError(ErrorCode.SERVER_ERROR,  # the cache logged why, once for all waiters
-                                       f"this track could not be transcoded to {grant.encoding}; "
-                                       f"request id {request_id_of(scope)}") from None
+                        raise ApiError(
+                            ErrorCode.SERVER_ERROR,  # the cache logged why, once for all waiters
+                            f"this track could not be transcoded to {grant.encoding}; "
+                            f"request id {request_id_of(scope)}",
+                        ) from None
             else:
                 path = found
-            if await self._send_path(scope, receive, send, path, profile.content_type, cache_control):
+            if await self._send_path(
+                scope, receive, send, path, profile.content_type, cache_control
+            ):
                 return  # else evicted between lookup and open: once more
         raise ApiError(ErrorCode.SERVER_ERROR, "the transcode vanished from the cache; try again")
 
@@ -156,16 +191,27 @@ class AudioRoutes:
         st = os.fstat(fd)
         return source, OpenFile(fd, st.st_size, st.st_mtime_ns)
 
-    async def _send_path(self, scope: Scope, receive: Receive, send: Send, path: str | os.PathLike[str],
-                         content_type: str, cache_control: str) -> bool:
+    async def _send_path(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        path: str | os.PathLike[str],
+        content_type: str,
+        cache_control: str,
+    ) -> bool:
         """Serve a complete file; False, with nothing sent, when there is no such file."""
         opened = await anyio.to_thread.run_sync(open_file, path)
         if opened is None:
             return False
-        await send_file(scope, receive, send, opened, content_type=content_type, cache_control=cache_control)
+        await send_file(
+            scope, receive, send, opened, content_type=content_type, cache_control=cache_control
+        )
         return True
 
-    async def _receipt(self, scope: Scope, receive: Receive, send: Send, outcome: plays.Outcome, token: str) -> None:
+    async def _receipt(
+        self, scope: Scope, receive: Receive, send: Send, outcome: plays.Outcome, token: str
+    ) -> None:
         if self.services.settings.readonly_mode:
             raise ApiError(ErrorCode.READONLY_MODE, "the server is in read-only maintenance mode")
         body = await read_body(receive, None, MAX_RECEIPT_BODY, "a receipt body is at most 4 KiB")
@@ -182,30 +228,56 @@ class AudioRoutes:
                 return plays.record_end(db, grant, outcome, reported, now)
 
         end = await anyio.to_thread.run_sync(record)
-        await send_json(send, 200, orjson.dumps(
-            {"outcome": end.outcome, "secondsPlayed": end.seconds_played, "recorded": end.recorded}))
+        await send_json(
+            send,
+            200,
+            orjson.dumps(
+                {
+                    "outcome": end.outcome,
+                    "secondsPlayed": end.seconds_played,
+                    "recorded": end.recorded,
+                }
+            ),
+        )
 
-    async def _ad_receipt(self, send: Send, grant: ReceiptGrant, outcome: plays.Outcome, reported: float | None,
-                          now: datetime) -> None:
+    async def _ad_receipt(
+        self,
+        send: Send,
+        grant: ReceiptGrant,
+        outcome: plays.Outcome,
+        reported: float | None,
+        now: datetime,
+    ) -> None:
         """An ad's receipt counts its impression (once per ad); an ad's skip URL records nothing."""
         from airwave.core import ads
 
         def record() -> tuple[bool, float]:
             with self.services.database.write() as db:
-                return ads.record_receipt(db, grant.listener_id, grant.spin_id, outcome == "completed", now)
+                return ads.record_receipt(
+                    db, grant.listener_id, grant.spin_id, outcome == "completed", now
+                )
 
         counted, duration = await anyio.to_thread.run_sync(record)
-        seconds = reported if reported is not None else (duration if outcome == "completed" else 0.0)
-        await send_json(send, 200, orjson.dumps({"outcome": outcome, "secondsPlayed": seconds, "recorded": counted}))
+        seconds = (
+            reported if reported is not None else (duration if outcome == "completed" else 0.0)
+        )
+        await send_json(
+            send,
+            200,
+            orjson.dumps({"outcome": outcome, "secondsPlayed": seconds, "recorded": counted}),
+        )
 
 
 def _no_space(encoding: str) -> ApiError:
     """The answer while the transcode cache's disk is full: 503, Retry-After; no 500, no hang."""
     log.warning("transcode cache out of disk space", extra={"encoding": encoding})
-    return ApiError(ErrorCode.SERVER_ERROR,
-                    f"the server is out of disk space for transcoding to {encoding}; "
-                    "try again later or ask for the original encoding",
-                    http_status=503, retry_after=NO_SPACE_RETRY_AFTER)
+    return ApiError(
+        ErrorCode.SERVER_ERROR,
+        f"the server is out of disk space for transcoding to {encoding}; "
+        "try again later or ask for the original encoding",
+        http_status=503,
+        retry_after=NO_SPACE_RETRY_AFTER,
+    )
 
 
 async def _first_bytes(job: Job) -> int | None:
@@ -239,7 +311,9 @@ def _reported_seconds(scope: Scope, body: bytes) -> float | None:
         try:
             data = orjson.loads(body)
         except orjson.JSONDecodeError:
-            raise ApiError(ErrorCode.INVALID_REQUEST, "the body must be a JSON object (or empty)") from None
+            raise ApiError(
+                ErrorCode.INVALID_REQUEST, "the body must be a JSON object (or empty)"
+            ) from None
         if not isinstance(data, dict):
             raise ApiError(ErrorCode.INVALID_REQUEST, "the body must be a JSON object (or empty)")
         value = data.get("secondsPlayed")
@@ -250,9 +324,18 @@ def _reported_seconds(scope: Scope, body: bytes) -> float | None:
             try:
                 value = float(raw)
             except ValueError:
-                raise ApiError(ErrorCode.INVALID_REQUEST, "secondsPlayed: must be a number") from None
+                raise ApiError(
+                    ErrorCode.INVALID_REQUEST, "secondsPlayed: must be a number"
+                ) from None
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise ApiError(ErrorCode.INVALID_REQUEST, "secondsPlayed: must be a number of seconds, 0 or more")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise ApiError(
+            ErrorCode.INVALID_REQUEST, "secondsPlayed: must be a number of seconds, 0 or more"
+        )
     return float(value)

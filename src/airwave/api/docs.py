@@ -95,7 +95,9 @@ def _type(schema: dict[str, Any] | bool, defs: dict[str, Any]) -> str:
         return schema["$ref"].rsplit("/", 1)[-1]
     if "anyOf" in schema:
         parts = [_type(s, defs) for s in schema["anyOf"]]
-        return " or ".join(p for p in parts if p != "null") + (" or null" if "null" in parts else "")
+        return " or ".join(p for p in parts if p != "null") + (
+            " or null" if "null" in parts else ""
+        )
     kind = schema.get("type", "any")
     if kind == "array":
         return f"list of {_type(schema.get('items', {}), defs)}"
@@ -105,7 +107,12 @@ def _type(schema: dict[str, Any] | bool, defs: dict[str, Any]) -> str:
 
 
 def _constraints(schema: dict[str, Any]) -> str:
-    labels = {"minimum": ">=", "maximum": "<=", "minLength": "min length", "maxLength": "max length"}
+    labels = {
+        "minimum": ">=",
+        "maximum": "<=",
+        "minLength": "min length",
+        "maxLength": "max length",
+    }
     out = [f"{label} {schema[key]}" for key, label in labels.items() if key in schema]
     for option in schema.get("anyOf", []):
         out += [f"{label} {option[key]}" for key, label in labels.items() if key in option]
@@ -137,22 +144,40 @@ def _fields(schema: dict[str, Any], defs: dict[str, Any], request: bool) -> list
 
 def render_markdown(registry: Registry) -> str:
     refs, defs = schemas(registry)
-    lines = [HEADER, ROUTES, "## Errors", "", "| errorCode | errorString | HTTP | meaning |", "|---|---|---|---|"]
+    lines = [
+        HEADER,
+        ROUTES,
+        "## Errors",
+        "",
+        "| errorCode | errorString | HTTP | meaning |",
+        "|---|---|---|---|",
+    ]
     lines += [f"| {e.code} | `{e.name}` | {e.http_status} | {e.meaning} |" for e in ErrorCode]
     lines += ["", "## Endpoints", ""]
     for ep in registry.endpoints():
         versions = ", ".join(f"v{v}" for v in ep.versions)
-        flags = ["auth" if ep.auth else "no auth"] + (["writes (refused in read-only mode)"] if ep.writes else [])
-        lines += [f"### `{ep.path}`", "", f"Versions: {versions}. {', '.join(flags).capitalize()}.", ""]
+        flags = ["auth" if ep.auth else "no auth"] + (
+            ["writes (refused in read-only mode)"] if ep.writes else []
+        )
+        lines += [
+            f"### `{ep.path}`",
+            "",
+            f"Versions: {versions}. {', '.join(flags).capitalize()}.",
+            "",
+        ]
         if ep.summary:
             lines += [ep.summary, ""]
         if ep.notes:
             lines += [ep.notes, ""]
         lines += ["Request:", ""] + _fields(refs[(ep.request, "validation")], defs, True)
-        lines += [f"Response (`{ep.response.__name__}`):", ""] + _fields(refs[(ep.response, "serialization")], defs, False)
+        lines += [f"Response (`{ep.response.__name__}`):", ""] + _fields(
+            refs[(ep.response, "serialization")], defs, False
+        )
         lines += ["Errors: " + ", ".join(f"`{e.name}`" for e in ep.all_errors()), ""]
     nested = sorted(
-        name for name in defs if all(name != r.get("$ref", "").rsplit("/", 1)[-1] for r in refs.values())
+        name
+        for name in defs
+        if all(name != r.get("$ref", "").rsplit("/", 1)[-1] for r in refs.values())
     )
     if nested:
         lines += ["## Nested objects", ""]

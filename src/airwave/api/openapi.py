@@ -27,17 +27,29 @@ def openapi_document(registry: Registry) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     for ep in registry.endpoints():
         params = [
-            {"name": "X-CsrfToken", "in": "header", "required": True, "schema": {"type": "string"},
-             "description": "must equal the csrftoken cookie"},
-            {"name": "X-AuthToken", "in": "header", "required": ep.auth, "schema": {"type": "string"},
-             "description": "authToken from auth/login" if ep.auth else "not needed"},
+            {
+                "name": "X-CsrfToken",
+                "in": "header",
+                "required": True,
+                "schema": {"type": "string"},
+                "description": "must equal the csrftoken cookie",
+            },
+            {
+                "name": "X-AuthToken",
+                "in": "header",
+                "required": ep.auth,
+                "schema": {"type": "string"},
+                "description": "authToken from auth/login" if ep.auth else "not needed",
+            },
         ]
         by_status: dict[int, list[str]] = {}
         for error in ep.all_errors():
             by_status.setdefault(error.http_status, []).append(error.name)
         responses: dict[str, Any] = {
-            "200": {"description": "success",
-                    "content": {"application/json": {"schema": refs[(ep.response, "serialization")]}}}
+            "200": {
+                "description": "success",
+                "content": {"application/json": {"schema": refs[(ep.response, "serialization")]}},
+            }
         }
         for status, names in sorted(by_status.items()):
             responses[str(status)] = {
@@ -55,7 +67,9 @@ def openapi_document(registry: Registry) -> dict[str, Any]:
                     "parameters": params,
                     "requestBody": {
                         "required": False,
-                        "content": {"application/json": {"schema": refs[(ep.request, "validation")]}},
+                        "content": {
+                            "application/json": {"schema": refs[(ep.request, "validation")]}
+                        },
                     },
                     "responses": responses,
                 }
@@ -66,6 +80,8 @@ def openapi_document(registry: Registry) -> dict[str, Any]:
         "paths": paths,
         "components": {
             "schemas": definitions,
-            "securitySchemes": {"authToken": {"type": "apiKey", "in": "header", "name": "X-AuthToken"}},
+            "securitySchemes": {
+                "authToken": {"type": "apiKey", "in": "header", "name": "X-AuthToken"}
+            },
         },
     }

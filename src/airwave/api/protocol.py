@@ -30,7 +30,9 @@ from airwave.store.models import AuthSession, Listener
 log = logging.getLogger("airwave.api")
 
 MAX_BODY = 1024 * 1024
-WORKER_THREADS = 8  # handlers running at once: more only adds GIL contention; the pool is sized above this
+WORKER_THREADS = (
+    8  # handlers running at once: more only adds GIL contention; the pool is sized above this
+)
 # Password hashing handlers (Argon2: 4 lanes in parallel, 64 MiB, ~0.2 s each) run in a pool of
 # their own, about one per 4 cores, so a burst of logins or registrations never makes cheap calls
 # queue behind it.
@@ -85,21 +87,29 @@ class Call:
 
     def start_session_cookie(self, value: str, max_age: int | None) -> None:
         self.set_cookies.append(
-            cookie_header(SESSION_COOKIE, value, secure=self.secure, http_only=True, max_age=max_age)
+            cookie_header(
+                SESSION_COOKIE, value, secure=self.secure, http_only=True, max_age=max_age
+            )
         )
 
     def set_device_cookie(self, value: str) -> None:
         """Remember this device's successful logins: long-lived, HttpOnly, Secure over HTTPS."""
         lifetime = self.settings.device_cookie_lifetime
         self.set_cookies.append(
-            cookie_header(DEVICE_COOKIE, value, secure=self.secure, http_only=True, max_age=lifetime)
+            cookie_header(
+                DEVICE_COOKIE, value, secure=self.secure, http_only=True, max_age=lifetime
+            )
         )
 
     def clear_session_cookie(self) -> None:
-        self.set_cookies.append(cookie_header(SESSION_COOKIE, "", secure=self.secure, http_only=True, max_age=0))
+        self.set_cookies.append(
+            cookie_header(SESSION_COOKIE, "", secure=self.secure, http_only=True, max_age=0)
+        )
 
 
-def cookie_header(name: str, value: str, *, secure: bool, http_only: bool, max_age: int | None = None) -> str:
+def cookie_header(
+    name: str, value: str, *, secure: bool, http_only: bool, max_age: int | None = None
+) -> str:
     parts = [f"{name}={value}", "Path=/", "SameSite=Lax"]
     if max_age is not None:
         parts.append(f"Max-Age={max_age}")
@@ -110,7 +120,9 @@ def cookie_header(name: str, value: str, *, secure: bool, http_only: bool, max_a
     return "; ".join(parts)
 
 
-async def send_json(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
+async def send_json(
+    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] = ()
+) -> None:  # type: ignore[assignment]
     await send(
         {
             "type": "http.response.start",
@@ -127,7 +139,9 @@ async def send_error(send: Send, error: ApiError) -> None:
         headers.append((b"retry-after", str(error.retry_after).encode()))
     if error.allow is not None:
         headers.append((b"allow", error.allow.encode()))
-    headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in error.headers.items()]
+    headers += [
+        (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in error.headers.items()
+    ]
     await send_json(send, error.http_status, orjson.dumps(error.envelope()), headers)
 
 
@@ -158,7 +172,9 @@ class ApiDispatcher:
             log.exception("unhandled error", extra={"request_id": request_id_of(scope)})
             await send_error(
                 send,
-                ApiError(ErrorCode.SERVER_ERROR, f"internal error; request id {request_id_of(scope)}"),
+                ApiError(
+                    ErrorCode.SERVER_ERROR, f"internal error; request id {request_id_of(scope)}"
+                ),
             )
 
     async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -173,7 +189,9 @@ class ApiDispatcher:
         cookies = cookie_parser(headers.get("cookie", ""))
         _check_csrf(headers.get("x-csrftoken"), cookies.get(CSRF_COOKIE))
         if endpoint.enabled is not None and not endpoint.enabled(self.services.settings):
-            raise ApiError(ErrorCode.CALL_NOT_ALLOWED, f"{endpoint.path} is disabled on this server")
+            raise ApiError(
+                ErrorCode.CALL_NOT_ALLOWED, f"{endpoint.path} is disabled on this server"
+            )
         if endpoint.writes and self.services.settings.readonly_mode:
             raise ApiError(ErrorCode.READONLY_MODE, "the server is in read-only maintenance mode")
         body = await read_body(receive, headers.get("content-length"))
@@ -187,14 +205,20 @@ class ApiDispatcher:
             secure=scope.get("scheme") == "https",
             user_agent=headers.get("user-agent"),
             request_id=request_id_of(scope),
-            base_url=(self.services.settings.public_url or "").rstrip("/") or _base_url(scope, headers),
+            base_url=(self.services.settings.public_url or "").rstrip("/")
+            or _base_url(scope, headers),
             device_cookie=cookies.get(DEVICE_COOKIE),
         )
         if self._limiter is None or self._hashing is None:
             self._limiter = anyio.CapacityLimiter(WORKER_THREADS)
             self._hashing = anyio.CapacityLimiter(HASHING_THREADS)
         result = await anyio.to_thread.run_sync(
-            self._execute, endpoint, call, body, headers.get("x-authtoken"), cookies.get(SESSION_COOKIE),
+            self._execute,
+            endpoint,
+            call,
+            body,
+            headers.get("x-authtoken"),
+            cookies.get(SESSION_COOKIE),
             limiter=self._hashing if endpoint.hashes else self._limiter,
         )
         if call.listener is not None and "state" in scope:
@@ -210,7 +234,12 @@ class ApiDispatcher:
         return endpoint
 
     def _execute(
-        self, endpoint: Endpoint, call: Call, body: bytes, token: str | None, session_cookie: str | None
+        self,
+        endpoint: Endpoint,
+        call: Call,
+        body: bytes,
+        token: str | None,
+        session_cookie: str | None,
     ) -> bytes:
         """Runs in a worker thread: authenticate, validate, call the handler, encode."""
         database = self.services.database
@@ -231,15 +260,15 @@ class ApiDispatcher:
                 # The listener was deleted (or logged out) while the call ran: whatever broke, the
                 # answer is the one the next call would get.
                 if call.session is not None and not self._session_alive(call.session.id):
-                    raise ApiError(ErrorCode.AUTH_INVALID_TOKEN,
-                                   "the session ended while the call ran") from None
+                    raise ApiError(
+                        ErrorCode.AUTH_INVALID_TOKEN, "the session ended while the call ran"
+                    ) from None
                 raise
             finally:
                 call.db = None
         if isinstance(response, BaseModel):
             return response.__pydantic_serializer__.to_json(response, by_alias=True)
         return orjson.dumps(response)
-
 
     def _session_alive(self, session_id: int) -> bool:
         """Whether the session still exists now (not in the call's snapshot), deletions settled."""
@@ -270,7 +299,9 @@ def _check_csrf(header: str | None, cookie: str | None) -> None:
             "send the csrftoken cookie and an X-CsrfToken header with the same value (HEAD / sets the cookie)",
         )
     if not hmac.compare_digest(header.encode("latin-1"), cookie.encode("latin-1")):
-        raise ApiError(ErrorCode.INVALID_CSRF_TOKEN, "X-CsrfToken header does not match the csrftoken cookie")
+        raise ApiError(
+            ErrorCode.INVALID_CSRF_TOKEN, "X-CsrfToken header does not match the csrftoken cookie"
+        )
 
 
 def _check_content_type(content_type: str | None, body: bytes) -> None:
@@ -280,11 +311,17 @@ def _check_content_type(content_type: str | None, body: bytes) -> None:
         raise ApiError(ErrorCode.INVALID_REQUEST, "Content-Type must be application/json")
     media = content_type.split(";", 1)[0].strip().lower()
     if media != "application/json":
-        raise ApiError(ErrorCode.INVALID_REQUEST, f"Content-Type must be application/json, not {media[:80]!r}")
+        raise ApiError(
+            ErrorCode.INVALID_REQUEST, f"Content-Type must be application/json, not {media[:80]!r}"
+        )
 
 
-async def read_body(receive: Receive, content_length: str | None, limit: int = MAX_BODY,
-                    too_large: str = "request body is larger than 1 MiB") -> bytes:
+async def read_body(
+    receive: Receive,
+    content_length: str | None,
+    limit: int = MAX_BODY,
+    too_large: str = "request body is larger than 1 MiB",
+) -> bytes:
     """The whole request body, refused with 413 in the envelope once it passes `limit` bytes."""
     if content_length is not None:
         if not content_length.isdigit():

@@ -18,7 +18,9 @@ class RequestModel(BaseModel):
 
 
 class ResponseModel(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, serialize_by_alias=True, validate_by_name=True)
+    model_config = ConfigDict(
+        alias_generator=to_camel, serialize_by_alias=True, validate_by_name=True
+    )
 
 
 class Empty(RequestModel):

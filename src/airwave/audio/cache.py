@@ -123,7 +123,9 @@ class Job:
                     fd = os.open(self.part, os.O_RDONLY | os.O_CLOEXEC)
                 except FileNotFoundError:
                     if self.remote:
-                        self.part = None  # renamed into place, or a new writer took over: look again
+                        self.part = (
+                            None  # renamed into place, or a new writer took over: look again
+                        )
                 else:
                     self._part_ino = os.fstat(fd).st_ino
                     return fd
@@ -135,7 +137,9 @@ class Job:
     async def wait(self) -> Path:
         """The complete entry, once the job is done; TranscodeError when it failed."""
         if self.remote and self._part_ino is None:
-            fd = await self.open_part()  # learns the part's inode, by which completion is recognised
+            fd = (
+                await self.open_part()
+            )  # learns the part's inode, by which completion is recognised
             if fd is not None:
                 os.close(fd)
         while not self.finished:
@@ -205,7 +209,9 @@ class _Claim:
 class TranscodeCache:
     """Transcodes on demand into data_dir/cache/audio, at most `workers` at a time, bounded to `limit` bytes."""
 
-    def __init__(self, root: Path, *, limit: int, workers: int = 0, system_lame: bool = True) -> None:
+    def __init__(
+        self, root: Path, *, limit: int, workers: int = 0, system_lame: bool = True
+    ) -> None:
         self.root = root
         self.limit = limit
         self.system_lame = system_lame
@@ -294,7 +300,9 @@ class TranscodeCache:
         finally:
             job.readers -= 1
             if job.readers == 0 and not job.finished and not job.remote:
-                job._abandon = asyncio.get_running_loop().call_later(ABANDON_AFTER, self._abandon, job)
+                job._abandon = asyncio.get_running_loop().call_later(
+                    ABANDON_AFTER, self._abandon, job
+                )
 
     def _abandon(self, job: Job) -> None:
         job._abandon = None
@@ -314,7 +322,9 @@ class TranscodeCache:
         now = time.time()
         if now - entry.st_atime > TOUCH_EVERY:
             try:
-                os.utime(final, (now, entry.st_mtime))  # access time drives eviction; mtime (the ETag) stays
+                os.utime(
+                    final, (now, entry.st_mtime)
+                )  # access time drives eviction; mtime (the ETag) stays
             except OSError:
                 pass
         return key, final
@@ -360,7 +370,9 @@ class TranscodeCache:
             claim.release()
             return "done"
         for stale in job.final.parent.glob(f"{job.key}.*.part"):
-            stale.unlink(missing_ok=True)  # left by a writer that died: we hold the lock, nobody writes them
+            stale.unlink(
+                missing_ok=True
+            )  # left by a writer that died: we hold the lock, nobody writes them
         os.close(os.open(claim.part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644))
         os.ftruncate(claim.lock_fd, 0)
         os.pwrite(claim.lock_fd, claim.part.name.encode(), 0)  # what other processes follow
@@ -377,8 +389,9 @@ class TranscodeCache:
         try:
             async with self._slots:
                 if not job.abandoned and not self._closing:
-                    job.worker = await loop.run_in_executor(None, Worker.start, source, str(claim.part), profile,
-                                                            self.system_lame)
+                    job.worker = await loop.run_in_executor(
+                        None, Worker.start, source, str(claim.part), profile, self.system_lame
+                    )
                     if job.abandoned or self._closing:
                         job.worker.stop()
                     outcome = await job.worker.finished(job.poke)
@@ -392,18 +405,29 @@ class TranscodeCache:
             self._jobs.pop(job.key, None)
         if outcome.ok:
             job._done()
-            log.info("transcoded", extra={"encoding": profile.encoding, "bytes": size, "source": source,
-                                          "seconds": round(time.perf_counter() - started, 3)})
+            log.info(
+                "transcoded",
+                extra={
+                    "encoding": profile.encoding,
+                    "bytes": size,
+                    "source": source,
+                    "seconds": round(time.perf_counter() - started, 3),
+                },
+            )
             if self._bytes is not None:
                 self._bytes += size
             self._maybe_evict()
         else:
             quiet = job.abandoned or self._closing
-            job._fail("abandoned: nobody was listening" if job.abandoned else outcome.error,
-                      outcome.no_space)
+            job._fail(
+                "abandoned: nobody was listening" if job.abandoned else outcome.error,
+                outcome.no_space,
+            )
             if not quiet:
-                log.warning("transcode failed", extra={"encoding": profile.encoding, "source": source,
-                                                       "error": outcome.error})
+                log.warning(
+                    "transcode failed",
+                    extra={"encoding": profile.encoding, "source": source, "error": outcome.error},
+                )
 
     async def _follow_remote(self, job: Job) -> None:
         """Keep another process's job in the table until it ends (readers refresh its state as they poll)."""
@@ -417,7 +441,11 @@ class TranscodeCache:
     # ------------------------------------------------------------------ size bound
 
     def _maybe_evict(self) -> None:
-        if self._evicting or self._closing or (self._bytes is not None and self._bytes <= self.limit):
+        if (
+            self._evicting
+            or self._closing
+            or (self._bytes is not None and self._bytes <= self.limit)
+        ):
             return
         self._evicting = True
         future = asyncio.get_running_loop().run_in_executor(None, self.evict)
@@ -577,8 +605,11 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-
 def for_settings(settings: Settings) -> TranscodeCache:
     """The instance's cache: data_dir/cache/audio, bounded by transcode_cache_mb."""
-    return TranscodeCache(settings.data_dir / "cache" / "audio", limit=settings.transcode_cache_mb * 1024 * 1024,
-                          workers=settings.transcode_workers, system_lame=settings.system_lame)
+    return TranscodeCache(
+        settings.data_dir / "cache" / "audio",
+        limit=settings.transcode_cache_mb * 1024 * 1024,
+        workers=settings.transcode_workers,
+        system_lame=settings.system_lame,
+    )

@@ -17,7 +17,14 @@ import anyio
 import anyio.to_thread
 from starlette.types import Receive, Scope, Send
 
-from airwave.audio.ranges import RangeNotSatisfiable, file_etag, http_date, if_range_holds, not_modified, parse_range
+from airwave.audio.ranges import (
+    RangeNotSatisfiable,
+    file_etag,
+    http_date,
+    if_range_holds,
+    not_modified,
+    parse_range,
+)
 from airwave.errors import ApiError, ErrorCode
 
 ZEROCOPY = "http.response.zerocopysend"
@@ -61,8 +68,16 @@ def request_headers(scope: Scope) -> dict[str, str]:
     return out
 
 
-async def send_file(scope: Scope, receive: Receive, send: Send, file: OpenFile, *, content_type: str,
-                    cache_control: str, etag: str | None = None) -> None:
+async def send_file(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    file: OpenFile,
+    *,
+    content_type: str,
+    cache_control: str,
+    etag: str | None = None,
+) -> None:
     """Answer GET/HEAD with the file: 304 on a matching validator, 206 for one range, or 200; closes it.
 
     An unsatisfiable range raises ApiError (416, before anything was sent) for the caller's envelope.
@@ -71,10 +86,15 @@ async def send_file(scope: Scope, receive: Receive, send: Send, file: OpenFile, 
         headers = request_headers(scope)
         etag = etag or file_etag(file.size, file.mtime_ns)
         modified = file.mtime_ns / 1e9
-        common: Headers = [(b"accept-ranges", b"bytes"), (b"etag", etag.encode()),
-                           (b"last-modified", http_date(modified).encode()),
-                           (b"cache-control", cache_control.encode())]
-        if not_modified(headers.get("if-none-match"), headers.get("if-modified-since"), etag, modified):
+        common: Headers = [
+            (b"accept-ranges", b"bytes"),
+            (b"etag", etag.encode()),
+            (b"last-modified", http_date(modified).encode()),
+            (b"cache-control", cache_control.encode()),
+        ]
+        if not_modified(
+            headers.get("if-none-match"), headers.get("if-modified-since"), etag, modified
+        ):
             await send({"type": "http.response.start", "status": 304, "headers": common})
             await send({"type": "http.response.body", "body": b""})
             return
@@ -84,14 +104,22 @@ async def send_file(scope: Scope, receive: Receive, send: Send, file: OpenFile, 
                 part = parse_range(headers["range"], file.size)
             except RangeNotSatisfiable:
                 raise ApiError(
-                    ErrorCode.INVALID_REQUEST, f"the range is outside the {file.size} bytes of this content",
-                    http_status=416, headers={"Content-Range": f"bytes */{file.size}", "Accept-Ranges": "bytes"},
+                    ErrorCode.INVALID_REQUEST,
+                    f"the range is outside the {file.size} bytes of this content",
+                    http_status=416,
+                    headers={"Content-Range": f"bytes */{file.size}", "Accept-Ranges": "bytes"},
                 ) from None
         start, length = (part.start, part.length) if part else (0, file.size)
-        response = [*common, (b"content-type", content_type.encode()), (b"content-length", str(length).encode())]
+        response = [
+            *common,
+            (b"content-type", content_type.encode()),
+            (b"content-length", str(length).encode()),
+        ]
         if part is not None:
             response.append((b"content-range", part.content_range.encode()))
-        await send({"type": "http.response.start", "status": 206 if part else 200, "headers": response})
+        await send(
+            {"type": "http.response.start", "status": 206 if part else 200, "headers": response}
+        )
         if scope["method"] == "HEAD" or length == 0:
             await send({"type": "http.response.body", "body": b""})
             return
@@ -104,10 +132,14 @@ class Incomplete(Exception):
     """The file ended early or its writer failed: the response is cut off (its end was never sent)."""
 
 
-async def send_range(scope: Scope, receive: Receive, send: Send, fd: int, offset: int, count: int) -> None:
+async def send_range(
+    scope: Scope, receive: Receive, send: Send, fd: int, offset: int, count: int
+) -> None:
     """Send `count` bytes of fd from `offset` as the rest of the response body."""
     if ZEROCOPY in scope.get("extensions", {}):
-        await send({"type": ZEROCOPY, "file": fd, "offset": offset, "count": count, "more_body": False})
+        await send(
+            {"type": ZEROCOPY, "file": fd, "offset": offset, "count": count, "more_body": False}
+        )
         return
     end = offset + count
     short = False
@@ -138,17 +170,33 @@ class Growing(Protocol):
     async def changed(self, seen: int) -> None: ...
 
 
-async def send_growing(scope: Scope, receive: Receive, send: Send, fd: int, growing: Growing, *,
-                       content_type: str, cache_control: str) -> None:
+async def send_growing(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    fd: int,
+    growing: Growing,
+    *,
+    content_type: str,
+    cache_control: str,
+) -> None:
     """200 with the file's bytes as they are written, without Content-Length (chunked); closes fd.
 
     Raises Incomplete when the writer fails after the first bytes went out: the client then sees a
     transfer that never ended properly rather than a short file that looks whole.
     """
     try:
-        await send({"type": "http.response.start", "status": 200, "headers": [
-            (b"content-type", content_type.encode()), (b"accept-ranges", b"bytes"),
-            (b"cache-control", cache_control.encode())]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", content_type.encode()),
+                    (b"accept-ranges", b"bytes"),
+                    (b"cache-control", cache_control.encode()),
+                ],
+            }
+        )
         failed = False
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(_cancel_on_disconnect, receive, tasks.cancel_scope)

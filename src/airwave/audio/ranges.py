@@ -82,7 +82,9 @@ def etag_list(header: str) -> list[tuple[bool, str]] | None:
     return tags
 
 
-def not_modified(if_none_match: str | None, if_modified_since: str | None, etag: str, last_modified: float) -> bool:
+def not_modified(
+    if_none_match: str | None, if_modified_since: str | None, etag: str, last_modified: float
+) -> bool:
     """True when a GET/HEAD may answer 304: weak ETag match, else (without If-None-Match) a date test."""
     if if_none_match is not None:
         if len(if_none_match) > MAX_HEADER:

@@ -14,7 +14,7 @@ import struct
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from airwave.audio.formats import ENCODINGS
@@ -22,13 +22,29 @@ from airwave.audio.urls import audio_url, receipt_url, skip_url
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.private import FILE_MODE, private_dir, private_file, tighten
 
-__all__ = ["AudioGrant", "ReceiptGrant", "SigningKey", "UrlSigner", "audio_url", "receipt_url", "skip_url"]
+__all__ = [
+    "AudioGrant",
+    "ReceiptGrant",
+    "SigningKey",
+    "UrlSigner",
+    "audio_url",
+    "receipt_url",
+    "skip_url",
+]
 
 KEY_FILE = "url-signing-keys.json"
-DEFAULT_GRACE = 24 * 3600  # longer than an audio URL lives (12 h), so URLs issued before a rotation keep working
+DEFAULT_GRACE = (
+    24 * 3600
+)  # longer than an audio URL lives (12 h), so URLs issued before a rotation keep working
 _VERSION = 1
-_AUDIO, _RECEIPT = 0x41, 0x52  # "A", "R": a receipt token never passes as an audio token, nor the reverse
-_AD_AUDIO, _AD_RECEIPT = 0x44, 0x49  # "D", "I": the same for an ad (campaign audio; an impression receipt)
+_AUDIO, _RECEIPT = (
+    0x41,
+    0x52,
+)  # "A", "R": a receipt token never passes as an audio token, nor the reverse
+_AD_AUDIO, _AD_RECEIPT = (
+    0x44,
+    0x49,
+)  # "D", "I": the same for an ad (campaign audio; an impression receipt)
 _MAC_BYTES = 16
 # version, kind, key id, listener, track (ads: campaign), spin (ads: ad spin; 0 = none), encoding, expiry (epoch s)
 _AUDIO_LAYOUT = struct.Struct(">BBHIIIBI")
@@ -47,7 +63,9 @@ class AudioGrant:
     encoding: str
     expires_at: datetime
     spin_id: int | None
-    campaign_id: int | None = None  # set for an ad's audio (then track_id is 0 and spin_id names the ad spin)
+    campaign_id: int | None = (
+        None  # set for an ad's audio (then track_id is 0 and spin_id names the ad spin)
+    )
 
 
 @dataclass(frozen=True)
@@ -70,15 +88,22 @@ class SigningKey:
     retired_at: datetime | None = None
 
     def as_json(self) -> dict[str, object]:
-        return {"id": self.id, "secret": self.secret.hex(), "created_at": self.created_at.isoformat(),
-                "retired_at": self.retired_at.isoformat() if self.retired_at else None}
+        return {
+            "id": self.id,
+            "secret": self.secret.hex(),
+            "created_at": self.created_at.isoformat(),
+            "retired_at": self.retired_at.isoformat() if self.retired_at else None,
+        }
 
     @classmethod
-    def from_json(cls, data: dict[str, object]) -> "SigningKey":
+    def from_json(cls, data: dict[str, object]) -> SigningKey:
         retired = data.get("retired_at")
-        return cls(int(str(data["id"])), bytes.fromhex(str(data["secret"])),
-                   datetime.fromisoformat(str(data["created_at"])),
-                   datetime.fromisoformat(str(retired)) if retired else None)
+        return cls(
+            int(str(data["id"])),
+            bytes.fromhex(str(data["secret"])),
+            datetime.fromisoformat(str(data["created_at"])),
+            datetime.fromisoformat(str(retired)) if retired else None,
+        )
 
 
 class UrlSigner:
@@ -93,7 +118,7 @@ class UrlSigner:
         self._lock = threading.Lock()
 
     @classmethod
-    def open(cls, data_dir: Path, *, grace_seconds: int = DEFAULT_GRACE) -> "UrlSigner":
+    def open(cls, data_dir: Path, *, grace_seconds: int = DEFAULT_GRACE) -> UrlSigner:
         """The signer of an instance; its key file is created (mode 0600) on first use."""
         path = Path(data_dir) / KEY_FILE
         tighten(path, FILE_MODE)  # one written before keys were made owner-only
@@ -101,32 +126,66 @@ class UrlSigner:
 
     # ------------------------------------------------------------------ signing
 
-    def audio_token(self, *, listener_id: int, track_id: int, encoding: str, expires_at: datetime,
-                    spin_id: int | None = None) -> str:
+    def audio_token(
+        self,
+        *,
+        listener_id: int,
+        track_id: int,
+        encoding: str,
+        expires_at: datetime,
+        spin_id: int | None = None,
+    ) -> str:
         """Token for /audio/{token}: listener, track, encoding and expiry, HMAC-signed."""
         key = self._current()
-        payload = _AUDIO_LAYOUT.pack(_VERSION, _AUDIO, key.id, listener_id, track_id, spin_id or 0,
-                                     ENCODINGS.index(encoding), _epoch(expires_at))
+        payload = _AUDIO_LAYOUT.pack(
+            _VERSION,
+            _AUDIO,
+            key.id,
+            listener_id,
+            track_id,
+            spin_id or 0,
+            ENCODINGS.index(encoding),
+            _epoch(expires_at),
+        )
         return _encode(payload + _mac(key.secret, payload))
 
     def receipt_token(self, *, listener_id: int, spin_id: int, expires_at: datetime) -> str:
         """Token for the receipt and skip URLs of one spin."""
         key = self._current()
-        payload = _RECEIPT_LAYOUT.pack(_VERSION, _RECEIPT, key.id, listener_id, spin_id, _epoch(expires_at))
+        payload = _RECEIPT_LAYOUT.pack(
+            _VERSION, _RECEIPT, key.id, listener_id, spin_id, _epoch(expires_at)
+        )
         return _encode(payload + _mac(key.secret, payload))
 
-    def ad_audio_token(self, *, listener_id: int, campaign_id: int, ad_spin_id: int, encoding: str,
-                       expires_at: datetime) -> str:
+    def ad_audio_token(
+        self,
+        *,
+        listener_id: int,
+        campaign_id: int,
+        ad_spin_id: int,
+        encoding: str,
+        expires_at: datetime,
+    ) -> str:
         """Token for /audio/{token} delivering an ad campaign's audio to the listener it was issued to."""
         key = self._current()
-        payload = _AUDIO_LAYOUT.pack(_VERSION, _AD_AUDIO, key.id, listener_id, campaign_id, ad_spin_id,
-                                     ENCODINGS.index(encoding), _epoch(expires_at))
+        payload = _AUDIO_LAYOUT.pack(
+            _VERSION,
+            _AD_AUDIO,
+            key.id,
+            listener_id,
+            campaign_id,
+            ad_spin_id,
+            ENCODINGS.index(encoding),
+            _epoch(expires_at),
+        )
         return _encode(payload + _mac(key.secret, payload))
 
     def ad_receipt_token(self, *, listener_id: int, ad_spin_id: int, expires_at: datetime) -> str:
         """Token for the receipt and skip URLs of one ad spin."""
         key = self._current()
-        payload = _RECEIPT_LAYOUT.pack(_VERSION, _AD_RECEIPT, key.id, listener_id, ad_spin_id, _epoch(expires_at))
+        payload = _RECEIPT_LAYOUT.pack(
+            _VERSION, _AD_RECEIPT, key.id, listener_id, ad_spin_id, _epoch(expires_at)
+        )
         return _encode(payload + _mac(key.secret, payload))
 
     # ------------------------------------------------------------------ verifying
@@ -138,19 +197,27 @@ class UrlSigner:
         if encoding >= len(ENCODINGS):
             raise _forged()
         if kind == _AD_AUDIO:
-            return AudioGrant(listener_id, 0, ENCODINGS[encoding], _datetime(expiry), spin_id or None, track_id)
-        return AudioGrant(listener_id, track_id, ENCODINGS[encoding], _datetime(expiry), spin_id or None)
+            return AudioGrant(
+                listener_id, 0, ENCODINGS[encoding], _datetime(expiry), spin_id or None, track_id
+            )
+        return AudioGrant(
+            listener_id, track_id, ENCODINGS[encoding], _datetime(expiry), spin_id or None
+        )
 
     def verify_receipt(self, token: str, now: datetime) -> ReceiptGrant:
         """The grant of a receipt token, with the same refusals as verify_audio."""
-        _, kind, _, listener_id, spin_id, expiry = self._open(token, (_RECEIPT, _AD_RECEIPT), _RECEIPT_LAYOUT, now)
+        _, kind, _, listener_id, spin_id, expiry = self._open(
+            token, (_RECEIPT, _AD_RECEIPT), _RECEIPT_LAYOUT, now
+        )
         return ReceiptGrant(listener_id, spin_id, _datetime(expiry), ad=kind == _AD_RECEIPT)
 
-    def _open(self, token: str, kinds: tuple[int, ...], layout: struct.Struct, now: datetime) -> tuple[int, ...]:
+    def _open(
+        self, token: str, kinds: tuple[int, ...], layout: struct.Struct, now: datetime
+    ) -> tuple[int, ...]:
         raw = _decode(token)
         if raw is None or len(raw) != layout.size + _MAC_BYTES:
             raise _forged()
-        payload, mac = raw[:layout.size], raw[layout.size:]
+        payload, mac = raw[: layout.size], raw[layout.size :]
         fields = layout.unpack(payload)
         if fields[0] != _VERSION or fields[1] not in kinds:
             raise _forged()
@@ -158,8 +225,10 @@ class UrlSigner:
         if key is None or not hmac.compare_digest(mac, _mac(key.secret, payload)):
             raise _forged()
         if _epoch(now) >= fields[-1]:
-            raise ApiError(ErrorCode.CONTENT_HAS_EXPIRED,
-                           f"this URL expired at {_datetime(fields[-1]).isoformat()}; ask for a new playlist fragment")
+            raise ApiError(
+                ErrorCode.CONTENT_HAS_EXPIRED,
+                f"this URL expired at {_datetime(fields[-1]).isoformat()}; ask for a new playlist fragment",
+            )
         return fields
 
     # ------------------------------------------------------------------ keys
@@ -175,9 +244,16 @@ class UrlSigner:
         with open(private_file(self.path.with_suffix(".lock")), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             self._refresh(force=True)
-            kept = [k if k.retired_at else SigningKey(k.id, k.secret, k.created_at, now) for k in self._keys
-                    if k.retired_at is None or now - k.retired_at < self.grace]
-            fresh = SigningKey((max((k.id for k in self._keys), default=0) + 1) % 65536, secrets.token_bytes(32), now)
+            kept = [
+                k if k.retired_at else SigningKey(k.id, k.secret, k.created_at, now)
+                for k in self._keys
+                if k.retired_at is None or now - k.retired_at < self.grace
+            ]
+            fresh = SigningKey(
+                (max((k.id for k in self._keys), default=0) + 1) % 65536,
+                secrets.token_bytes(32),
+                now,
+            )
             _write_keys(self.path, [*kept, fresh], replace=True)
             self._refresh(force=True)
         return fresh
@@ -218,7 +294,7 @@ class UrlSigner:
 
     def _create(self) -> None:
         private_dir(self.path.parent)
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         _write_keys(self.path, [SigningKey(1, secrets.token_bytes(32), now)], replace=False)
 
 
@@ -266,8 +342,10 @@ def _epoch(value: datetime) -> int:
 
 
 def _datetime(epoch: int) -> datetime:
-    return datetime.fromtimestamp(epoch, timezone.utc)
+    return datetime.fromtimestamp(epoch, UTC)
 
 
 def _forged() -> ApiError:
-    return ApiError(ErrorCode.USER_NOT_AUTHORIZED, "this URL's signature is not valid for this server")
+    return ApiError(
+        ErrorCode.USER_NOT_AUTHORIZED, "this URL's signature is not valid for this server"
+    )

@@ -11,21 +11,32 @@ import ctypes
 import ctypes.util
 import io
 import os
+from collections.abc import Callable, Iterator
 from functools import cache
-from typing import Any, Callable, Iterator, cast
+from typing import Any, cast
 
 from airwave.audio.formats import Profile
 
-Progress = Callable[[int], None]  # called with the bytes written so far, from the transcoding thread
-MAX_BAD_PACKETS = 100  # undecodable packets skipped (as ffmpeg does) before the source counts as broken
+Progress = Callable[
+    [int], None
+]  # called with the bytes written so far, from the transcoding thread
+MAX_BAD_PACKETS = (
+    100  # undecodable packets skipped (as ffmpeg does) before the source counts as broken
+)
 
 
 class TranscodeError(Exception):
     """The source could not be decoded or the encoder refused it."""
 
 
-def transcode(source: str, fd: int, profile: Profile, progress: Progress | None = None,
-              *, system_lame: bool = True) -> int:
+def transcode(
+    source: str,
+    fd: int,
+    profile: Profile,
+    progress: Progress | None = None,
+    *,
+    system_lame: bool = True,
+) -> int:
     """Write `source` encoded per `profile` to the empty file `fd`; returns the bytes written."""
     import av
 
@@ -77,9 +88,10 @@ def _decoded(container: Any, stream: Any) -> Iterator[Any]:
             yield frame
 
 
-def _encode_pyav(frames: Iterator[Any], sink: "_Sink", profile: Profile, rate: int, layout: str) -> None:
+def _encode_pyav(
+    frames: Iterator[Any], sink: _Sink, profile: Profile, rate: int, layout: str
+) -> None:
     import av
-
     from av.audio.stream import AudioStream
 
     with av.open(sink, "w", format=profile.container) as out:
@@ -89,8 +101,9 @@ def _encode_pyav(frames: Iterator[Any], sink: "_Sink", profile: Profile, rate: i
         context = stream.codec_context
         context.open()
         sample_format = context.format.name if context.format else "fltp"
-        resampler = av.AudioResampler(format=sample_format, layout=layout, rate=rate,
-                                      frame_size=context.frame_size or None)
+        resampler = av.AudioResampler(
+            format=sample_format, layout=layout, rate=rate, frame_size=context.frame_size or None
+        )
         for frame in frames:
             for chunk in resampler.resample(frame):
                 for packet in stream.encode(chunk):
@@ -102,8 +115,14 @@ def _encode_pyav(frames: Iterator[Any], sink: "_Sink", profile: Profile, rate: i
             out.mux(packet)
 
 
-def _encode_lame(lame: ctypes.CDLL, frames: Iterator[Any], sink: "_Sink", profile: Profile, rate: int,
-                 layout: str) -> None:
+def _encode_lame(
+    lame: ctypes.CDLL,
+    frames: Iterator[Any],
+    sink: _Sink,
+    profile: Profile,
+    rate: int,
+    layout: str,
+) -> None:
     import av
 
     channels = 1 if layout == "mono" else 2
@@ -118,7 +137,9 @@ def _encode_lame(lame: ctypes.CDLL, frames: Iterator[Any], sink: "_Sink", profil
         lame.lame_set_brate(gfp, profile.bitrate // 1000)
         lame.lame_set_bWriteVbrTag(gfp, 1)  # the LAME/Info frame: gapless playback, exact duration
         if lame.lame_init_params(gfp) < 0:
-            raise TranscodeError(f"LAME refused {rate} Hz, {channels} channels, {profile.bitrate} bit/s")
+            raise TranscodeError(
+                f"LAME refused {rate} Hz, {channels} channels, {profile.bitrate} bit/s"
+            )
         resampler = av.AudioResampler(format="fltp", layout=layout, rate=rate)
         buffer = ctypes.create_string_buffer(1 << 16)
 
@@ -131,7 +152,9 @@ def _encode_lame(lame: ctypes.CDLL, frames: Iterator[Any], sink: "_Sink", profil
                 buffer = ctypes.create_string_buffer(need)
             left = planes[0].ctypes.data
             right = planes[1].ctypes.data if channels == 2 else left
-            size = lame.lame_encode_buffer_ieee_float(gfp, left, right, samples, buffer, len(buffer))
+            size = lame.lame_encode_buffer_ieee_float(
+                gfp, left, right, samples, buffer, len(buffer)
+            )
             if size < 0:
                 raise TranscodeError(f"LAME failed with {size}")
             sink.write(buffer.raw[:size])
@@ -167,8 +190,14 @@ def _system_lame() -> ctypes.CDLL | None:
     vp, i = ctypes.c_void_p, ctypes.c_int
     lib.lame_init.restype = vp
     lib.lame_init.argtypes = []
-    for name in ("lame_set_in_samplerate", "lame_set_out_samplerate", "lame_set_num_channels", "lame_set_mode",
-                 "lame_set_brate", "lame_set_bWriteVbrTag"):
+    for name in (
+        "lame_set_in_samplerate",
+        "lame_set_out_samplerate",
+        "lame_set_num_channels",
+        "lame_set_mode",
+        "lame_set_brate",
+        "lame_set_bWriteVbrTag",
+    ):
         getattr(lib, name).argtypes = [vp, i]
         getattr(lib, name).restype = i
     lib.lame_init_params.argtypes = [vp]

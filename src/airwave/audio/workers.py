@@ -15,12 +15,12 @@ import multiprocessing.forkserver
 import os
 import signal
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerContext, SpawnContext
 from multiprocessing.process import BaseProcess
-from typing import Callable
 
 from airwave.audio.formats import Profile
 
@@ -60,12 +60,16 @@ class Worker:
         self.conn = conn
 
     @classmethod
-    def start(cls, source: str, part: str, profile: Profile, system_lame: bool) -> "Worker":
+    def start(cls, source: str, part: str, profile: Profile, system_lame: bool) -> Worker:
         """Fork the child (blocking for a few milliseconds: call from a worker thread)."""
         context = _context()
         reader, writer = context.Pipe(duplex=False)
-        process = context.Process(target=_child, args=(source, part, profile, system_lame, writer),
-                                  name="airwave-transcode", daemon=True)
+        process = context.Process(
+            target=_child,
+            args=(source, part, profile, system_lame, writer),
+            name="airwave-transcode",
+            daemon=True,
+        )
         process.start()
         writer.close()
         return cls(process, reader)
@@ -117,14 +121,18 @@ def _child(source: str, part: str, profile: Profile, system_lame: bool, conn: Co
     """In the child: transcode into `part`, fsync, exit 0; or report the error and exit 1."""
     from airwave.audio.transcode import TranscodeError, transcode
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the server decides
+    signal.signal(
+        signal.SIGINT, signal.SIG_IGN
+    )  # Ctrl-C reaches the whole group: the server decides
     reported = 0
 
     def progress(written: int) -> None:
         nonlocal reported
         if written - reported >= _NOTIFY_BYTES or reported == 0:
             reported = written
-            conn.send_bytes(struct.pack("<q", written))  # BrokenPipeError when the server is gone: we stop
+            conn.send_bytes(
+                struct.pack("<q", written)
+            )  # BrokenPipeError when the server is gone: we stop
 
     fd = os.open(part, os.O_WRONLY | os.O_CLOEXEC)
     try:

@@ -6,7 +6,6 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
-
 from typing import Any
 
 from sqlalchemy import delete, func, or_, select
@@ -31,7 +30,9 @@ from airwave.store.models import (
 GENDERS = ("male", "female", "nonbinary", "unspecified")
 _USERNAME = re.compile(r"^[^\s\x00-\x1f\x7f]{1,64}$")
 _POSTAL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 \-]{1,8}[A-Za-z0-9]$")
-_EMAIL = re.compile(r"^[^@\s\x00-\x1f\x7f<>,;:\"]+@[^@\s\x00-\x1f\x7f<>,;:\"\[\]]+\.[^@\s\x00-\x1f\x7f<>,;:\"\[\]]+$")
+_EMAIL = re.compile(
+    r"^[^@\s\x00-\x1f\x7f<>,;:\"]+@[^@\s\x00-\x1f\x7f<>,;:\"\[\]]+\.[^@\s\x00-\x1f\x7f<>,;:\"\[\]]+$"
+)
 _PIN = re.compile(r"^[0-9]{4}$", re.ASCII)
 DISPLAY_NAME_MAX = 64
 BIO_MAX = 2000
@@ -59,10 +60,13 @@ def check_birth_year(year: int | None, settings: Settings, now: datetime) -> Non
     if year is None:
         return
     if year < 1900 or year > now.year:
-        raise ApiError(ErrorCode.BIRTH_YEAR_INVALID, f"birthYear must be between 1900 and {now.year}")
+        raise ApiError(
+            ErrorCode.BIRTH_YEAR_INVALID, f"birthYear must be between 1900 and {now.year}"
+        )
     if now.year - year < settings.minimum_age:
         raise ApiError(
-            ErrorCode.BIRTH_YEAR_TOO_YOUNG, f"listeners must be at least {settings.minimum_age} years old"
+            ErrorCode.BIRTH_YEAR_TOO_YOUNG,
+            f"listeners must be at least {settings.minimum_age} years old",
         )
 
 
@@ -114,8 +118,9 @@ class CheckedListener:
     email_opt_out: bool
 
 
-def check_new_listener(settings: Settings, now: datetime, new: NewListener, *,
-                       enforce_strength: bool = True) -> CheckedListener:
+def check_new_listener(
+    settings: Settings, now: datetime, new: NewListener, *, enforce_strength: bool = True
+) -> CheckedListener:
     """Validate a new account and hash its password; call before opening the write transaction."""
     name = check_username(new.username)
     if enforce_strength:
@@ -128,8 +133,16 @@ def check_new_listener(settings: Settings, now: datetime, new: NewListener, *,
     tier = new.tier or settings.default_tier
     if tier not in TIERS:
         raise ApiError(ErrorCode.INVALID_REQUEST, f"tier must be one of {', '.join(TIERS)}")
-    return CheckedListener(name, passwords.hash_password(new.password), tier, new.is_admin,
-                           new.birth_year, zip_code, gender, new.email_opt_out)
+    return CheckedListener(
+        name,
+        passwords.hash_password(new.password),
+        tier,
+        new.is_admin,
+        new.birth_year,
+        zip_code,
+        gender,
+        new.email_opt_out,
+    )
 
 
 def create_listener(db: Session, now: datetime, new: CheckedListener) -> Listener:
@@ -164,7 +177,11 @@ def create_listener(db: Session, now: datetime, new: CheckedListener) -> Listene
 
 
 def _unique_webname(db: Session, username: str) -> str:
-    base = re.sub(r"[^a-z0-9]+", "", unicodedata.normalize("NFKD", username).encode("ascii", "ignore").decode().lower())
+    base = re.sub(
+        r"[^a-z0-9]+",
+        "",
+        unicodedata.normalize("NFKD", username).encode("ascii", "ignore").decode().lower(),
+    )
     base = (base or "listener")[:60]
     taken = set(db.scalars(select(Listener.webname).where(Listener.webname.like(f"{base}%"))))
     candidate, n = base, 1
@@ -222,7 +239,9 @@ def check_email(email: str | None) -> str | None:
         return None
     value = email.strip()
     if not is_email_address(value):
-        raise ApiError(ErrorCode.INVALID_REQUEST, "email: not an email address such as name@example.org")
+        raise ApiError(
+            ErrorCode.INVALID_REQUEST, "email: not an email address such as name@example.org"
+        )
     return value
 
 
@@ -257,9 +276,17 @@ class Profile:
 def profile_of(db: Session, listener: Listener) -> Profile:
     from airwave.core.stations import count_stations
 
-    thumbs = db.scalar(select(func.count(Feedback.id)).where(Feedback.listener_id == listener.id,
-                                                            Feedback.is_positive.is_(True))) or 0
-    bookmarks = db.scalar(select(func.count(Bookmark.id)).where(Bookmark.listener_id == listener.id)) or 0
+    thumbs = (
+        db.scalar(
+            select(func.count(Feedback.id)).where(
+                Feedback.listener_id == listener.id, Feedback.is_positive.is_(True)
+            )
+        )
+        or 0
+    )
+    bookmarks = (
+        db.scalar(select(func.count(Bookmark.id)).where(Bookmark.listener_id == listener.id)) or 0
+    )
     return Profile(listener, count_stations(db, listener.id), thumbs, bookmarks)
 
 
@@ -280,7 +307,9 @@ def set_profile(db: Session, listener_id: int, changes: dict[str, Any]) -> Liste
     row = _locked(db, listener_id)
     display_name = bio = None
     if "display_name" in changes:
-        display_name = _clean_text(changes["display_name"] or "", "displayName", DISPLAY_NAME_MAX, multiline=False)
+        display_name = _clean_text(
+            changes["display_name"] or "", "displayName", DISPLAY_NAME_MAX, multiline=False
+        )
     if "bio" in changes:
         bio = _clean_text(changes["bio"] or "", "bio", BIO_MAX, multiline=True)
     if "display_name" in changes:
@@ -301,8 +330,16 @@ def _locked(db: Session, listener_id: int) -> Listener:
 
 # --- settings and the explicit-content PIN ----------------------------------------------------------------
 
-SETTING_FIELDS = ("explicit_filter", "high_quality_streaming", "email_opt_out", "artist_audio_messages",
-                  "zip_code", "birth_year", "gender", "email")
+SETTING_FIELDS = (
+    "explicit_filter",
+    "high_quality_streaming",
+    "email_opt_out",
+    "artist_audio_messages",
+    "zip_code",
+    "birth_year",
+    "gender",
+    "email",
+)
 
 
 def check_pin_format(pin: str | None, field: str = "pin") -> str:
@@ -311,8 +348,14 @@ def check_pin_format(pin: str | None, field: str = "pin") -> str:
     return pin
 
 
-def verify_pin(database: Database, settings: Settings, now: datetime, listener_id: int, pin: str | None,
-               field: str = "pin") -> None:
+def verify_pin(
+    database: Database,
+    settings: Settings,
+    now: datetime,
+    listener_id: int,
+    pin: str | None,
+    field: str = "pin",
+) -> None:
     """The listener's PIN was given: EXPLICIT_PIN_MALFORMED / _INCORRECT; wrong PINs are throttled.
 
     Four digits are quickly guessed, so each check is counted before it runs, with the back-off
@@ -324,13 +367,18 @@ def verify_pin(database: Database, settings: Settings, now: datetime, listener_i
     if stored is None:
         return
     if pin is None:
-        raise ApiError(ErrorCode.EXPLICIT_PIN_INCORRECT, f"{field} is required: the explicit filter is locked by a PIN")
+        raise ApiError(
+            ErrorCode.EXPLICIT_PIN_INCORRECT,
+            f"{field} is required: the explicit filter is locked by a PIN",
+        )
     check_pin_format(pin, field)
     with database.write() as db:
         key = throttle.pin_key(listener_id)
         attempt = throttle.reserve(db, settings, now, key, what="wrong PINs")
     if not passwords.verify_password(stored, pin):
-        raise ApiError(ErrorCode.EXPLICIT_PIN_INCORRECT, f"{field} does not match the explicit filter PIN")
+        raise ApiError(
+            ErrorCode.EXPLICIT_PIN_INCORRECT, f"{field} does not match the explicit filter PIN"
+        )
     with database.write() as db:
         throttle.release(db, attempt)
 
@@ -338,7 +386,12 @@ def verify_pin(database: Database, settings: Settings, now: datetime, listener_i
 def validate_settings(settings: Settings, now: datetime, changes: dict[str, Any]) -> dict[str, Any]:
     """Check every given setting before any is applied; values come back normalised."""
     clean = dict(changes)
-    for flag in ("explicit_filter", "high_quality_streaming", "email_opt_out", "artist_audio_messages"):
+    for flag in (
+        "explicit_filter",
+        "high_quality_streaming",
+        "email_opt_out",
+        "artist_audio_messages",
+    ):
         if flag in clean and clean[flag] is None:
             raise ApiError(ErrorCode.INVALID_REQUEST, f"{_camel(flag)}: must be true or false")
     if "zip_code" in clean:
@@ -359,15 +412,23 @@ def _camel(name: str) -> str:
 
 def needs_pin(listener: Listener, changes: dict[str, Any]) -> bool:
     """Turning the explicit filter off while a PIN is set needs the PIN."""
-    return (changes.get("explicit_filter") is False and listener.explicit_filter
-            and listener.explicit_pin_hash is not None)
+    return (
+        changes.get("explicit_filter") is False
+        and listener.explicit_filter
+        and listener.explicit_pin_hash is not None
+    )
 
 
-def apply_settings(db: Session, listener_id: int, clean: dict[str, Any], *, pin_checked: bool) -> Listener:
+def apply_settings(
+    db: Session, listener_id: int, clean: dict[str, Any], *, pin_checked: bool
+) -> Listener:
     """Apply validated settings; the PIN rule is checked again on the locked row (a PIN set meanwhile)."""
     row = _locked(db, listener_id)
     if needs_pin(row, clean) and not pin_checked:
-        raise ApiError(ErrorCode.EXPLICIT_PIN_INCORRECT, "pin is required: the explicit filter is locked by a PIN")
+        raise ApiError(
+            ErrorCode.EXPLICIT_PIN_INCORRECT,
+            "pin is required: the explicit filter is locked by a PIN",
+        )
     for name in SETTING_FIELDS:
         if name in clean:
             setattr(row, name, clean[name])
@@ -390,8 +451,14 @@ def set_explicit_pin(db: Session, listener_id: int, pin_hash: str) -> Listener:
 # --- account changes ------------------------------------------------------------------------------------
 
 
-def check_account_changes(db: Session, settings: Settings, listener: Listener, *,
-                          new_username: str | None, new_password: str | None) -> str | None:
+def check_account_changes(
+    db: Session,
+    settings: Settings,
+    listener: Listener,
+    *,
+    new_username: str | None,
+    new_password: str | None,
+) -> str | None:
     """Check a rename and a new password before any write; the new password's hash, if any.
 
     Runs on a read session: hashing must not happen while the write lock is held.
@@ -413,9 +480,15 @@ def _check_name_free(db: Session, name: str, own_key: str) -> None:
         raise ApiError(ErrorCode.USERNAME_ALREADY_EXISTS, f"username {name!r} is taken")
 
 
-def update_account(db: Session, now: datetime, listener_id: int, *, new_username: str | None,
-                   new_password_hash: str | None,
-                   explicit_filter: bool | None) -> tuple[Listener, bool]:
+def update_account(
+    db: Session,
+    now: datetime,
+    listener_id: int,
+    *,
+    new_username: str | None,
+    new_password_hash: str | None,
+    explicit_filter: bool | None,
+) -> tuple[Listener, bool]:
     """Rename, new password, explicit filter (checked by check_account_changes); True: new password.
 
     The caller has re-authenticated with the account password, which outranks the explicit filter PIN.
@@ -431,8 +504,9 @@ def update_account(db: Session, now: datetime, listener_id: int, *, new_username
             try:
                 db.flush()
             except IntegrityError as exc:  # a concurrent registration took the name
-                raise ApiError(ErrorCode.USERNAME_ALREADY_EXISTS,
-                               f"username {name!r} is taken") from exc
+                raise ApiError(
+                    ErrorCode.USERNAME_ALREADY_EXISTS, f"username {name!r} is taken"
+                ) from exc
     if explicit_filter is not None:
         row.explicit_filter = explicit_filter
     if new_password_hash is not None:
@@ -449,8 +523,11 @@ def delete_listener(db: Session, listener: Listener) -> None:
     here), children of the listener's stations first, then the throttling records that name them.
     """
     stations = select(Station.id).where(Station.listener_id == listener.id).scalar_subquery()
-    db.execute(delete(ShuffleMember).where(or_(ShuffleMember.shuffle_id.in_(stations),
-                                               ShuffleMember.station_id.in_(stations))))
+    db.execute(
+        delete(ShuffleMember).where(
+            or_(ShuffleMember.shuffle_id.in_(stations), ShuffleMember.station_id.in_(stations))
+        )
+    )
     db.execute(delete(StationSeed).where(StationSeed.station_id.in_(stations)))
     for table in reversed(Base.metadata.sorted_tables):
         if table.name != Station.__tablename__ and "listener_id" in table.c:

@@ -8,10 +8,10 @@ import random
 import re
 import secrets
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Sequence
 
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -28,7 +28,9 @@ from airwave.store.models import AdCampaign, AdImpressionDay, AdSpin, Artwork, L
 ADS_DIR = "ads"
 TOKEN_LIFETIME = timedelta(hours=24)
 ARTIST_NAME = "Advertisement"
-LOOKBACK_SPINS = 1000  # the interval rule sums at most this many recent tracks (enough for any sane interval)
+LOOKBACK_SPINS = (
+    1000  # the interval rule sums at most this many recent tracks (enough for any sane interval)
+)
 MAX_TITLE = 256
 _URL = re.compile(r"https?://[^\s/$.?#][^\s]*", re.IGNORECASE)
 
@@ -91,7 +93,10 @@ def add_campaign(db: Session, settings: Settings, new: NewCampaign, now: datetim
     if not title or len(title) > MAX_TITLE:
         raise ApiError(ErrorCode.INVALID_REQUEST, f"the title must be 1 to {MAX_TITLE} characters")
     if not _URL.fullmatch(new.click_url.strip()):
-        raise ApiError(ErrorCode.INVALID_REQUEST, f"the click-through URL {new.click_url!r} is not an http(s) URL")
+        raise ApiError(
+            ErrorCode.INVALID_REQUEST,
+            f"the click-through URL {new.click_url!r} is not an http(s) URL",
+        )
     if new.weight < 1:
         raise ApiError(ErrorCode.INVALID_REQUEST, "the weight must be 1 or more")
     if new.starts_at and new.ends_at and new.ends_at <= new.starts_at:
@@ -119,19 +124,39 @@ def add_campaign(db: Session, settings: Settings, new: NewCampaign, now: datetim
         copied.append(audio_copy)
         art_id = None
         if new.art is not None and picture is not None:
-            art_id = db.scalar(select(Artwork.id).where(Artwork.content_hash == picture.content_hash))
+            art_id = db.scalar(
+                select(Artwork.id).where(Artwork.content_hash == picture.content_hash)
+            )
             if art_id is None:
-                art_copy = _copy(new.art, folder / "art", f"{picture.content_hash}{new.art.suffix.lower()}")
+                art_copy = _copy(
+                    new.art, folder / "art", f"{picture.content_hash}{new.art.suffix.lower()}"
+                )
                 copied.append(art_copy)
-                artwork = Artwork(content_hash=picture.content_hash, source_path=str(art_copy), embedded=False,
-                                  width=picture.width, height=picture.height, dominant_color=picture.dominant_color)
+                artwork = Artwork(
+                    content_hash=picture.content_hash,
+                    source_path=str(art_copy),
+                    embedded=False,
+                    width=picture.width,
+                    height=picture.height,
+                    dominant_color=picture.dominant_color,
+                )
                 db.add(artwork)
                 db.flush()
                 art_id = artwork.id
-        campaign = AdCampaign(title=title, path=str(audio_copy), codec=probed.codec, duration=probed.duration,
-                              click_url=new.click_url.strip(), art_id=art_id, starts_at=new.starts_at,
-                              ends_at=new.ends_at, weight=new.weight, disabled=False, broken_reports=0,
-                              created_at=now)
+        campaign = AdCampaign(
+            title=title,
+            path=str(audio_copy),
+            codec=probed.codec,
+            duration=probed.duration,
+            click_url=new.click_url.strip(),
+            art_id=art_id,
+            starts_at=new.starts_at,
+            ends_at=new.ends_at,
+            weight=new.weight,
+            disabled=False,
+            broken_reports=0,
+            created_at=now,
+        )
         db.add(campaign)
         db.flush()
     except BaseException:
@@ -151,7 +176,9 @@ def _copy(source: Path, folder: Path, name: str) -> Path:
         os.replace(tmp, target)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        raise ApiError(ErrorCode.INVALID_REQUEST, f"{source}: cannot copy: {exc.strerror or exc}") from None
+        raise ApiError(
+            ErrorCode.INVALID_REQUEST, f"{source}: cannot copy: {exc.strerror or exc}"
+        ) from None
     return target
 
 
@@ -182,16 +209,27 @@ def state_of(campaign: AdCampaign, now: datetime, threshold: int) -> str:
 
 
 def list_campaigns(db: Session, settings: Settings, now: datetime) -> list[CampaignRow]:
-    totals = dict(db.execute(select(AdImpressionDay.campaign_id, func.sum(AdImpressionDay.impressions))
-                             .group_by(AdImpressionDay.campaign_id)).all())
-    return [CampaignRow(c, state_of(c, now, settings.ad_broken_threshold), int(totals.get(c.id) or 0))
-            for c in db.scalars(select(AdCampaign).order_by(AdCampaign.id))]
+    totals = dict(
+        db.execute(
+            select(AdImpressionDay.campaign_id, func.sum(AdImpressionDay.impressions)).group_by(
+                AdImpressionDay.campaign_id
+            )
+        ).all()
+    )
+    return [
+        CampaignRow(c, state_of(c, now, settings.ad_broken_threshold), int(totals.get(c.id) or 0))
+        for c in db.scalars(select(AdCampaign).order_by(AdCampaign.id))
+    ]
 
 
 def report(db: Session, since: date | None, until: date | None) -> list[ReportRow]:
     """Impressions per campaign and UTC day, both ends inclusive, oldest day first."""
-    query = (select(AdImpressionDay.campaign_id, AdCampaign.title, AdImpressionDay.day, AdImpressionDay.impressions)
-             .join(AdCampaign, AdCampaign.id == AdImpressionDay.campaign_id))
+    query = select(
+        AdImpressionDay.campaign_id,
+        AdCampaign.title,
+        AdImpressionDay.day,
+        AdImpressionDay.impressions,
+    ).join(AdCampaign, AdCampaign.id == AdImpressionDay.campaign_id)
     if since is not None:
         query = query.where(AdImpressionDay.day >= since.isoformat())
     if until is not None:
@@ -205,12 +243,19 @@ def report(db: Session, since: date | None, until: date | None) -> list[ReportRo
 
 def active_campaigns(db: Session, settings: Settings, now: datetime) -> list[AdCampaign]:
     """Campaigns that may be served now: in their window, enabled, below the broken-report threshold."""
-    return list(db.scalars(select(AdCampaign).where(
-        AdCampaign.disabled.is_(False), AdCampaign.weight > 0,
-        AdCampaign.broken_reports < settings.ad_broken_threshold,
-        or_(AdCampaign.starts_at.is_(None), AdCampaign.starts_at <= now),
-        or_(AdCampaign.ends_at.is_(None), AdCampaign.ends_at > now),
-    ).order_by(AdCampaign.id)))
+    return list(
+        db.scalars(
+            select(AdCampaign)
+            .where(
+                AdCampaign.disabled.is_(False),
+                AdCampaign.weight > 0,
+                AdCampaign.broken_reports < settings.ad_broken_threshold,
+                or_(AdCampaign.starts_at.is_(None), AdCampaign.starts_at <= now),
+                or_(AdCampaign.ends_at.is_(None), AdCampaign.ends_at > now),
+            )
+            .order_by(AdCampaign.id)
+        )
+    )
 
 
 def choose(campaigns: Sequence[AdCampaign], rng: random.Random) -> AdCampaign | None:
@@ -224,22 +269,44 @@ def serves_ads(settings: Settings, listener: Listener) -> bool:
     return settings.tier(listener.tier).ads
 
 
-def issue(db: Session, listener_id: int, campaign: AdCampaign, station_id: int | None, issued_at: datetime,
-          *, in_fragment: bool) -> AdSpin:
+def issue(
+    db: Session,
+    listener_id: int,
+    campaign: AdCampaign,
+    station_id: int | None,
+    issued_at: datetime,
+    *,
+    in_fragment: bool,
+) -> AdSpin:
     """A new adToken for this listener and campaign."""
-    spin = AdSpin(token=secrets.token_urlsafe(18), listener_id=listener_id, campaign_id=campaign.id,
-                  station_id=station_id, in_fragment=in_fragment, issued_at=issued_at, impression_at=None,
-                  reported_broken=False)
+    spin = AdSpin(
+        token=secrets.token_urlsafe(18),
+        listener_id=listener_id,
+        campaign_id=campaign.id,
+        station_id=station_id,
+        in_fragment=in_fragment,
+        issued_at=issued_at,
+        impression_at=None,
+        reported_broken=False,
+    )
     db.add(spin)
     return spin
 
 
-def ad_list(db: Session, settings: Settings, listener: Listener, station_id: int | None, now: datetime,
-            rng: random.Random | None = None) -> list[tuple[AdSpin, AdCampaign]]:
+def ad_list(
+    db: Session,
+    settings: Settings,
+    listener: Listener,
+    station_id: int | None,
+    now: datetime,
+    rng: random.Random | None = None,
+) -> list[tuple[AdSpin, AdCampaign]]:
     """ad/getAdList: one freshly issued ad for listeners whose tier has ads, none for others or without campaigns."""
     if not serves_ads(settings, listener):
         return []
-    campaign = choose(active_campaigns(db, settings, now), rng or random.Random(secrets.randbits(64)))
+    campaign = choose(
+        active_campaigns(db, settings, now), rng or random.Random(secrets.randbits(64))
+    )
     if campaign is None:
         return []
     spin = issue(db, listener.id, campaign, station_id, now, in_fragment=False)
@@ -247,32 +314,54 @@ def ad_list(db: Session, settings: Settings, listener: Listener, station_id: int
     return [(spin, campaign)]
 
 
-def ad_item(db: Session, issuer: delivery.Issuer, settings: Settings, listener: Listener, spin: AdSpin,
-            campaign: AdCampaign, audio_format: str | None) -> AdItem:
+def ad_item(
+    db: Session,
+    issuer: delivery.Issuer,
+    settings: Settings,
+    listener: Listener,
+    spin: AdSpin,
+    campaign: AdCampaign,
+    audio_format: str | None,
+) -> AdItem:
     """An issued ad with its art and its audio in the negotiated encoding."""
     encoding = delivery.encoding_for(settings, listener, audio_format, campaign.codec)
     art = db.get(Artwork, campaign.art_id) if campaign.art_id else None
     return AdItem(spin, campaign, art, issuer.ad(listener.id, campaign.id, spin.id, encoding))
 
 
-def ad_list_items(db: Session, services: Services, base_url: str, listener: Listener, station_id: str | None,
-                  audio_format: str | None, now: datetime) -> list[AdItem]:
+def ad_list_items(
+    db: Session,
+    services: Services,
+    base_url: str,
+    listener: Listener,
+    station_id: str | None,
+    audio_format: str | None,
+    now: datetime,
+) -> list[AdItem]:
     """ad/getAdList: issue an ad (tiers with ads) for one of the listener's stations or none."""
     if not serves_ads(services.settings, listener):
         return []
     station = stations.get_station(db, listener.id, station_id).id if station_id else None
     issued = ad_list(db, services.settings, listener, station, now)
     issuer = delivery.Issuer(services, base_url, now)
-    return [ad_item(db, issuer, services.settings, listener, spin, campaign, audio_format)
-            for spin, campaign in issued]
+    return [
+        ad_item(db, issuer, services.settings, listener, spin, campaign, audio_format)
+        for spin, campaign in issued
+    ]
 
 
 def listened_since_last_ad(db: Session, listener_id: int, exclude: Sequence[int] = ()) -> float:
     """Seconds of music issued to the listener since their last fragment ad (replays are on demand: not counted)."""
-    since = db.scalar(select(func.max(AdSpin.issued_at)).where(AdSpin.listener_id == listener_id,
-                                                               AdSpin.in_fragment.is_(True)))
-    recent = (select(Track.duration.label("seconds")).join(Spin, Spin.track_id == Track.id)
-              .where(Spin.listener_id == listener_id, Spin.is_replay.is_(False)))
+    since = db.scalar(
+        select(func.max(AdSpin.issued_at)).where(
+            AdSpin.listener_id == listener_id, AdSpin.in_fragment.is_(True)
+        )
+    )
+    recent = (
+        select(Track.duration.label("seconds"))
+        .join(Spin, Spin.track_id == Track.id)
+        .where(Spin.listener_id == listener_id, Spin.is_replay.is_(False))
+    )
     if exclude:
         recent = recent.where(Spin.id.notin_(list(exclude)))
     if since is not None:
@@ -281,8 +370,14 @@ def listened_since_last_ad(db: Session, listener_id: int, exclude: Sequence[int]
     return float(db.scalar(select(func.coalesce(func.sum(inner.c.seconds), 0.0))) or 0.0)
 
 
-def fragment_breaks(db: Session, settings: Settings, listener: Listener, station_id: int, spins: Sequence[Spin],
-                    rng: random.Random) -> list[AdBreak]:
+def fragment_breaks(
+    db: Session,
+    settings: Settings,
+    listener: Listener,
+    station_id: int,
+    spins: Sequence[Spin],
+    rng: random.Random,
+) -> list[AdBreak]:
     """Ads for a fragment whose spins are already written: one after each `ad_interval_minutes` of music.
 
     The running total starts with the music issued since the listener's last fragment ad and restarts at
@@ -296,8 +391,11 @@ def fragment_breaks(db: Session, settings: Settings, listener: Listener, station
         return []
     interval = settings.ad_interval_minutes * 60
     pending = listened_since_last_ad(db, listener.id, [s.id for s in spins])
-    durations = dict(db.execute(select(Track.id, Track.duration)
-                                .where(Track.id.in_({s.track_id for s in spins}))).all())
+    durations = dict(
+        db.execute(
+            select(Track.id, Track.duration).where(Track.id.in_({s.track_id for s in spins}))
+        ).all()
+    )
     breaks: list[AdBreak] = []
 
     def place(position: int, issued_at: datetime) -> None:
@@ -306,7 +404,9 @@ def fragment_breaks(db: Session, settings: Settings, listener: Listener, station
         spin = issue(db, listener.id, campaign, station_id, issued_at, in_fragment=True)
         breaks.append(AdBreak(position, spin, campaign))
 
-    if pending >= interval:  # owed from before (e.g. no campaign was active then): the fragment opens with it
+    if (
+        pending >= interval
+    ):  # owed from before (e.g. no campaign was active then): the fragment opens with it
         place(0, spins[0].issued_at - timedelta(microseconds=1))
         pending = 0.0
     for index, spin in enumerate(spins):
@@ -341,12 +441,16 @@ def refuse_ad_token(db: Session, listener_id: int, token: str) -> None:
         return
     if owner != listener_id:
         raise ApiError(ErrorCode.USER_NOT_AUTHORIZED, "that adToken was issued to another listener")
-    raise ApiError(ErrorCode.CALL_NOT_ALLOWED,
-                   "that is an ad's token: ads take no feedback, tired or bookmark; report their plays with "
-                   "ad/registerImpression")
+    raise ApiError(
+        ErrorCode.CALL_NOT_ALLOWED,
+        "that is an ad's token: ads take no feedback, tired or bookmark; report their plays with "
+        "ad/registerImpression",
+    )
 
 
-def register_impressions(db: Session, listener_id: int, tokens: Sequence[str], now: datetime) -> int:
+def register_impressions(
+    db: Session, listener_id: int, tokens: Sequence[str], now: datetime
+) -> int:
     """Count the impression of each adToken, once per token; all tokens are checked before any is counted."""
     spins = [ad_spin_by_token(db, listener_id, t, now) for t in dict.fromkeys(tokens)]
     return sum(_count_impression(db, s.id, s.campaign_id, now) for s in spins)
@@ -354,32 +458,51 @@ def register_impressions(db: Session, listener_id: int, tokens: Sequence[str], n
 
 def _count_impression(db: Session, ad_spin_id: int, campaign_id: int, now: datetime) -> bool:
     """Mark the spin's impression (only the first time) and add it to its campaign's day."""
-    marked = db.execute(update(AdSpin).where(AdSpin.id == ad_spin_id, AdSpin.impression_at.is_(None))
-                        .values(impression_at=now).execution_options(synchronize_session=False))
+    marked = db.execute(
+        update(AdSpin)
+        .where(AdSpin.id == ad_spin_id, AdSpin.impression_at.is_(None))
+        .values(impression_at=now)
+        .execution_options(synchronize_session=False)
+    )
     if not marked.rowcount:  # type: ignore[attr-defined]
         return False
-    day = now.astimezone(timezone.utc).date().isoformat()
+    day = now.astimezone(UTC).date().isoformat()
     dialect = postgresql if db.get_bind().dialect.name == "postgresql" else sqlite
-    statement = dialect.insert(AdImpressionDay).values(campaign_id=campaign_id, day=day, impressions=1)
-    db.execute(statement.on_conflict_do_update(
-        index_elements=[AdImpressionDay.campaign_id, AdImpressionDay.day],
-        set_={"impressions": AdImpressionDay.impressions + 1}))
+    statement = dialect.insert(AdImpressionDay).values(
+        campaign_id=campaign_id, day=day, impressions=1
+    )
+    db.execute(
+        statement.on_conflict_do_update(
+            index_elements=[AdImpressionDay.campaign_id, AdImpressionDay.day],
+            set_={"impressions": AdImpressionDay.impressions + 1},
+        )
+    )
     return True
 
 
 def report_broken(db: Session, listener_id: int, token: str, now: datetime) -> bool:
     """ad/brokenAd: one report per adToken; the campaign stops being served at `ad_broken_threshold` reports."""
     spin = ad_spin_by_token(db, listener_id, token, now)
-    marked = db.execute(update(AdSpin).where(AdSpin.id == spin.id, AdSpin.reported_broken.is_(False))
-                        .values(reported_broken=True).execution_options(synchronize_session=False))
+    marked = db.execute(
+        update(AdSpin)
+        .where(AdSpin.id == spin.id, AdSpin.reported_broken.is_(False))
+        .values(reported_broken=True)
+        .execution_options(synchronize_session=False)
+    )
     if not marked.rowcount:  # type: ignore[attr-defined]
         return False
-    db.execute(update(AdCampaign).where(AdCampaign.id == spin.campaign_id)
-               .values(broken_reports=AdCampaign.broken_reports + 1).execution_options(synchronize_session=False))
+    db.execute(
+        update(AdCampaign)
+        .where(AdCampaign.id == spin.campaign_id)
+        .values(broken_reports=AdCampaign.broken_reports + 1)
+        .execution_options(synchronize_session=False)
+    )
     return True
 
 
-def record_receipt(db: Session, listener_id: int, ad_spin_id: int, completed: bool, now: datetime) -> tuple[bool, float]:
+def record_receipt(
+    db: Session, listener_id: int, ad_spin_id: int, completed: bool, now: datetime
+) -> tuple[bool, float]:
     """An ad's audioReceiptURL (completed) counts its impression like ad/registerImpression; its skip URL
     records nothing. Returns (counted now, the ad's length in seconds)."""
     spin = db.get(AdSpin, ad_spin_id)
@@ -387,6 +510,8 @@ def record_receipt(db: Session, listener_id: int, ad_spin_id: int, completed: bo
         raise ApiError(ErrorCode.NOT_FOUND, "this ad is no longer on record")
     if spin.listener_id != listener_id:
         raise ApiError(ErrorCode.USER_NOT_AUTHORIZED, "this receipt belongs to another listener")
-    duration = db.scalar(select(AdCampaign.duration).where(AdCampaign.id == spin.campaign_id)) or 0.0
+    duration = (
+        db.scalar(select(AdCampaign.duration).where(AdCampaign.id == spin.campaign_id)) or 0.0
+    )
     counted = _count_impression(db, spin.id, spin.campaign_id, now) if completed else False
     return counted, float(duration)

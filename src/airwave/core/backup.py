@@ -15,7 +15,7 @@ import tarfile
 import tempfile
 import zlib
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -42,7 +42,7 @@ class Manifest:
     database: str
     revision: str | None
     data_dir: str
-    created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat())
+    created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
     airwave_version: str = __version__
     format: int = FORMAT
     pg_schema: str | None = None
@@ -54,7 +54,7 @@ class Manifest:
         return json.dumps(self.__dict__, indent=1).encode()
 
     @classmethod
-    def from_json(cls, raw: bytes) -> "Manifest":
+    def from_json(cls, raw: bytes) -> Manifest:
         data = json.loads(raw)
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             found = data.get("format") if isinstance(data, dict) else None

@@ -24,7 +24,9 @@ def target(db: Session, token: str, kind: BookmarkType | None = None) -> tuple[s
     """(kind, row id) of a musicId/pandoraId naming a present artist or track."""
     ref = catalog.resolve(token, "artist", "track")
     if kind is not None and ref.kind != kind:
-        raise ApiError(ErrorCode.INVALID_PANDORA_TYPE, f"{token[:80]!r} names a {ref.kind}, not a {kind}")
+        raise ApiError(
+            ErrorCode.INVALID_PANDORA_TYPE, f"{token[:80]!r} names a {ref.kind}, not a {kind}"
+        )
     if ref.kind == "artist":
         catalog.artist(db, ref.id)
     else:
@@ -49,8 +51,11 @@ def add(db: Session, listener_id: int, kind: str, ref_id: int, now: datetime) ->
 
 
 def _find(db: Session, listener_id: int, kind: str, ref_id: int) -> Bookmark | None:
-    return db.scalar(select(Bookmark).where(Bookmark.listener_id == listener_id, Bookmark.kind == kind,
-                                            Bookmark.ref_id == ref_id))
+    return db.scalar(
+        select(Bookmark).where(
+            Bookmark.listener_id == listener_id, Bookmark.kind == kind, Bookmark.ref_id == ref_id
+        )
+    )
 
 
 def get(db: Session, listener_id: int, bookmark_id: str) -> Bookmark:
@@ -65,8 +70,11 @@ def get(db: Session, listener_id: int, bookmark_id: str) -> Bookmark:
 
 def remove_object(db: Session, listener_id: int, kind: str, ref_id: int) -> None:
     """Delete the bookmark of one object; NOT_FOUND when the listener has none."""
-    gone = db.execute(delete(Bookmark).where(Bookmark.listener_id == listener_id, Bookmark.kind == kind,
-                                             Bookmark.ref_id == ref_id)).rowcount
+    gone = db.execute(
+        delete(Bookmark).where(
+            Bookmark.listener_id == listener_id, Bookmark.kind == kind, Bookmark.ref_id == ref_id
+        )
+    ).rowcount
     if not gone:
         raise ApiError(ErrorCode.NOT_FOUND, "that object is not bookmarked")
 
@@ -78,12 +86,19 @@ def _present(kind: str):  # noqa: ANN202 - a SQL expression
     return exists().where(Artist.id == Bookmark.ref_id)
 
 
-def page(db: Session, listener_id: int, kind: str, start: int, size: int) -> tuple[int, list[Bookmark]]:
+def page(
+    db: Session, listener_id: int, kind: str, start: int, size: int
+) -> tuple[int, list[Bookmark]]:
     """One kind of the listener's bookmarks, newest first, with the total."""
     where = [Bookmark.listener_id == listener_id, Bookmark.kind == kind, _present(kind)]
     total = db.scalar(select(func.count(Bookmark.id)).where(*where)) or 0
-    rows = db.scalars(select(Bookmark).where(*where).order_by(Bookmark.created_at.desc(), Bookmark.id.desc())
-                      .offset(start).limit(size))
+    rows = db.scalars(
+        select(Bookmark)
+        .where(*where)
+        .order_by(Bookmark.created_at.desc(), Bookmark.id.desc())
+        .offset(start)
+        .limit(size)
+    )
     return total, list(rows)
 
 
@@ -95,14 +110,26 @@ def marked(db: Session, listener_id: int, kind: str, ref_ids: list[int] | set[in
     """Which of these objects the listener has bookmarked (one query)."""
     if not ref_ids:
         return set()
-    return set(db.scalars(select(Bookmark.ref_id).where(Bookmark.listener_id == listener_id, Bookmark.kind == kind,
-                                                        Bookmark.ref_id.in_(set(ref_ids)))))
+    return set(
+        db.scalars(
+            select(Bookmark.ref_id).where(
+                Bookmark.listener_id == listener_id,
+                Bookmark.kind == kind,
+                Bookmark.ref_id.in_(set(ref_ids)),
+            )
+        )
+    )
 
 
 def album_marked(db: Session, listener_id: int, album_id: int) -> bool:
     """An album counts as bookmarked when every present track of it is."""
-    track_ids = set(db.scalars(select(Track.id).join(Album, Album.id == Track.album_id)
-                               .where(Track.album_id == album_id, catalog.PRESENT)))
+    track_ids = set(
+        db.scalars(
+            select(Track.id)
+            .join(Album, Album.id == Track.album_id)
+            .where(Track.album_id == album_id, catalog.PRESENT)
+        )
+    )
     return bool(track_ids) and marked(db, listener_id, "TR", track_ids) == track_ids
 
 
@@ -121,41 +148,66 @@ class BookmarkView:
 
 def views(db: Session, rows: list[Bookmark]) -> list[BookmarkView]:
     """Bookmarks with what a client lists them with (bookmarks of objects gone from the catalogue are left out)."""
-    tracks = {v.track.id: v for v in catalog.track_views(db, [r.ref_id for r in rows if r.kind == "TR"])}
+    tracks = {
+        v.track.id: v for v in catalog.track_views(db, [r.ref_id for r in rows if r.kind == "TR"])
+    }
     out = []
     for row in rows:
         if row.kind == "TR":
             view = tracks.get(row.ref_id)
             if view is not None:
-                out.append(BookmarkView(row, track=view, is_available=view.track.missing_since is None))
+                out.append(
+                    BookmarkView(row, track=view, is_available=view.track.missing_since is None)
+                )
         else:
             artist = db.get(Artist, row.ref_id)
             if artist is not None:
-                out.append(BookmarkView(row, artist=catalog.ArtistView(artist, catalog.artist_picture(db, artist)),
-                                        is_available=catalog.track_count(db, artist.id) > 0))
+                out.append(
+                    BookmarkView(
+                        row,
+                        artist=catalog.ArtistView(artist, catalog.artist_picture(db, artist)),
+                        is_available=catalog.track_count(db, artist.id) > 0,
+                    )
+                )
     return out
 
 
-def add_bookmark(db: Session, listener_id: int, music_id: str | None, pandora_id: str | None,
-                 track_token: str | None, kind: BookmarkType | None, now: datetime) -> BookmarkView:
+def add_bookmark(
+    db: Session,
+    listener_id: int,
+    music_id: str | None,
+    pandora_id: str | None,
+    track_token: str | None,
+    kind: BookmarkType | None,
+    now: datetime,
+) -> BookmarkView:
     """bookmark/add: an artist or track named by its id, or the track (or its artist) of a trackToken."""
     if track_token is not None:
         spin = spin_by_token(db, listener_id, track_token, now)
         target_kind, ref_id = ("AR", spin.artist_id) if kind == "artist" else ("TR", spin.track_id)
     else:
-        target_kind, ref_id = target(db, music_id if music_id is not None else pandora_id or "", kind)
+        target_kind, ref_id = target(
+            db, music_id if music_id is not None else pandora_id or "", kind
+        )
     row = add(db, listener_id, target_kind, ref_id, now)
     db.flush()
     return views(db, [row])[0]
 
 
-def delete_bookmark(db: Session, listener_id: int, bookmark_id: str | None, music_id: str | None,
-                    pandora_id: str | None) -> None:
+def delete_bookmark(
+    db: Session,
+    listener_id: int,
+    bookmark_id: str | None,
+    music_id: str | None,
+    pandora_id: str | None,
+) -> None:
     """bookmark/delete: by bookmarkId, or by the musicId/pandoraId of the object bookmarked."""
     if bookmark_id is not None:
         db.delete(get(db, listener_id, bookmark_id))
     else:
-        ref = catalog.resolve(music_id if music_id is not None else pandora_id or "", "artist", "track")
+        ref = catalog.resolve(
+            music_id if music_id is not None else pandora_id or "", "artist", "track"
+        )
         remove_object(db, listener_id, KIND_OF[ref.kind], ref.id)
 
 
@@ -165,7 +217,9 @@ class BookmarkPage:
     items: list[BookmarkView]
 
 
-def lists(db: Session, listener_id: int, kind: BookmarkType | None, start: int, size: int) -> dict[str, BookmarkPage]:
+def lists(
+    db: Session, listener_id: int, kind: BookmarkType | None, start: int, size: int
+) -> dict[str, BookmarkPage]:
     """bookmark/getBookmarks: a page of each kind ("AR", "TR"); a kind left out still counts its total."""
     out = {}
     for code, name in (("AR", "artist"), ("TR", "track")):

@@ -49,9 +49,14 @@ def resolve(token: str, *expected: ids.Kind) -> ids.Ref:
     """Parse a musicId/pandoraId/seoToken naming one of the expected kinds."""
     ref = ids.parse(token or "")
     if ref is None:
-        raise ApiError(ErrorCode.NOT_FOUND, f"{token[:80]!r} is not a musicId, pandoraId or seoToken")
+        raise ApiError(
+            ErrorCode.NOT_FOUND, f"{token[:80]!r} is not a musicId, pandoraId or seoToken"
+        )
     if expected and ref.kind not in expected:
-        raise ApiError(ErrorCode.INVALID_PANDORA_TYPE, f"{token[:80]!r} names a {ref.kind}, not a {' or '.join(expected)}")
+        raise ApiError(
+            ErrorCode.INVALID_PANDORA_TYPE,
+            f"{token[:80]!r} names a {ref.kind}, not a {' or '.join(expected)}",
+        )
     return ref
 
 
@@ -59,9 +64,15 @@ def artist(db: Session, artist_id: int) -> Artist:
     row = db.get(Artist, artist_id)
     # two index lookups, not one OR over a join (which plans as a scan of every track)
     has_tracks = row is not None and (
-        db.scalar(select(Track.id).where(Track.artist_id == artist_id, PRESENT).limit(1)) is not None
-        or db.scalar(select(Track.id).join(Album, Album.id == Track.album_id)
-                     .where(Album.artist_id == artist_id, PRESENT).limit(1)) is not None
+        db.scalar(select(Track.id).where(Track.artist_id == artist_id, PRESENT).limit(1))
+        is not None
+        or db.scalar(
+            select(Track.id)
+            .join(Album, Album.id == Track.album_id)
+            .where(Album.artist_id == artist_id, PRESENT)
+            .limit(1)
+        )
+        is not None
     )
     if not has_tracks:
         raise ApiError(ErrorCode.NOT_FOUND, f"no artist R{artist_id}")
@@ -70,7 +81,9 @@ def artist(db: Session, artist_id: int) -> Artist:
 
 def album(db: Session, album_id: int) -> Album:
     row = db.get(Album, album_id)
-    if row is None or not db.scalar(select(func.count(Track.id)).where(Track.album_id == album_id, PRESENT)):
+    if row is None or not db.scalar(
+        select(func.count(Track.id)).where(Track.album_id == album_id, PRESENT)
+    ):
         raise ApiError(ErrorCode.NOT_FOUND, f"no album L{album_id}")
     return row
 
@@ -104,9 +117,20 @@ def artist_views(db: Session, artist_ids: list[int]) -> list[ArtistView]:
 
 def gains(db: Session, tracks: list[Track]) -> dict[int, float | None]:
     """Each track's gain in dB: its ReplayGain tag, else the measured loudness of its sound profile."""
-    measured = dict(db.execute(select(TrackProfile.track_id, TrackProfile.gain_db)
-                               .where(TrackProfile.track_id.in_([t.id for t in tracks]))).all()) if tracks else {}
-    return {t.id: t.rg_track_gain if t.rg_track_gain is not None else measured.get(t.id) for t in tracks}
+    measured = (
+        dict(
+            db.execute(
+                select(TrackProfile.track_id, TrackProfile.gain_db).where(
+                    TrackProfile.track_id.in_([t.id for t in tracks])
+                )
+            ).all()
+        )
+        if tracks
+        else {}
+    )
+    return {
+        t.id: t.rg_track_gain if t.rg_track_gain is not None else measured.get(t.id) for t in tracks
+    }
 
 
 def track_views(db: Session, track_ids: list[int]) -> list[TrackView]:
@@ -114,15 +138,26 @@ def track_views(db: Session, track_ids: list[int]) -> list[TrackView]:
     if not track_ids:
         return []
     tracks = {t.id: t for t in db.scalars(select(Track).where(Track.id.in_(track_ids)))}
-    albums = {a.id: a for a in db.scalars(select(Album).where(Album.id.in_({t.album_id for t in tracks.values()})))}
+    albums = {
+        a.id: a
+        for a in db.scalars(
+            select(Album).where(Album.id.in_({t.album_id for t in tracks.values()}))
+        )
+    }
     artist_ids = {t.artist_id for t in tracks.values()} | {a.artist_id for a in albums.values()}
     artists = {a.id: a for a in db.scalars(select(Artist).where(Artist.id.in_(artist_ids)))}
     art_ids = {a.art_id for a in albums.values() if a.art_id}
-    arts = {a.id: a for a in db.scalars(select(Artwork).where(Artwork.id.in_(art_ids)))} if art_ids else {}
+    arts = (
+        {a.id: a for a in db.scalars(select(Artwork).where(Artwork.id.in_(art_ids)))}
+        if art_ids
+        else {}
+    )
     genres: dict[int, list[str]] = {}
     for track_id, name in db.execute(
-        select(TrackGenre.track_id, Genre.name).join(Genre, Genre.id == TrackGenre.genre_id)
-        .where(TrackGenre.track_id.in_(list(tracks))).order_by(TrackGenre.track_id, TrackGenre.position)
+        select(TrackGenre.track_id, Genre.name)
+        .join(Genre, Genre.id == TrackGenre.genre_id)
+        .where(TrackGenre.track_id.in_(list(tracks)))
+        .order_by(TrackGenre.track_id, TrackGenre.position)
     ):
         genres.setdefault(track_id, []).append(name)
     views = []
@@ -131,42 +166,70 @@ def track_views(db: Session, track_ids: list[int]) -> list[TrackView]:
         if t is None:
             continue
         al = albums[t.album_id]
-        views.append(TrackView(t, artists[t.artist_id], al, artists[al.artist_id], arts.get(al.art_id or -1),
-                               genres.get(track_id, [])))
+        views.append(
+            TrackView(
+                t,
+                artists[t.artist_id],
+                al,
+                artists[al.artist_id],
+                arts.get(al.art_id or -1),
+                genres.get(track_id, []),
+            )
+        )
     return views
 
 
 def discography(db: Session, artist_id: int) -> list[tuple[Album, Artwork | None, int]]:
     """Albums by the artist (as album artist), newest first, with art and present track count."""
     rows = db.execute(
-        select(Album, func.count(Track.id)).join(Track, Track.album_id == Album.id)
-        .where(Album.artist_id == artist_id, PRESENT).group_by(Album.id)
+        select(Album, func.count(Track.id))
+        .join(Track, Track.album_id == Album.id)
+        .where(Album.artist_id == artist_id, PRESENT)
+        .group_by(Album.id)
         .order_by(Album.year.desc().nulls_last(), Album.title)
     ).all()
-    arts = {a.id: a for a in db.scalars(select(Artwork).where(Artwork.id.in_([al.art_id for al, _ in rows if al.art_id])))}
+    arts = {
+        a.id: a
+        for a in db.scalars(
+            select(Artwork).where(Artwork.id.in_([al.art_id for al, _ in rows if al.art_id]))
+        )
+    }
     return [(al, arts.get(al.art_id or -1), count) for al, count in rows]
 
 
 def appears_on(db: Session, artist_id: int) -> list[Album]:
     """Albums of other album artists (compilations) with a track by this artist."""
-    return list(db.scalars(
-        select(Album).join(Track, Track.album_id == Album.id)
-        .where(Track.artist_id == artist_id, Album.artist_id != artist_id, PRESENT).distinct()
-    ))
+    return list(
+        db.scalars(
+            select(Album)
+            .join(Track, Track.album_id == Album.id)
+            .where(Track.artist_id == artist_id, Album.artist_id != artist_id, PRESENT)
+            .distinct()
+        )
+    )
 
 
 def album_tracks(db: Session, album_id: int) -> list[int]:
-    return list(db.scalars(
-        select(Track.id).where(Track.album_id == album_id, PRESENT)
-        .order_by(Track.disc_no.nulls_first(), Track.track_no.nulls_last(), Track.title)
-    ))
+    return list(
+        db.scalars(
+            select(Track.id)
+            .where(Track.album_id == album_id, PRESENT)
+            .order_by(Track.disc_no.nulls_first(), Track.track_no.nulls_last(), Track.title)
+        )
+    )
 
 
 def artist_genres(db: Session, artist_id: int) -> Counter[int]:
-    return Counter(dict(db.execute(
-        select(TrackGenre.genre_id, func.count()).join(Track, Track.id == TrackGenre.track_id)
-        .where(Track.artist_id == artist_id, PRESENT).group_by(TrackGenre.genre_id)
-    ).all()))
+    return Counter(
+        dict(
+            db.execute(
+                select(TrackGenre.genre_id, func.count())
+                .join(Track, Track.id == TrackGenre.track_id)
+                .where(Track.artist_id == artist_id, PRESENT)
+                .group_by(TrackGenre.genre_id)
+            ).all()
+        )
+    )
 
 
 def similar_artists(db: Session, artist_id: int, limit: int = 10) -> list[Artist]:
@@ -175,7 +238,8 @@ def similar_artists(db: Session, artist_id: int, limit: int = 10) -> list[Artist
     if not mine:
         return []
     rows = db.execute(
-        select(Track.artist_id, TrackGenre.genre_id, func.count()).join(TrackGenre, TrackGenre.track_id == Track.id)
+        select(Track.artist_id, TrackGenre.genre_id, func.count())
+        .join(TrackGenre, TrackGenre.track_id == Track.id)
         .where(TrackGenre.genre_id.in_(list(mine)), Track.artist_id != artist_id, PRESENT)
         .group_by(Track.artist_id, TrackGenre.genre_id)
     ).all()
@@ -190,15 +254,25 @@ def similar_artists(db: Session, artist_id: int, limit: int = 10) -> list[Artist
 
 def similar_tracks(db: Session, track_row: Track, limit: int = 10) -> list[int]:
     """Other tracks sharing the track's genres, closest in year, not by the same artist first."""
-    genre_ids = list(db.scalars(select(TrackGenre.genre_id).where(TrackGenre.track_id == track_row.id)))
+    genre_ids = list(
+        db.scalars(select(TrackGenre.genre_id).where(TrackGenre.track_id == track_row.id))
+    )
     if not genre_ids:
-        return list(db.scalars(select(Track.id).where(Track.artist_id == track_row.artist_id, Track.id != track_row.id,
-                                                      PRESENT).limit(limit)))
+        return list(
+            db.scalars(
+                select(Track.id)
+                .where(Track.artist_id == track_row.artist_id, Track.id != track_row.id, PRESENT)
+                .limit(limit)
+            )
+        )
     shared = func.count(TrackGenre.genre_id)
     rows = db.execute(
-        select(Track.id, Track.artist_id, Track.year, shared).join(TrackGenre, TrackGenre.track_id == Track.id)
+        select(Track.id, Track.artist_id, Track.year, shared)
+        .join(TrackGenre, TrackGenre.track_id == Track.id)
         .where(TrackGenre.genre_id.in_(genre_ids), Track.id != track_row.id, PRESENT)
-        .group_by(Track.id, Track.artist_id, Track.year).order_by(shared.desc(), Track.id).limit(400)
+        .group_by(Track.id, Track.artist_id, Track.year)
+        .order_by(shared.desc(), Track.id)
+        .limit(400)
     ).all()
     year = track_row.year or 0
 
@@ -237,8 +311,11 @@ def genre_categories(db: Session) -> list[tuple[str, int]]:
     """Categories with playable genres, by name, with a representative album art id."""
     rows = db.execute(
         select(Genre.category, func.count(func.distinct(TrackGenre.track_id)))
-        .join(TrackGenre, TrackGenre.genre_id == Genre.id).join(Track, Track.id == TrackGenre.track_id)
-        .where(PRESENT).group_by(Genre.category).order_by(Genre.category)
+        .join(TrackGenre, TrackGenre.genre_id == Genre.id)
+        .join(Track, Track.id == TrackGenre.track_id)
+        .where(PRESENT)
+        .group_by(Genre.category)
+        .order_by(Genre.category)
     ).all()
     return [(name, count) for name, count in rows]
 
@@ -251,11 +328,17 @@ def category_by_token(db: Session, token: str) -> str:
 
 
 def genres_in(db: Session, category: str) -> list[tuple[Genre, int]]:
-    return [(g, n) for g, n in db.execute(
-        select(Genre, func.count(TrackGenre.track_id)).join(TrackGenre, TrackGenre.genre_id == Genre.id)
-        .join(Track, Track.id == TrackGenre.track_id).where(Genre.category == category, PRESENT)
-        .group_by(Genre.id).order_by(func.count(TrackGenre.track_id).desc(), Genre.name)
-    ).all()]
+    return [
+        (g, n)
+        for g, n in db.execute(
+            select(Genre, func.count(TrackGenre.track_id))
+            .join(TrackGenre, TrackGenre.genre_id == Genre.id)
+            .join(Track, Track.id == TrackGenre.track_id)
+            .where(Genre.category == category, PRESENT)
+            .group_by(Genre.id)
+            .order_by(func.count(TrackGenre.track_id).desc(), Genre.name)
+        ).all()
+    ]
 
 
 def genre(db: Session, genre_id: int) -> Genre:
@@ -268,8 +351,11 @@ def genre(db: Session, genre_id: int) -> Genre:
 def genre_sample(db: Session, genre_id: int, limit: int = 5) -> list[int]:
     """A spread of a genre's tracks: at most one per artist first."""
     rows = db.execute(
-        select(Track.id, Track.artist_id).join(TrackGenre, TrackGenre.track_id == Track.id)
-        .where(TrackGenre.genre_id == genre_id, PRESENT).order_by(Track.id).limit(500)
+        select(Track.id, Track.artist_id)
+        .join(TrackGenre, TrackGenre.track_id == Track.id)
+        .where(TrackGenre.genre_id == genre_id, PRESENT)
+        .order_by(Track.id)
+        .limit(500)
     ).all()
     picked, artists = [], set()
     for track_id, artist_id in rows:
@@ -283,10 +369,15 @@ def genre_sample(db: Session, genre_id: int, limit: int = 5) -> list[int]:
 
 def cover_hashes(db: Session, artist_id: int, limit: int = 4) -> list[str]:
     """Content hashes of the artist's album covers (for the mosaic of an artist without a picture)."""
-    return list(db.scalars(
-        select(Artwork.content_hash).join(Album, Album.art_id == Artwork.id)
-        .where(Album.artist_id == artist_id).order_by(Album.year.desc().nulls_last(), Album.id).limit(limit)
-    ))
+    return list(
+        db.scalars(
+            select(Artwork.content_hash)
+            .join(Album, Album.art_id == Artwork.id)
+            .where(Album.artist_id == artist_id)
+            .order_by(Album.year.desc().nulls_last(), Album.id)
+            .limit(limit)
+        )
+    )
 
 
 # ------------------------------------------------------------------ lyrics
@@ -318,7 +409,11 @@ def lyrics_of(track_row: Track) -> Lyrics | None:
         stamps = _LRC_TIME.findall(line)
         words = _LRC_TIME.sub("", line).strip()
         for minutes, seconds, fraction in stamps:
-            at = int(minutes) * 60 + int(seconds) + (int(fraction) / 10 ** len(fraction) if fraction else 0.0)
+            at = (
+                int(minutes) * 60
+                + int(seconds)
+                + (int(fraction) / 10 ** len(fraction) if fraction else 0.0)
+            )
             timed.append((round(at, 3), words))
         lines.append(words)
     timed.sort()

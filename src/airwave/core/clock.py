@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 class Clock:
     """Wall-clock time in UTC."""
 
     def now(self) -> datetime:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
 
 
 class FixedClock(Clock):
@@ -30,5 +30,5 @@ class FixedClock(Clock):
 def iso_timestamp(value: datetime) -> str:
     """Spec §1 format: ISO 8601 with milliseconds and a UTC offset."""
     if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
+        value = value.replace(tzinfo=UTC)
     return value.isoformat(timespec="milliseconds")

@@ -35,9 +35,13 @@ def high_quality(settings: Settings, listener: Listener) -> bool:
     return settings.tier(listener.tier).high_quality and listener.high_quality_streaming
 
 
-def encoding_for(settings: Settings, listener: Listener, requested: str | None, source_codec: str = "") -> str:
+def encoding_for(
+    settings: Settings, listener: Listener, requested: str | None, source_codec: str = ""
+) -> str:
     """The encoding this listener really gets for a requested audioFormat."""
-    return negotiate(requested, high_quality=high_quality(settings, listener), source_codec=source_codec)
+    return negotiate(
+        requested, high_quality=high_quality(settings, listener), source_codec=source_codec
+    )
 
 
 class Issuer:
@@ -50,22 +54,39 @@ class Issuer:
 
     def track(self, listener_id: int, track_id: int, spin_id: int, encoding: str) -> AudioLinks:
         """The audio, receipt and skip URLs of one spin."""
-        token = self.signer.audio_token(listener_id=listener_id, track_id=track_id, encoding=encoding,
-                                        expires_at=self.expires_at, spin_id=spin_id)
-        receipt = self.signer.receipt_token(listener_id=listener_id, spin_id=spin_id, expires_at=self.expires_at)
+        token = self.signer.audio_token(
+            listener_id=listener_id,
+            track_id=track_id,
+            encoding=encoding,
+            expires_at=self.expires_at,
+            spin_id=spin_id,
+        )
+        receipt = self.signer.receipt_token(
+            listener_id=listener_id, spin_id=spin_id, expires_at=self.expires_at
+        )
         return self._links(token, encoding, receipt)
 
     def ad(self, listener_id: int, campaign_id: int, ad_spin_id: int, encoding: str) -> AudioLinks:
         """The audio URL of one issued ad; its receipt counts the impression, its skip records nothing."""
-        token = self.signer.ad_audio_token(listener_id=listener_id, campaign_id=campaign_id, ad_spin_id=ad_spin_id,
-                                           encoding=encoding, expires_at=self.expires_at)
-        receipt = self.signer.ad_receipt_token(listener_id=listener_id, ad_spin_id=ad_spin_id,
-                                               expires_at=self.expires_at)
+        token = self.signer.ad_audio_token(
+            listener_id=listener_id,
+            campaign_id=campaign_id,
+            ad_spin_id=ad_spin_id,
+            encoding=encoding,
+            expires_at=self.expires_at,
+        )
+        receipt = self.signer.ad_receipt_token(
+            listener_id=listener_id, ad_spin_id=ad_spin_id, expires_at=self.expires_at
+        )
         return self._links(token, encoding, receipt)
 
     def _links(self, token: str, encoding: str, receipt: str) -> AudioLinks:
-        return AudioLinks(audio_url(self.base_url, token), encoding, receipt_url(self.base_url, receipt),
-                          skip_url(self.base_url, receipt))
+        return AudioLinks(
+            audio_url(self.base_url, token),
+            encoding,
+            receipt_url(self.base_url, receipt),
+            skip_url(self.base_url, receipt),
+        )
 
 
 # ---------------------------------------------------------------- checking
@@ -86,17 +107,27 @@ def audio_source(db: Session, grant: AudioGrant) -> AudioSource:
     library or an ad the operator withdrew."""
     disabled = db.scalar(select(Listener.disabled).where(Listener.id == grant.listener_id))
     if disabled is None:
-        raise ApiError(ErrorCode.USER_NOT_AUTHORIZED, "the listener this URL was issued to no longer exists")
+        raise ApiError(
+            ErrorCode.USER_NOT_AUTHORIZED, "the listener this URL was issued to no longer exists"
+        )
     if disabled:
-        raise ApiError(ErrorCode.LISTENER_SUSPENDED, "this account has been disabled by an administrator")
+        raise ApiError(
+            ErrorCode.LISTENER_SUSPENDED, "this account has been disabled by an administrator"
+        )
     if grant.campaign_id is not None:
-        ad = db.execute(select(AdCampaign.path, AdCampaign.codec, AdCampaign.duration, AdCampaign.disabled)
-                        .where(AdCampaign.id == grant.campaign_id)).first()
+        ad = db.execute(
+            select(
+                AdCampaign.path, AdCampaign.codec, AdCampaign.duration, AdCampaign.disabled
+            ).where(AdCampaign.id == grant.campaign_id)
+        ).first()
         if ad is None or ad.disabled:
             raise ApiError(ErrorCode.NOT_FOUND, "this ad is no longer available")
         return AudioSource(0, ad.path, ad.codec, ad.duration)
-    row = db.execute(select(Track.path, Track.missing_since, Track.codec, Track.duration)
-                     .where(Track.id == grant.track_id)).first()
+    row = db.execute(
+        select(Track.path, Track.missing_since, Track.codec, Track.duration).where(
+            Track.id == grant.track_id
+        )
+    ).first()
     if row is None or not row.path or row.missing_since is not None:
         raise ApiError(ErrorCode.NOT_FOUND, "this track is no longer in the library")
     return AudioSource(grant.track_id, row.path, row.codec, row.duration)

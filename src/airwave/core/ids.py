@@ -13,7 +13,12 @@ Kind = Literal["artist", "album", "track", "genre", "station", "playlist", "ad"]
 _MUSIC_LETTER: dict[str, Kind] = {"R": "artist", "L": "album", "S": "track", "G": "genre"}
 _LETTER_OF = {kind: letter for letter, kind in _MUSIC_LETTER.items()}
 _PANDORA_PREFIX: dict[str, Kind] = {
-    "AR": "artist", "AL": "album", "TR": "track", "GE": "genre", "PL": "playlist", "AD": "ad",
+    "AR": "artist",
+    "AL": "album",
+    "TR": "track",
+    "GE": "genre",
+    "PL": "playlist",
+    "AD": "ad",
 }
 _PREFIX_OF = {kind: prefix for prefix, kind in _PANDORA_PREFIX.items()}
 _MUSIC_ID = re.compile(r"^([RLSG])(\d{1,18})$")

@@ -30,17 +30,33 @@ class ScanStatus:
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def as_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {"state": self.state, "stage": self.stage, "done": self.done, "total": self.total,
-                                  "scans": self.scans, "indexed": self.indexed}
+        out: dict[str, object] = {
+            "state": self.state,
+            "stage": self.stage,
+            "done": self.done,
+            "total": self.total,
+            "scans": self.scans,
+            "indexed": self.indexed,
+        }
         if self.last is not None:
             r = self.last
-            out["last"] = {"files": r.files_seen, "added": r.added, "updated": r.updated, "removed": r.removed,
-                           "moved": r.moved, "errors": len(r.errors), "seconds": round(r.seconds, 2)}
+            out["last"] = {
+                "files": r.files_seen,
+                "added": r.added,
+                "updated": r.updated,
+                "removed": r.removed,
+                "moved": r.moved,
+                "errors": len(r.errors),
+                "seconds": round(r.seconds, 2),
+            }
         return out
 
 
-def refresh_similarity(services: Services, progress: Callable[[str, int, int], None] | None = None,
-                       should_stop: Callable[[], bool] | None = None) -> ProfileReport | None:
+def refresh_similarity(
+    services: Services,
+    progress: Callable[[str, int, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> ProfileReport | None:
     """Bring the stations' similarity space up to date: neighbours from tags at once, then sound profiles.
 
     The neighbour table is rebuilt before the (slower) sound analysis so new tracks play on stations
@@ -55,16 +71,26 @@ def refresh_similarity(services: Services, progress: Callable[[str, int, int], N
     space.build(services.database, services.clock.now)
     if not settings.analyze_audio:
         return None
-    report = profiler.run(services.database, services.clock.now,
-                          workers=settings.analysis_workers or os.cpu_count() or 1, progress=progress,
-                          should_stop=should_stop)
+    report = profiler.run(
+        services.database,
+        services.clock.now,
+        workers=settings.analysis_workers or os.cpu_count() or 1,
+        progress=progress,
+        should_stop=should_stop,
+    )
     if report.analysed or report.failed:
         if progress:
             progress("similarity", 0, 1)
         space.build(services.database, services.clock.now)
-        log.info("sound analysed", extra={"tracks": report.analysed, "failed": report.failed,
-                                          "seconds": round(report.seconds, 2),
-                                          "tracks_per_cpu_second": round(report.tracks_per_cpu_second, 1)})
+        log.info(
+            "sound analysed",
+            extra={
+                "tracks": report.analysed,
+                "failed": report.failed,
+                "seconds": round(report.seconds, 2),
+                "tracks_per_cpu_second": round(report.tracks_per_cpu_second, 1),
+            },
+        )
     return report
 
 
@@ -85,7 +111,9 @@ class Library:
 
     def __init__(self, services: Services, roots: list[Path] | None = None) -> None:
         self.services = services
-        self.roots = [Path(r) for r in (roots if roots is not None else services.settings.library_dirs)]
+        self.roots = [
+            Path(r) for r in (roots if roots is not None else services.settings.library_dirs)
+        ]
         self.status = ScanStatus()
         self._stop = threading.Event()
 
@@ -94,21 +122,33 @@ class Library:
             self.status.state, self.status.done, self.status.total = "scanning", 0, 0
             try:
                 report = Scanner(
-                    self.services.database, now=self.services.clock.now,
-                    workers=self.services.settings.scan_workers or os.cpu_count() or 1, progress=self._progress,
+                    self.services.database,
+                    now=self.services.clock.now,
+                    workers=self.services.settings.scan_workers or os.cpu_count() or 1,
+                    progress=self._progress,
                 ).scan(self.roots, full=full)
             finally:
                 self.status.state = "idle"
             self.status.last = report
             self.status.scans += 1
-            log.info("library scanned", extra={"files": report.files_seen, "added": report.added,
-                                               "updated": report.updated, "removed": report.removed,
-                                               "errors": len(report.errors), "seconds": round(report.seconds, 2)})
+            log.info(
+                "library scanned",
+                extra={
+                    "files": report.files_seen,
+                    "added": report.added,
+                    "updated": report.updated,
+                    "removed": report.removed,
+                    "errors": len(report.errors),
+                    "seconds": round(report.seconds, 2),
+                },
+            )
             for path, message in report.errors[:50]:
                 log.warning("skipped file", extra={"path": path, "reason": message})
             try:
                 self.status.state = "indexing"
-                refresh_similarity(self.services, progress=self._progress, should_stop=self._stop.is_set)
+                refresh_similarity(
+                    self.services, progress=self._progress, should_stop=self._stop.is_set
+                )
                 self.status.indexed += 1
             finally:
                 self.status.state = "idle"

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -16,7 +16,9 @@ from airwave.store.models import Listener, Spin, Track
 TOKEN_LIFETIME = timedelta(hours=24)
 
 
-def spin_by_token(db: Session, listener_id: int, token: str, now: datetime, *, for_update: bool = False) -> Spin:
+def spin_by_token(
+    db: Session, listener_id: int, token: str, now: datetime, *, for_update: bool = False
+) -> Spin:
     """The spin a trackToken names: NOT_FOUND, USER_NOT_AUTHORIZED (another listener's) or CONTENT_HAS_EXPIRED."""
     query = select(Spin).where(Spin.token == token[:64])
     spin = db.scalar(query.with_for_update() if for_update else query)
@@ -24,26 +26,38 @@ def spin_by_token(db: Session, listener_id: int, token: str, now: datetime, *, f
         ads.refuse_ad_token(db, listener_id, token)
         raise ApiError(ErrorCode.NOT_FOUND, "unknown trackToken")
     if spin.listener_id != listener_id:
-        raise ApiError(ErrorCode.USER_NOT_AUTHORIZED, "that trackToken was issued to another listener")
+        raise ApiError(
+            ErrorCode.USER_NOT_AUTHORIZED, "that trackToken was issued to another listener"
+        )
     if now - spin.issued_at > TOKEN_LIFETIME:
         raise ApiError(ErrorCode.CONTENT_HAS_EXPIRED, "that trackToken is more than 24 hours old")
     return spin
 
 
 def month_start(now: datetime) -> datetime:
-    return now.astimezone(timezone.utc).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    return now.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
 
 
 def next_month(now: datetime) -> datetime:
     start = month_start(now)
-    return start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
+    return (
+        start.replace(year=start.year + 1, month=1)
+        if start.month == 12
+        else start.replace(month=start.month + 1)
+    )
 
 
 def seconds_this_month(db: Session, listener_id: int, now: datetime) -> float:
     """Length of the tracks the listener started since the first of this month (UTC)."""
-    total = db.scalar(select(func.sum(Track.duration)).join(Spin, Spin.track_id == Track.id)
-                      .where(Spin.listener_id == listener_id, Spin.issued_at >= month_start(now),
-                             Spin.started_at.is_not(None)))
+    total = db.scalar(
+        select(func.sum(Track.duration))
+        .join(Spin, Spin.track_id == Track.id)
+        .where(
+            Spin.listener_id == listener_id,
+            Spin.issued_at >= month_start(now),
+            Spin.started_at.is_not(None),
+        )
+    )
     return float(total or 0.0)
 
 
@@ -52,7 +66,9 @@ def check_cap(db: Session, settings: Settings, listener: Listener, now: datetime
     cap = settings.tier(listener.tier).monthly_listening_cap_hours
     if cap and seconds_this_month(db, listener.id, now) >= cap * 3600:
         resume = next_month(now)
-        raise ApiError(ErrorCode.LISTENER_NOT_AUTHORIZED,
-                       f"your plan's {cap} hours of listening this month are used up; listening resumes on "
-                       f"{resume:%Y-%m-%d} (UTC)",
-                       retry_after=int((resume - now).total_seconds()))
+        raise ApiError(
+            ErrorCode.LISTENER_NOT_AUTHORIZED,
+            f"your plan's {cap} hours of listening this month are used up; listening resumes on "
+            f"{resume:%Y-%m-%d} (UTC)",
+            retry_after=int((resume - now).total_seconds()),
+        )

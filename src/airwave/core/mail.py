@@ -31,7 +31,9 @@ def compose(settings: Settings, to: str, subject: str, text: str) -> EmailMessag
     message["To"] = to
     message["Subject"] = subject
     message["Date"] = formatdate(localtime=False, usegmt=True)
-    message["Message-ID"] = make_msgid(domain=_sender_domain(settings))  # no DNS lookup for the local name
+    message["Message-ID"] = make_msgid(
+        domain=_sender_domain(settings)
+    )  # no DNS lookup for the local name
     message.set_content(text)
     return message
 

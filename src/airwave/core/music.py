@@ -84,15 +84,25 @@ def artist_page(db: Session, listener_id: int, token: str) -> ArtistPage:
     """music/artist: discography, compilations the artist appears on and similar artists."""
     artist = catalog.artist(db, catalog.resolve(token, "artist").id)
     albums = [AlbumView(a, artist, aw, n) for a, aw, n in catalog.discography(db, artist.id)]
-    genre_names = [catalog.genre(db, g).name for g, _ in catalog.artist_genres(db, artist.id).most_common(5)]
+    genre_names = [
+        catalog.genre(db, g).name for g, _ in catalog.artist_genres(db, artist.id).most_common(5)
+    ]
     track_count = catalog.track_count(db, artist.id)
-    appears_on = [AlbumView(a, db.get(Artist, a.artist_id), catalog.art_of(db, a.art_id), 0)
-                  for a in catalog.appears_on(db, artist.id)]
+    appears_on = [
+        AlbumView(a, db.get(Artist, a.artist_id), catalog.art_of(db, a.art_id), 0)
+        for a in catalog.appears_on(db, artist.id)
+    ]
     return ArtistPage(
-        artist=catalog.ArtistView(artist, catalog.artist_picture(db, artist)), genres=genre_names,
-        track_count=track_count, bio=_bio(artist, track_count, albums, genre_names), discography=albums,
+        artist=catalog.ArtistView(artist, catalog.artist_picture(db, artist)),
+        genres=genre_names,
+        track_count=track_count,
+        bio=_bio(artist, track_count, albums, genre_names),
+        discography=albums,
         appears_on=appears_on,
-        similar=[catalog.ArtistView(s, catalog.artist_picture(db, s)) for s in catalog.nearest_artists(db, artist.id)],
+        similar=[
+            catalog.ArtistView(s, catalog.artist_picture(db, s))
+            for s in catalog.nearest_artists(db, artist.id)
+        ],
         listener_count=stations.listener_count(db, "AR", artist.id),
         is_bookmarked=bool(bookmarks.marked(db, listener_id, "AR", [artist.id])),
     )
@@ -107,7 +117,9 @@ def album_page(db: Session, listener_id: int, token: str) -> AlbumPage:
     for view in views:
         genres += [g for g in view.genres if g not in genres]
     return AlbumPage(
-        album=AlbumView(album, artist, catalog.art_of(db, album.art_id), len(views)), tracks=views, genres=genres,
+        album=AlbumView(album, artist, catalog.art_of(db, album.art_id), len(views)),
+        tracks=views,
+        genres=genres,
         duration=sum(v.track.duration for v in views),
         is_bookmarked=bookmarks.album_marked(db, listener_id, album.id),
     )
@@ -118,11 +130,19 @@ def track_page(db: Session, listener_id: int, token: str) -> TrackPage:
     track = catalog.track(db, catalog.resolve(token, "track").id)
     view = catalog.track_views(db, [track.id])[0]
     lyrics = catalog.lyrics_of(track)
-    traits = similar.focus_traits(similar.profile_json(db, track.id), view.genres, track.year or view.album.year,
-                                  track.composer, track.explicit)
+    traits = similar.focus_traits(
+        similar.profile_json(db, track.id),
+        view.genres,
+        track.year or view.album.year,
+        track.composer,
+        track.explicit,
+    )
     return TrackPage(
-        track=view, similar=catalog.track_views(db, catalog.nearest_tracks(db, track)), focus_traits=traits,
-        is_bookmarked=bool(bookmarks.marked(db, listener_id, "TR", [track.id])), lyrics=lyrics,
+        track=view,
+        similar=catalog.track_views(db, catalog.nearest_tracks(db, track)),
+        focus_traits=traits,
+        is_bookmarked=bool(bookmarks.marked(db, listener_id, "TR", [track.id])),
+        lyrics=lyrics,
     )
 
 
@@ -131,16 +151,24 @@ def genre_categories(db: Session) -> list[GenreCategory]:
     out = []
     for name, _tracks in catalog.genre_categories(db):
         genres = catalog.genres_in(db, name)
-        sample = catalog.track_views(db, catalog.genre_sample(db, genres[0][0].id, 1)) if genres else []
-        out.append(GenreCategory(name, len(genres), catalog.Picture(sample[0].album_art if sample else None)))
+        sample = (
+            catalog.track_views(db, catalog.genre_sample(db, genres[0][0].id, 1)) if genres else []
+        )
+        out.append(
+            GenreCategory(
+                name, len(genres), catalog.Picture(sample[0].album_art if sample else None)
+            )
+        )
     return out
 
 
 def genre_stations(db: Session, token: str) -> tuple[str, list[GenreStation]]:
     """music/genres: the genres of one category, each with a few sample tracks."""
     category = catalog.category_by_token(db, token)
-    return category, [GenreStation(genre, count, catalog.track_views(db, catalog.genre_sample(db, genre.id)))
-                      for genre, count in catalog.genres_in(db, category)]
+    return category, [
+        GenreStation(genre, count, catalog.track_views(db, catalog.genre_sample(db, genre.id)))
+        for genre, count in catalog.genres_in(db, category)
+    ]
 
 
 def full_lyrics(db: Session, track_uid: str) -> catalog.Lyrics:

@@ -17,13 +17,37 @@ def _dummy_hash() -> str:
     """Verified against when the account does not exist, so both cases cost the same."""
     return _hasher.hash("airwave-timing-equaliser")
 
+
 # A few of the most common passwords; enough to refuse the obvious ones.
 _COMMON = frozenset(
     {
-        "password", "password1", "password123", "12345678", "123456789", "1234567890",
-        "qwertyui", "qwerty123", "iloveyou", "11111111", "00000000", "abcdefgh", "abc12345",
-        "letmein1", "welcome1", "sunshine", "princess", "football", "baseball", "starwars",
-        "trustno1", "passw0rd", "whatever", "superman", "1q2w3e4r", "qwertyuiop", "airwave1",
+        "password",
+        "password1",
+        "password123",
+        "12345678",
+        "123456789",
+        "1234567890",
+        "qwertyui",
+        "qwerty123",
+        "iloveyou",
+        "11111111",
+        "00000000",
+        "abcdefgh",
+        "abc12345",
+        "letmein1",
+        "welcome1",
+        "sunshine",
+        "princess",
+        "football",
+        "baseball",
+        "starwars",
+        "trustno1",
+        "passw0rd",
+        "whatever",
+        "superman",
+        "1q2w3e4r",
+        "qwertyuiop",
+        "airwave1",
     }
 )
 
@@ -47,7 +71,9 @@ def needs_rehash(stored_hash: str) -> bool:
 def check_strength(password: str, username: str, min_length: int) -> None:
     """Refuse passwords a listener should not be allowed to choose (INVALID_PASSWORD)."""
     if len(password) < min_length:
-        raise ApiError(ErrorCode.INVALID_PASSWORD, f"password must be at least {min_length} characters")
+        raise ApiError(
+            ErrorCode.INVALID_PASSWORD, f"password must be at least {min_length} characters"
+        )
     if len(password) > 1024:
         raise ApiError(ErrorCode.INVALID_PASSWORD, "password must be at most 1024 characters")
     if password.strip() == "":

@@ -42,7 +42,9 @@ class Fragment:
     spins: list[Spin]
     allow_skip: bool
     skips_left: int | None  # None = unlimited
-    ad_breaks: list[ads.AdBreak] = field(default_factory=list)  # free tier: ads placed between the spins
+    ad_breaks: list[ads.AdBreak] = field(
+        default_factory=list
+    )  # free tier: ads placed between the spins
 
 
 @dataclass(frozen=True)
@@ -87,32 +89,47 @@ class OnDemandPlay:
 def feedback_station(db: Session, spin: Spin) -> Station:
     """The station a spin's feedback belongs to; CALL_NOT_ALLOWED for shuffle spins (spec §4)."""
     if spin.station_id is None:
-        raise ApiError(ErrorCode.STATION_DOES_NOT_EXIST, "the station of that track has been deleted")
+        raise ApiError(
+            ErrorCode.STATION_DOES_NOT_EXIST, "the station of that track has been deleted"
+        )
     station = db.get(Station, spin.station_id)
     assert station is not None
     if station.is_shuffle:
-        raise ApiError(ErrorCode.CALL_NOT_ALLOWED, "tracks played by shuffle cannot be rated; rate them on their station")
+        raise ApiError(
+            ErrorCode.CALL_NOT_ALLOWED,
+            "tracks played by shuffle cannot be rated; rate them on their station",
+        )
     return station
 
 
 # ---------------------------------------------------------------- the active player (spec §6.5)
 
 
-def claim_player(db: Session, listener: Listener, session: AuthSession, now: datetime, *, force: bool) -> None:
+def claim_player(
+    db: Session, listener: Listener, session: AuthSession, now: datetime, *, force: bool
+) -> None:
     """Make this session the account's active player, unless another one played in the last 10 minutes."""
     row = db.get(Listener, listener.id, with_for_update=True)
     assert row is not None
-    other_active = (row.active_session_id not in (None, session.id) and row.active_at is not None
-                    and now - row.active_at < ACTIVE_WINDOW)
+    other_active = (
+        row.active_session_id not in (None, session.id)
+        and row.active_at is not None
+        and now - row.active_at < ACTIVE_WINDOW
+    )
     if other_active and not force:
-        raise ApiError(ErrorCode.STREAM_VIOLATION,
-                       "this account is playing on another device; resume with forceActive to play here")
+        raise ApiError(
+            ErrorCode.STREAM_VIOLATION,
+            "this account is playing on another device; resume with forceActive to play here",
+        )
     row.active_session_id, row.active_at = session.id, now
 
 
 def release_player(db: Session, listener: Listener, session: AuthSession) -> None:
-    db.execute(update(Listener).where(Listener.id == listener.id, Listener.active_session_id == session.id)
-               .values(active_session_id=None, active_at=None))
+    db.execute(
+        update(Listener)
+        .where(Listener.id == listener.id, Listener.active_session_id == session.id)
+        .values(active_session_id=None, active_at=None)
+    )
 
 
 # ---------------------------------------------------------------- limits
@@ -120,37 +137,62 @@ def release_player(db: Session, listener: Listener, session: AuthSession) -> Non
 
 def _check_rate(db: Session, settings: Settings, listener_id: int, now: datetime) -> None:
     since = now - timedelta(seconds=settings.fragment_window)
-    recent = (select(Spin.id).where(Spin.listener_id == listener_id, Spin.issued_at > since, Spin.is_replay.is_(False))
-              .limit(settings.fragment_limit * FRAGMENT_SIZE + 1).subquery())
+    recent = (
+        select(Spin.id)
+        .where(Spin.listener_id == listener_id, Spin.issued_at > since, Spin.is_replay.is_(False))
+        .limit(settings.fragment_limit * FRAGMENT_SIZE + 1)
+        .subquery()
+    )
     spins = db.scalar(select(func.count()).select_from(recent)) or 0
     fragments = -(-spins // FRAGMENT_SIZE)
     if fragments >= settings.fragment_limit:
-        raise ApiError(ErrorCode.PLAYLIST_EXCEEDED,
-                       f"at most {settings.fragment_limit} fragments per {settings.fragment_window} s; wait a moment",
-                       retry_after=60)
+        raise ApiError(
+            ErrorCode.PLAYLIST_EXCEEDED,
+            f"at most {settings.fragment_limit} fragments per {settings.fragment_window} s; wait a moment",
+            retry_after=60,
+        )
 
 
-def skips_left(db: Session, policy: TierPolicy, listener_id: int, station_id: int, now: datetime) -> int | None:
+def skips_left(
+    db: Session, policy: TierPolicy, listener_id: int, station_id: int, now: datetime
+) -> int | None:
     """Skips the listener may still spend on this station now (None = unlimited)."""
     left: list[int] = []
     if policy.station_skip_limit:
-        used = db.scalar(select(func.count(SkipEvent.id)).where(
-            SkipEvent.listener_id == listener_id, SkipEvent.station_id == station_id,
-            SkipEvent.at > now - timedelta(hours=1))) or 0
+        used = (
+            db.scalar(
+                select(func.count(SkipEvent.id)).where(
+                    SkipEvent.listener_id == listener_id,
+                    SkipEvent.station_id == station_id,
+                    SkipEvent.at > now - timedelta(hours=1),
+                )
+            )
+            or 0
+        )
         left.append(policy.station_skip_limit - used)
     if policy.daily_skip_limit:
-        used = db.scalar(select(func.count(SkipEvent.id)).where(
-            SkipEvent.listener_id == listener_id, SkipEvent.at > now - timedelta(days=1))) or 0
+        used = (
+            db.scalar(
+                select(func.count(SkipEvent.id)).where(
+                    SkipEvent.listener_id == listener_id, SkipEvent.at > now - timedelta(days=1)
+                )
+            )
+            or 0
+        )
         left.append(policy.daily_skip_limit - used)
     return max(0, min(left)) if left else None
 
 
-def _spend_skip(db: Session, policy: TierPolicy, listener_id: int, station_id: int, now: datetime) -> None:
+def _spend_skip(
+    db: Session, policy: TierPolicy, listener_id: int, station_id: int, now: datetime
+) -> None:
     left = skips_left(db, policy, listener_id, station_id, now)
     if left is not None and left <= 0:
-        raise ApiError(ErrorCode.STATION_LIMIT_REACHED,
-                       f"skip limit reached ({policy.station_skip_limit} per station per hour, "
-                       f"{policy.daily_skip_limit} per day)")
+        raise ApiError(
+            ErrorCode.STATION_LIMIT_REACHED,
+            f"skip limit reached ({policy.station_skip_limit} per station per hour, "
+            f"{policy.daily_skip_limit} per day)",
+        )
     db.add(SkipEvent(listener_id=listener_id, station_id=station_id, at=now))
 
 
@@ -160,10 +202,19 @@ def _spend_skip(db: Session, policy: TierPolicy, listener_id: int, station_id: i
 def _history(db: Session, station_id: int, rules: Rules, now: datetime) -> History:
     """The station's recent spins (replays are on demand, not radio): the last N plus all in the window."""
     base = select(Spin.id, Spin.track_id, Spin.artist_id, Spin.album_id, Spin.issued_at).where(
-        Spin.station_id == station_id, Spin.is_replay.is_(False))
-    rows = {r[0]: r for r in db.execute(base.order_by(Spin.issued_at.desc(), Spin.id.desc())
-                                        .limit(max(rules.repeat_spins, rules.artist_run, rules.album_run)))}
-    for r in db.execute(base.where(Spin.issued_at > now - rules.window).order_by(Spin.issued_at.desc()).limit(2000)):
+        Spin.station_id == station_id, Spin.is_replay.is_(False)
+    )
+    rows = {
+        r[0]: r
+        for r in db.execute(
+            base.order_by(Spin.issued_at.desc(), Spin.id.desc()).limit(
+                max(rules.repeat_spins, rules.artist_run, rules.album_run)
+            )
+        )
+    }
+    for r in db.execute(
+        base.where(Spin.issued_at > now - rules.window).order_by(Spin.issued_at.desc()).limit(2000)
+    ):
         rows[r[0]] = r
     ordered = sorted(rows.values(), key=lambda r: (r[4], r[0]), reverse=True)
     return History([Played(r[1], r[2], r[3], r[4]) for r in ordered], now, rules)
@@ -174,37 +225,63 @@ def _rules(db: Session, settings: Settings) -> Rules:
         return Rules()
     present = Track.missing_since.is_(None)
 
-    def at_most(column: Any, limit: int) -> int:  # bounded: the rules only need to know "small or not"
+    def at_most(
+        column: Any, limit: int
+    ) -> int:  # bounded: the rules only need to know "small or not"
         inner = select(column).where(present).distinct().limit(limit).subquery()
         return db.scalar(select(func.count()).select_from(inner)) or 0
 
-    return Rules.relaxed(at_most(Track.id, 101), at_most(Track.artist_id, 4), at_most(Track.album_id, 3))
+    return Rules.relaxed(
+        at_most(Track.id, 101), at_most(Track.artist_id, 4), at_most(Track.album_id, 3)
+    )
 
 
 def _tired(db: Session, listener_id: int, now: datetime) -> set[int]:
-    return set(db.scalars(select(TiredTrack.track_id).where(TiredTrack.listener_id == listener_id,
-                                                            TiredTrack.until > now)))
+    return set(
+        db.scalars(
+            select(TiredTrack.track_id).where(
+                TiredTrack.listener_id == listener_id, TiredTrack.until > now
+            )
+        )
+    )
 
 
-def steering_for(db: Session, station: Station, listener: Listener, now: datetime, rng: random.Random,
-                 tired: set[int]) -> Steering:
+def steering_for(
+    db: Session,
+    station: Station,
+    listener: Listener,
+    now: datetime,
+    rng: random.Random,
+    tired: set[int],
+) -> Steering:
     """Seeds, thumbs and bans of one (non-shuffle) station."""
-    feedback = db.execute(select(Feedback.track_id, Feedback.is_positive, Track.artist_id)
-                          .join(Track, Track.id == Feedback.track_id).where(Feedback.station_id == station.id)
-                          .order_by(Feedback.created_at.desc(), Feedback.id.desc())).all()
+    feedback = db.execute(
+        select(Feedback.track_id, Feedback.is_positive, Track.artist_id)
+        .join(Track, Track.id == Feedback.track_id)
+        .where(Feedback.station_id == station.id)
+        .order_by(Feedback.created_at.desc(), Feedback.id.desc())
+    ).all()
     positives = [t for t, up, _ in feedback if up]
     negatives = [t for t, up, _ in feedback if not up]
     seeds = [(s.kind, s.ref_id) for s in stations.seeds_of(db, station.id)]
     if station.is_thumbprint:
-        liked = list(db.scalars(select(Feedback.track_id).where(Feedback.listener_id == listener.id,
-                                                                Feedback.is_positive.is_(True))
-                                .order_by(Feedback.created_at.desc()).limit(400)))
+        liked = list(
+            db.scalars(
+                select(Feedback.track_id)
+                .where(Feedback.listener_id == listener.id, Feedback.is_positive.is_(True))
+                .order_by(Feedback.created_at.desc())
+                .limit(400)
+            )
+        )
         liked = list(dict.fromkeys(liked))
         seeds = [("TR", t) for t in rng.sample(liked, min(len(liked), 30))]
     return Steering(
-        seeds=seeds, positives=positives, negatives=negatives,
+        seeds=seeds,
+        positives=positives,
+        negatives=negatives,
         negative_artists=Counter(a for _, up, a in feedback if not up),
-        banned=set(negatives) | tired, explicit_filter=listener.explicit_filter,
+        banned=set(negatives) | tired,
+        explicit_filter=listener.explicit_filter,
     )
 
 
@@ -218,8 +295,15 @@ def engine_random(settings: Settings, station_id: int, served: int) -> random.Ra
 # ---------------------------------------------------------------- fragments
 
 
-def fragment(db: Session, settings: Settings, listener: Listener, session: AuthSession, station: Station,
-             reason: str, now: datetime) -> Fragment:
+def fragment(
+    db: Session,
+    settings: Settings,
+    listener: Listener,
+    session: AuthSession,
+    station: Station,
+    reason: str,
+    now: datetime,
+) -> Fragment:
     """The next tracks of a station, with every rule of spec §6.4-6.6 applied; writes the spins."""
     policy = settings.tier(listener.tier)
     claim_player(db, listener, session, now, force=False)
@@ -234,21 +318,27 @@ def fragment(db: Session, settings: Settings, listener: Listener, session: AuthS
     if station.is_shuffle:
         members = stations.shuffle_member_ids(db, station.id)
         if not members:
-            raise ApiError(ErrorCode.UNPLAYABLE_SHUFFLE_STATION, "choose at least one station for shuffle")
+            raise ApiError(
+                ErrorCode.UNPLAYABLE_SHUFFLE_STATION, "choose at least one station for shuffle"
+            )
         pickers: dict[int, Picker] = {}
         order = [rng.choice(members) for _ in range(FRAGMENT_SIZE)]
         for member in order:
             if member not in pickers:
                 source = db.get(Station, member)
                 assert source is not None
-                pickers[member] = Picker(db, steering_for(db, source, listener, now, rng, tired), history, rng)
+                pickers[member] = Picker(
+                    db, steering_for(db, source, listener, now, rng, tired), history, rng
+                )
             got = pickers[member].pick(1)
             if not got:  # this station is exhausted: let another member fill the slot
                 for other in members:
                     if other not in pickers:
                         source = db.get(Station, other)
                         assert source is not None
-                        pickers[other] = Picker(db, steering_for(db, source, listener, now, rng, tired), history, rng)
+                        pickers[other] = Picker(
+                            db, steering_for(db, source, listener, now, rng, tired), history, rng
+                        )
                     got = pickers[other].pick(1)
                     if got:
                         member = other
@@ -258,14 +348,26 @@ def fragment(db: Session, settings: Settings, listener: Listener, session: AuthS
         picker = Picker(db, steering_for(db, station, listener, now, rng, tired), history, rng)
         picks = [(p, None) for p in picker.pick(FRAGMENT_SIZE)]
     if not picks:
-        raise ApiError(ErrorCode.PLAYLIST_END, "this station has no playable track left; add a seed or remove "
-                                               "some thumbs-down")
+        raise ApiError(
+            ErrorCode.PLAYLIST_END,
+            "this station has no playable track left; add a seed or remove some thumbs-down",
+        )
     spins = []
     for offset, (pick, origin) in enumerate(picks):
-        spin = Spin(token=secrets.token_urlsafe(18), listener_id=listener.id, station_id=station.id,
-                    origin_station_id=origin, track_id=pick.track_id, artist_id=pick.artist_id,
-                    album_id=pick.album_id, seed_music_id=pick.seed_music_id, reason=reason,
-                    issued_at=now + timedelta(microseconds=offset), seconds_played=0.0, is_replay=False)
+        spin = Spin(
+            token=secrets.token_urlsafe(18),
+            listener_id=listener.id,
+            station_id=station.id,
+            origin_station_id=origin,
+            track_id=pick.track_id,
+            artist_id=pick.artist_id,
+            album_id=pick.album_id,
+            seed_music_id=pick.seed_music_id,
+            reason=reason,
+            issued_at=now + timedelta(microseconds=offset),
+            seconds_played=0.0,
+            is_replay=False,
+        )
         db.add(spin)
         spins.append(spin)
     db.flush()
@@ -274,7 +376,9 @@ def fragment(db: Session, settings: Settings, listener: Listener, session: AuthS
     return Fragment(station, spins, left is None or left > 0, left, breaks)
 
 
-def track_started(db: Session, listener: Listener, session: AuthSession, token: str, now: datetime) -> Spin:
+def track_started(
+    db: Session, listener: Listener, session: AuthSession, token: str, now: datetime
+) -> Spin:
     """The listener began playing a spin: the station's lastPlayed and play time, and the player's claim."""
     spin = spin_by_token(db, listener.id, token, now, for_update=True)
     if spin.started_at is None:
@@ -285,13 +389,17 @@ def track_started(db: Session, listener: Listener, session: AuthSession, token: 
             if station is not None:
                 station.last_played_at = now
                 station.total_play_time += round(track.duration) if track else 0
-    db.execute(update(Listener).where(Listener.id == listener.id, Listener.active_session_id == session.id)
-               .values(active_at=now))
+    db.execute(
+        update(Listener)
+        .where(Listener.id == listener.id, Listener.active_session_id == session.id)
+        .values(active_at=now)
+    )
     return spin
 
 
-def replay(db: Session, settings: Settings, listener: Listener, station: Station, token: str,
-           now: datetime) -> Spin:
+def replay(
+    db: Session, settings: Settings, listener: Listener, station: Station, token: str, now: datetime
+) -> Spin:
     """A spin played again on request (tiers with replays)."""
     if not settings.tier(listener.tier).replays:
         raise ApiError(ErrorCode.LISTENER_NOT_AUTHORIZED, "replays are not part of your plan")
@@ -299,15 +407,30 @@ def replay(db: Session, settings: Settings, listener: Listener, station: Station
     if original.station_id != station.id:
         raise ApiError(ErrorCode.INVALID_REQUEST, "that trackToken was not played on this station")
     source = original.origin_station_id or station.id
-    downed = db.scalar(select(Feedback.id).where(Feedback.station_id == source, Feedback.track_id == original.track_id,
-                                                 Feedback.is_positive.is_(False)))
+    downed = db.scalar(
+        select(Feedback.id).where(
+            Feedback.station_id == source,
+            Feedback.track_id == original.track_id,
+            Feedback.is_positive.is_(False),
+        )
+    )
     track = db.get(Track, original.track_id)
     if downed is not None or track is None or track.missing_since is not None:
         raise ApiError(ErrorCode.CALL_NOT_ALLOWED, "that track cannot be replayed")
-    spin = Spin(token=secrets.token_urlsafe(18), listener_id=listener.id, station_id=station.id,
-                origin_station_id=original.origin_station_id, track_id=original.track_id,
-                artist_id=original.artist_id, album_id=original.album_id, seed_music_id=original.seed_music_id,
-                reason="Replay", issued_at=now, seconds_played=0.0, is_replay=True)
+    spin = Spin(
+        token=secrets.token_urlsafe(18),
+        listener_id=listener.id,
+        station_id=station.id,
+        origin_station_id=original.origin_station_id,
+        track_id=original.track_id,
+        artist_id=original.artist_id,
+        album_id=original.album_id,
+        seed_music_id=original.seed_music_id,
+        reason="Replay",
+        issued_at=now,
+        seconds_played=0.0,
+        is_replay=True,
+    )
     db.add(spin)
     db.flush()
     return spin
@@ -327,24 +450,44 @@ def ratings(db: Session, spins: list[Spin]) -> dict[int, int]:
     pairs = {(s.origin_station_id or s.station_id, s.track_id) for s in spins}
     if not pairs:
         return {}
-    liked = set(db.execute(select(Feedback.station_id, Feedback.track_id).where(
-        Feedback.station_id.in_({p[0] for p in pairs}), Feedback.track_id.in_({p[1] for p in pairs}),
-        Feedback.is_positive.is_(True))).all())
+    liked = set(
+        db.execute(
+            select(Feedback.station_id, Feedback.track_id).where(
+                Feedback.station_id.in_({p[0] for p in pairs}),
+                Feedback.track_id.in_({p[1] for p in pairs}),
+                Feedback.is_positive.is_(True),
+            )
+        ).all()
+    )
     return {s.id: int((s.origin_station_id or s.station_id, s.track_id) in liked) for s in spins}
 
 
-def on_demand(db: Session, settings: Settings, listener: Listener, track_id: int, encoding: str,
-              now: datetime) -> Spin:
+def on_demand(
+    db: Session, settings: Settings, listener: Listener, track_id: int, encoding: str, now: datetime
+) -> Spin:
     """A spin of any track outside radio (tiers with on-demand): logged for the play export, no station."""
     if not settings.tier(listener.tier).on_demand:
-        raise ApiError(ErrorCode.LISTENER_NOT_AUTHORIZED, "on-demand playback is not part of your plan")
+        raise ApiError(
+            ErrorCode.LISTENER_NOT_AUTHORIZED, "on-demand playback is not part of your plan"
+        )
     track = db.get(Track, track_id)
     if track is None or track.missing_since is not None:
         raise ApiError(ErrorCode.NOT_FOUND, f"no track TR:{track_id}")
-    spin = Spin(token=secrets.token_urlsafe(18), listener_id=listener.id, station_id=None, origin_station_id=None,
-                track_id=track.id, artist_id=track.artist_id, album_id=track.album_id,
-                seed_music_id=None, reason="OnDemand", audio_encoding=encoding, issued_at=now, seconds_played=0.0,
-                is_replay=False)
+    spin = Spin(
+        token=secrets.token_urlsafe(18),
+        listener_id=listener.id,
+        station_id=None,
+        origin_station_id=None,
+        track_id=track.id,
+        artist_id=track.artist_id,
+        album_id=track.album_id,
+        seed_music_id=None,
+        reason="OnDemand",
+        audio_encoding=encoding,
+        issued_at=now,
+        seconds_played=0.0,
+        is_replay=False,
+    )
     db.add(spin)
     db.flush()
     return spin
@@ -353,8 +496,16 @@ def on_demand(db: Session, settings: Settings, listener: Listener, track_id: int
 # ---------------------------------------------------------------- use cases: fragments, replays, on demand, thumbs
 
 
-def track_items(db: Session, issuer: delivery.Issuer, settings: Settings, listener: Listener, station: Station,
-                spins: list[Spin], audio_format: str | None, allow_skip: bool) -> list[TrackItem]:
+def track_items(
+    db: Session,
+    issuer: delivery.Issuer,
+    settings: Settings,
+    listener: Listener,
+    station: Station,
+    spins: list[Spin],
+    audio_format: str | None,
+    allow_skip: bool,
+) -> list[TrackItem]:
     """Freshly written spins as clients get them, with signed audio, receipt and skip URLs."""
     views = {v.track.id: v for v in catalog.track_views(db, [s.track_id for s in spins])}
     gains = catalog.gains(db, [v.track for v in views.values()])
@@ -368,18 +519,37 @@ def track_items(db: Session, issuer: delivery.Issuer, settings: Settings, listen
         view = views[spin.track_id]
         t, artist = view.track, view.artist
         encoding = delivery.encoding_for(settings, listener, audio_format, t.codec)
-        out.append(TrackItem(
-            spin=spin, view=view, artist_picture=catalog.artist_picture(db, artist),
-            links=issuer.track(listener.id, t.id, spin.id, encoding), gain=gains.get(t.id),
-            lyrics=catalog.lyrics_of(t), station_id=station.id, rating=rated.get(spin.id, 0),
-            is_seed=("TR", t.id) in seeds or ("AR", artist.id) in seeds, is_bookmarked=t.id in saved,
-            allow_skip=allow_skip, allow_feedback=not station.is_shuffle, rights=rights,
-        ))
+        out.append(
+            TrackItem(
+                spin=spin,
+                view=view,
+                artist_picture=catalog.artist_picture(db, artist),
+                links=issuer.track(listener.id, t.id, spin.id, encoding),
+                gain=gains.get(t.id),
+                lyrics=catalog.lyrics_of(t),
+                station_id=station.id,
+                rating=rated.get(spin.id, 0),
+                is_seed=("TR", t.id) in seeds or ("AR", artist.id) in seeds,
+                is_bookmarked=t.id in saved,
+                allow_skip=allow_skip,
+                allow_feedback=not station.is_shuffle,
+                rights=rights,
+            )
+        )
     return out
 
 
-def next_fragment(db: Session, services: Services, base_url: str, listener: Listener, session: AuthSession,
-                  station_id: str, reason: str, audio_format: str | None, now: datetime) -> FragmentItems:
+def next_fragment(
+    db: Session,
+    services: Services,
+    base_url: str,
+    listener: Listener,
+    session: AuthSession,
+    station_id: str,
+    reason: str,
+    audio_format: str | None,
+    now: datetime,
+) -> FragmentItems:
     """playlist/getFragment: the next tracks of a station under every radio rule, with their ads."""
     settings = services.settings
     station = stations.lock_station(db, listener.id, station_id)
@@ -390,15 +560,38 @@ def next_fragment(db: Session, services: Services, base_url: str, listener: List
         spin.audio_encoding = delivered
     db.flush()
     issuer = delivery.Issuer(services, base_url, now)
-    items: list[TrackItem | ads.AdItem] = list(track_items(db, issuer, settings, listener, result.station,
-                                                           result.spins, audio_format, result.allow_skip))
+    items: list[TrackItem | ads.AdItem] = list(
+        track_items(
+            db,
+            issuer,
+            settings,
+            listener,
+            result.station,
+            result.spins,
+            audio_format,
+            result.allow_skip,
+        )
+    )
     for brk in reversed(result.ad_breaks):  # positions count music tracks: insert from the back
-        items.insert(brk.position, ads.ad_item(db, issuer, settings, listener, brk.spin, brk.campaign, audio_format))
-    return FragmentItems(result.station.id, items, result.skips_left, not settings.tier(listener.tier).replays)
+        items.insert(
+            brk.position,
+            ads.ad_item(db, issuer, settings, listener, brk.spin, brk.campaign, audio_format),
+        )
+    return FragmentItems(
+        result.station.id, items, result.skips_left, not settings.tier(listener.tier).replays
+    )
 
 
-def replay_item(db: Session, services: Services, base_url: str, listener: Listener, station_id: str, token: str,
-                audio_format: str | None, now: datetime) -> TrackItem:
+def replay_item(
+    db: Session,
+    services: Services,
+    base_url: str,
+    listener: Listener,
+    station_id: str,
+    token: str,
+    audio_format: str | None,
+    now: datetime,
+) -> TrackItem:
     """ondemand/getReplayTrack: a track of this station played again."""
     settings = services.settings
     station = stations.get_station(db, listener.id, station_id)
@@ -406,11 +599,20 @@ def replay_item(db: Session, services: Services, base_url: str, listener: Listen
     spin.audio_encoding = delivery.encoding_for(settings, listener, audio_format)
     db.flush()
     issuer = delivery.Issuer(services, base_url, now)
-    return track_items(db, issuer, settings, listener, station, [spin], audio_format, allow_skip=True)[0]
+    return track_items(
+        db, issuer, settings, listener, station, [spin], audio_format, allow_skip=True
+    )[0]
 
 
-def play_on_demand(db: Session, services: Services, base_url: str, listener: Listener, pandora_id: str,
-                   audio_format: str | None, now: datetime) -> OnDemandPlay:
+def play_on_demand(
+    db: Session,
+    services: Services,
+    base_url: str,
+    listener: Listener,
+    pandora_id: str,
+    audio_format: str | None,
+    now: datetime,
+) -> OnDemandPlay:
     """ondemand/getAudioPlaybackInfo: any present track, logged as a play outside radio."""
     ref = catalog.resolve(pandora_id, "track")
     track = catalog.track(db, ref.id)
@@ -420,7 +622,9 @@ def play_on_demand(db: Session, services: Services, base_url: str, listener: Lis
     return OnDemandPlay(links, catalog.gains(db, [track])[track.id], track.duration, spin.token)
 
 
-def thumb(db: Session, listener_id: int, token: str, positive: bool, now: datetime) -> stations.FeedbackView:
+def thumb(
+    db: Session, listener_id: int, token: str, positive: bool, now: datetime
+) -> stations.FeedbackView:
     """station/addFeedback: thumbs up or down for the track a trackToken names, on the station that played it."""
     spin = spin_by_token(db, listener_id, token, now)
     station = feedback_station(db, spin)
@@ -428,7 +632,9 @@ def thumb(db: Session, listener_id: int, token: str, positive: bool, now: dateti
     return stations.feedback_views(db, [row])[0]
 
 
-def unthumb(db: Session, listener_id: int, feedback_id: str | None, token: str | None, now: datetime) -> None:
+def unthumb(
+    db: Session, listener_id: int, feedback_id: str | None, token: str | None, now: datetime
+) -> None:
     """station/deleteFeedback: take back a thumb named by its feedbackId or by the trackToken it was given on."""
     if feedback_id is not None:
         row = stations.get_feedback(db, listener_id, feedback_id)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any, Iterator, Literal, TextIO, cast
+from typing import Any, Literal, TextIO, cast
 
 from sqlalchemy import CursorResult, func, or_, select, update
 from sqlalchemy.orm import Session
@@ -30,7 +31,9 @@ class SpinEnd:
     recorded: bool
 
 
-def record_end(db: Session, grant: ReceiptGrant, outcome: Outcome, seconds: float | None, now: datetime) -> SpinEnd:
+def record_end(
+    db: Session, grant: ReceiptGrant, outcome: Outcome, seconds: float | None, now: datetime
+) -> SpinEnd:
     """Settle a spin as completed or skipped, once; later receipts for it change nothing and say so."""
     spin = db.get(Spin, grant.spin_id)
     if spin is None:
@@ -41,8 +44,11 @@ def record_end(db: Session, grant: ReceiptGrant, outcome: Outcome, seconds: floa
         return SpinEnd(spin.id, spin.outcome, spin.seconds_played, False)
     duration = db.scalar(select(Track.duration).where(Track.id == spin.track_id)) or 0.0
     played = seconds_played(outcome, seconds, spin.started_at or spin.issued_at, duration, now)
-    result = db.execute(update(Spin).where(Spin.id == spin.id, Spin.outcome.is_(None))
-                        .values(outcome=outcome, ended_at=now, seconds_played=played))
+    result = db.execute(
+        update(Spin)
+        .where(Spin.id == spin.id, Spin.outcome.is_(None))
+        .values(outcome=outcome, ended_at=now, seconds_played=played)
+    )
     changed = cast("CursorResult[Any]", result).rowcount
     if not changed:  # another receipt for the same spin committed first
         db.refresh(spin)
@@ -50,8 +56,9 @@ def record_end(db: Session, grant: ReceiptGrant, outcome: Outcome, seconds: floa
     return SpinEnd(spin.id, outcome, played, True)
 
 
-def seconds_played(outcome: Outcome, reported: float | None, started: datetime, duration: float,
-                   now: datetime) -> float:
+def seconds_played(
+    outcome: Outcome, reported: float | None, started: datetime, duration: float, now: datetime
+) -> float:
     """What the client reported, else the whole track (completed) or the time since it started (skipped);
     never more than the track lasts."""
     if reported is not None and math.isfinite(reported):
@@ -94,9 +101,24 @@ def play_log(db: Session, since: datetime, until: datetime) -> Iterator[Play]:
     """Spins that started playing (or were reported ended) in [since, until), oldest first."""
     start = func.coalesce(Spin.started_at, Spin.issued_at)
     query = (
-        select(Spin.id, Spin.started_at, Spin.issued_at, Spin.listener_id, Spin.station_id, Station.name,
-               Spin.track_id, Track.title, Artist.name, Album.title, Track.isrc, Track.mbid, Track.duration,
-               Spin.seconds_played, Spin.outcome, Spin.audio_encoding)
+        select(
+            Spin.id,
+            Spin.started_at,
+            Spin.issued_at,
+            Spin.listener_id,
+            Spin.station_id,
+            Station.name,
+            Spin.track_id,
+            Track.title,
+            Artist.name,
+            Album.title,
+            Track.isrc,
+            Track.mbid,
+            Track.duration,
+            Spin.seconds_played,
+            Spin.outcome,
+            Spin.audio_encoding,
+        )
         .join(Track, Track.id == Spin.track_id)
         .join(Artist, Artist.id == Track.artist_id)
         .join(Album, Album.id == Track.album_id)
@@ -108,10 +130,21 @@ def play_log(db: Session, since: datetime, until: datetime) -> Iterator[Play]:
     )
     for r in db.execute(query):
         yield Play(
-            spin_id=r[0], started_at=iso_timestamp(r[1] or r[2]), listener_id=r[3], station_id=r[4],
-            station=r[5] or "", track_id=r[6], title=r[7], artist=r[8], album=r[9], isrc=r[10] or "",
-            musicbrainz_id=r[11] or "", duration=round(r[12] or 0.0, 3), seconds_played=round(r[13] or 0.0, 3),
-            outcome=r[14] or "", audio_encoding=r[15] or "",
+            spin_id=r[0],
+            started_at=iso_timestamp(r[1] or r[2]),
+            listener_id=r[3],
+            station_id=r[4],
+            station=r[5] or "",
+            track_id=r[6],
+            title=r[7],
+            artist=r[8],
+            album=r[9],
+            isrc=r[10] or "",
+            musicbrainz_id=r[11] or "",
+            duration=round(r[12] or 0.0, 3),
+            seconds_played=round(r[13] or 0.0, 3),
+            outcome=r[14] or "",
+            audio_encoding=r[15] or "",
         )
 
 

@@ -46,8 +46,14 @@ class ResetMail:
     message: EmailMessage
 
 
-def request_reset(db: Session, settings: Settings, now: datetime, username: str, address: str | None,
-                  base_url: str) -> ResetMail | None:
+def request_reset(
+    db: Session,
+    settings: Settings,
+    now: datetime,
+    username: str,
+    address: str | None,
+    base_url: str,
+) -> ResetMail | None:
     """Count the request, and when a mail can go out, issue a token and compose the mail.
 
     Requests are counted per name and per client address whether or not the name exists, so the limits
@@ -62,33 +68,51 @@ def request_reset(db: Session, settings: Settings, now: datetime, username: str,
         log.info("password reset for an unknown username: no mail")
         return None
     if listener.disabled:
-        log.info("password reset for a disabled account: no mail", extra={"listener_id": listener.id})
+        log.info(
+            "password reset for a disabled account: no mail", extra={"listener_id": listener.id}
+        )
         return None
     to = mail_address(listener)
     if to is None:
-        log.info("password reset: the account has no email address; no mail", extra={"listener_id": listener.id})
+        log.info(
+            "password reset: the account has no email address; no mail",
+            extra={"listener_id": listener.id},
+        )
         return None
     if not mail.configured(settings):
-        log.warning("password reset requested but smtp_host is not set; no mail", extra={"listener_id": listener.id})
+        log.warning(
+            "password reset requested but smtp_host is not set; no mail",
+            extra={"listener_id": listener.id},
+        )
         return None
-    db.execute(delete(PasswordReset).where(PasswordReset.listener_id == listener.id,
-                                           PasswordReset.expires_at <= now))
+    db.execute(
+        delete(PasswordReset).where(
+            PasswordReset.listener_id == listener.id, PasswordReset.expires_at <= now
+        )
+    )
     _retire(db, listener.id, now)
     token = new_token()
     lifetime = settings.password_reset_lifetime
-    db.add(PasswordReset(listener_id=listener.id, token_hash=_digest(token), created_at=now,
-                         expires_at=now + timedelta(seconds=lifetime)))
+    db.add(
+        PasswordReset(
+            listener_id=listener.id,
+            token_hash=_digest(token),
+            created_at=now,
+            expires_at=now + timedelta(seconds=lifetime),
+        )
+    )
     return ResetMail(to, _message(settings, listener, to, token, base_url, lifetime))
 
 
-def _message(settings: Settings, listener: Listener, to: str, token: str, base_url: str,
-             lifetime: int) -> EmailMessage:
+def _message(
+    settings: Settings, listener: Listener, to: str, token: str, base_url: str, lifetime: int
+) -> EmailMessage:
     link = f"{base_url.rstrip('/')}/#/reset?token={token}"
     minutes = max(1, lifetime // 60)
     text = (
         f"Hello {listener.display_name or listener.username},\n\n"
         f"someone, hopefully you, asked to reset the password of the Airwave account "
-        f"\"{listener.username}\".\n\n"
+        f'"{listener.username}".\n\n'
         f"To choose a new password, open this link within {minutes} minutes:\n\n"
         f"    {link}\n\n"
         f"or enter this reset code in your player:\n\n"
@@ -100,11 +124,16 @@ def _message(settings: Settings, listener: Listener, to: str, token: str, base_u
 
 def _retire(db: Session, listener_id: int, now: datetime) -> None:
     """Mark the listener's unused tokens as spent."""
-    db.execute(update(PasswordReset).where(PasswordReset.listener_id == listener_id,
-                                           PasswordReset.used_at.is_(None)).values(used_at=now))
+    db.execute(
+        update(PasswordReset)
+        .where(PasswordReset.listener_id == listener_id, PasswordReset.used_at.is_(None))
+        .values(used_at=now)
+    )
 
 
-def check_token(db: Session, now: datetime, token: str, *, for_update: bool = False) -> PasswordReset:
+def check_token(
+    db: Session, now: datetime, token: str, *, for_update: bool = False
+) -> PasswordReset:
     """The live reset a token names: NOT_FOUND when unknown, CONTENT_HAS_EXPIRED when used, replaced or expired."""
     query = select(PasswordReset).where(PasswordReset.token_hash == _digest(token))
     if for_update:
@@ -113,15 +142,21 @@ def check_token(db: Session, now: datetime, token: str, *, for_update: bool = Fa
     if reset is None:
         raise ApiError(ErrorCode.NOT_FOUND, "unknown password reset token")
     if reset.used_at is not None:
-        raise ApiError(ErrorCode.CONTENT_HAS_EXPIRED,
-                       "this password reset token was already used or replaced by a newer one")
+        raise ApiError(
+            ErrorCode.CONTENT_HAS_EXPIRED,
+            "this password reset token was already used or replaced by a newer one",
+        )
     if reset.expires_at <= now:
-        raise ApiError(ErrorCode.CONTENT_HAS_EXPIRED, "this password reset token has expired; ask for a new one")
+        raise ApiError(
+            ErrorCode.CONTENT_HAS_EXPIRED,
+            "this password reset token has expired; ask for a new one",
+        )
     return reset
 
 
-def hash_for_reset(db: Session, settings: Settings, now: datetime, token: str,
-                   new_password: str) -> str:
+def hash_for_reset(
+    db: Session, settings: Settings, now: datetime, token: str, new_password: str
+) -> str:
     """Check the token and the new password's strength on a read session; the new password's hash.
 
     Hashing is slow, so it happens here, before reset_password opens the write transaction.

@@ -33,7 +33,7 @@ class Hit:
 
 def trigrams(value: str) -> set[str]:
     padded = f"  {value} "
-    return {padded[i:i + 3] for i in range(len(padded) - 2)}
+    return {padded[i : i + 3] for i in range(len(padded) - 2)}
 
 
 def _jaccard(a: str, b: str) -> float:
@@ -46,7 +46,7 @@ def similarity(query: str, key: str) -> float:
     best = _jaccard(query, key)
     words, width = key.split(), len(query.split())
     for start in range(max(0, len(words) - width + 1)):
-        best = max(best, _jaccard(query, " ".join(words[start:start + width])))
+        best = max(best, _jaccard(query, " ".join(words[start : start + width])))
     return best
 
 
@@ -83,7 +83,9 @@ def _sqlite(db: Session, q: str, kinds: tuple[str, ...], limit: int) -> list[Hit
     hits = [Hit(r.kind, r.ref_id, r.name, r.context, r.tier, similarity(q, r.key)) for r in rows]
     if len(hits) < limit and len(q) >= 3:
         seen = {(h.kind, h.ref_id) for h in hits}
-        grams = [g for g in trigrams(q) if g.strip() and " " not in g.strip() and len(g.strip()) == 3]
+        grams = [
+            g for g in trigrams(q) if g.strip() and " " not in g.strip() and len(g.strip()) == 3
+        ]
         if grams:
             fuzzy = db.execute(
                 text(f"""
@@ -96,7 +98,11 @@ def _sqlite(db: Session, q: str, kinds: tuple[str, ...], limit: int) -> list[Hit
             ).all()
             scored = [(similarity(q, r.key), r) for r in fuzzy if (r.kind, r.ref_id) not in seen]
             scored.sort(key=lambda sr: (-sr[0], len(sr[1].key)))
-            hits += [Hit(r.kind, r.ref_id, r.name, r.context, FUZZY, s) for s, r in scored if s >= FUZZY_THRESHOLD]
+            hits += [
+                Hit(r.kind, r.ref_id, r.name, r.context, FUZZY, s)
+                for s, r in scored
+                if s >= FUZZY_THRESHOLD
+            ]
     return hits[:limit]
 
 
@@ -139,7 +145,9 @@ class Found:
     score: float
 
 
-def full_search(db: Session, listener_id: int, query: str, types: list[str], start: int, count: int) -> list[Found]:
+def full_search(
+    db: Session, listener_id: int, query: str, types: list[str], start: int, count: int
+) -> list[Found]:
     """search/fullSearch: catalogue kinds and (with "ST") the listener's stations matching a query, best first."""
     wanted = start + count
     items: list[Found] = []
@@ -161,13 +169,23 @@ def full_search(db: Session, listener_id: int, query: str, types: list[str], sta
         if words:
             for station in stations.find_by_name(db, listener_id, words, wanted):
                 exact = search_key(station.name) == " ".join(words)
-                items.append(Found("ST", station.id, station.name, None, catalog.Picture(), 4.999 if exact else 2.5))
+                items.append(
+                    Found(
+                        "ST",
+                        station.id,
+                        station.name,
+                        None,
+                        catalog.Picture(),
+                        4.999 if exact else 2.5,
+                    )
+                )
         items.sort(key=lambda i: -i.score)
-    return items[start:start + count]
+    return items[start : start + count]
 
 
-def seed_suggestions(db: Session, listener_id: int, station_id: str, seed_music_id: str | None,
-                     limit: int) -> list[catalog.ArtistView]:
+def seed_suggestions(
+    db: Session, listener_id: int, station_id: str, seed_music_id: str | None, limit: int
+) -> list[catalog.ArtistView]:
     """search/getSeedSuggestions: artists close to a seed (an artist, or a track's or album's artist), else close
     to the station's seeds and thumbs-up."""
     station = stations.get_station(db, listener_id, station_id)
@@ -180,7 +198,10 @@ def seed_suggestions(db: Session, listener_id: int, station_id: str, seed_music_
         artist_id = catalog.album(db, ref.id).artist_id
     else:
         artist_id = catalog.artist(db, ref.id).id
-    return [catalog.ArtistView(a, catalog.artist_picture(db, a)) for a in catalog.nearest_artists(db, artist_id, limit)]
+    return [
+        catalog.ArtistView(a, catalog.artist_picture(db, a))
+        for a in catalog.nearest_artists(db, artist_id, limit)
+    ]
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,12 @@ class Services:
 
     def __post_init__(self) -> None:
         if self.signer is None:
-            self.signer = UrlSigner.open(self.settings.data_dir, grace_seconds=self.settings.url_key_grace)
+            self.signer = UrlSigner.open(
+                self.settings.data_dir, grace_seconds=self.settings.url_key_grace
+            )
 
     @classmethod
-    def open(cls, settings: Settings, clock: Clock | None = None) -> "Services":
+    def open(cls, settings: Settings, clock: Clock | None = None) -> Services:
         """Create the data dir (owner-only), connect, migrate the schema; the signer keeps its key there."""
         private_dir(settings.data_dir)
         database = Database(settings.resolved_database_url, settings.database_busy_timeout)

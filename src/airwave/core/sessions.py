@@ -103,7 +103,9 @@ def start_session(
 ) -> Issued:
     """After a successful check of credentials (or a registration): open a session."""
     if listener.disabled:
-        raise ApiError(ErrorCode.LISTENER_SUSPENDED, "this account has been disabled by an administrator")
+        raise ApiError(
+            ErrorCode.LISTENER_SUSPENDED, "this account has been disabled by an administrator"
+        )
     is_new = listener.last_login_at is None
     listener.last_login_at = now
     token, cookie = new_secret(), new_secret()
@@ -112,7 +114,9 @@ def start_session(
         token_hash=_digest(token),
         cookie_hash=_digest(cookie),
         keep_logged_in=keep_logged_in,
-        timeout_seconds=settings.keep_logged_in_timeout if keep_logged_in else settings.session_timeout,
+        timeout_seconds=settings.keep_logged_in_timeout
+        if keep_logged_in
+        else settings.session_timeout,
         created_at=now,
         last_seen_at=now,
         expires_at=now,
@@ -129,12 +133,18 @@ def resume_session(db: Session, now: datetime, token: str, username: str | None)
     """Re-enter a live session by its token (login with existingAuthToken and no password)."""
     found = _live_session(db, now, token)
     if found is None:
-        raise ApiError(ErrorCode.AUTH_INVALID_TOKEN, "existingAuthToken is unknown, expired or logged out")
+        raise ApiError(
+            ErrorCode.AUTH_INVALID_TOKEN, "existingAuthToken is unknown, expired or logged out"
+        )
     session, listener = found
     if username and username_key(username) != listener.username_key:
-        raise ApiError(ErrorCode.AUTH_INVALID_TOKEN, "existingAuthToken belongs to another listener")
+        raise ApiError(
+            ErrorCode.AUTH_INVALID_TOKEN, "existingAuthToken belongs to another listener"
+        )
     if listener.disabled:
-        raise ApiError(ErrorCode.LISTENER_SUSPENDED, "this account has been disabled by an administrator")
+        raise ApiError(
+            ErrorCode.LISTENER_SUSPENDED, "this account has been disabled by an administrator"
+        )
     cookie = new_secret()
     session.cookie_hash = _digest(cookie)
     _extend(session, now)
@@ -159,7 +169,9 @@ def _live_session(db: Session, now: datetime, token: str) -> tuple[AuthSession, 
     return session, listener
 
 
-def authenticate(db: Session, now: datetime, token: str | None, cookie: str | None) -> Authenticated:
+def authenticate(
+    db: Session, now: datetime, token: str | None, cookie: str | None
+) -> Authenticated:
     """The listener behind X-AuthToken (and the session cookie, when one is sent)."""
     if not token:
         raise ApiError(ErrorCode.AUTH_INVALID_TOKEN, "X-AuthToken header is required; log in first")
@@ -168,9 +180,13 @@ def authenticate(db: Session, now: datetime, token: str | None, cookie: str | No
         raise ApiError(ErrorCode.AUTH_INVALID_TOKEN, "auth token is unknown, expired or logged out")
     session, listener = found
     if cookie and not hmac.compare_digest(_digest(cookie), session.cookie_hash):
-        raise ApiError(ErrorCode.AUTH_INVALID_TOKEN, "session cookie belongs to a different session")
+        raise ApiError(
+            ErrorCode.AUTH_INVALID_TOKEN, "session cookie belongs to a different session"
+        )
     if listener.disabled:
-        raise ApiError(ErrorCode.LISTENER_SUSPENDED, "this account has been disabled by an administrator")
+        raise ApiError(
+            ErrorCode.LISTENER_SUSPENDED, "this account has been disabled by an administrator"
+        )
     return Authenticated(listener, session, now - session.last_seen_at > TOUCH_INTERVAL)
 
 
@@ -279,7 +295,13 @@ def login(
         if rehashed is not None:
             listener.password_hash = rehashed
         issued = start_session(
-            db, settings, now, listener, keep_logged_in=keep_logged_in, address=address, user_agent=user_agent
+            db,
+            settings,
+            now,
+            listener,
+            keep_logged_in=keep_logged_in,
+            address=address,
+            user_agent=user_agent,
         )
     issued.device_cookie = throttle.device_cookie(settings, now, listener.id, device_cookie)
     return issued

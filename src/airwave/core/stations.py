@@ -33,7 +33,9 @@ def count_stations(db: Session, listener_id: int) -> int:
     return db.scalar(_COUNT, {"listener_id": listener_id}) or 0
 
 
-def list_stations(db: Session, listener_id: int, start: int, size: int) -> tuple[int, list[Station]]:
+def list_stations(
+    db: Session, listener_id: int, start: int, size: int
+) -> tuple[int, list[Station]]:
     """Most recently played first, then never-played ones by creation time, newest first."""
     total = count_stations(db, listener_id)
     if total == 0 or start >= total:
@@ -61,7 +63,10 @@ def get_station(db: Session, listener_id: int, station_id: str) -> Station:
     if station is None:
         raise ApiError(ErrorCode.STATION_DOES_NOT_EXIST, f"no station {station_id[:40]!r}")
     if station.listener_id != listener_id:
-        raise ApiError(ErrorCode.USER_NOT_AUTHORIZED, f"station {station_id[:40]!r} belongs to another listener")
+        raise ApiError(
+            ErrorCode.USER_NOT_AUTHORIZED,
+            f"station {station_id[:40]!r} belongs to another listener",
+        )
     return station
 
 
@@ -89,15 +94,22 @@ class SeedRef:
         return ids.music_id(KIND_NAMES[self.kind], self.ref_id)  # type: ignore[arg-type]
 
 
-def seed_from(station_code: str | None = None, pandora_id: str | None = None, music_id: str | None = None) -> SeedRef:
+def seed_from(
+    station_code: str | None = None, pandora_id: str | None = None, music_id: str | None = None
+) -> SeedRef:
     """The seed a createStation/addSeed request names; STATION_CODE_INVALID when it names nothing seedable."""
     given = [v for v in (station_code, pandora_id, music_id) if v is not None]
     if len(given) != 1:
-        raise ApiError(ErrorCode.INVALID_REQUEST, "give exactly one of stationCode, pandoraId or musicId")
+        raise ApiError(
+            ErrorCode.INVALID_REQUEST, "give exactly one of stationCode, pandoraId or musicId"
+        )
     value = given[0]
     ref = ids.parse_station_code(value) if station_code is not None else ids.parse(value)
     if ref is None or ref.kind not in SEED_KINDS:
-        raise ApiError(ErrorCode.STATION_CODE_INVALID, f"{value[:80]!r} does not name an artist, track or genre")
+        raise ApiError(
+            ErrorCode.STATION_CODE_INVALID,
+            f"{value[:80]!r} does not name an artist, track or genre",
+        )
     return SeedRef(SEED_KINDS[ref.kind], ref.id)
 
 
@@ -109,12 +121,16 @@ def seed_name(db: Session, seed: SeedRef) -> str:
         if seed.kind == "TR":
             return f"{catalog.track(db, seed.ref_id).title} Radio"
         genre = catalog.genre(db, seed.ref_id)
-        if not db.scalar(select(func.count()).select_from(TrackGenre).where(TrackGenre.genre_id == genre.id)):
+        if not db.scalar(
+            select(func.count()).select_from(TrackGenre).where(TrackGenre.genre_id == genre.id)
+        ):
             raise ApiError(ErrorCode.NOT_FOUND, "empty genre")
         return f"{genre.name} Radio"
     except ApiError as exc:
         if exc.error is ErrorCode.NOT_FOUND:
-            raise ApiError(ErrorCode.STATION_CODE_INVALID, f"{seed.music_id} is not in the catalogue") from None
+            raise ApiError(
+                ErrorCode.STATION_CODE_INVALID, f"{seed.music_id} is not in the catalogue"
+            ) from None
         raise
 
 
@@ -123,33 +139,61 @@ def _clean_name(name: str) -> str:
     if not name:
         raise ApiError(ErrorCode.INVALID_REQUEST, "a station name cannot be blank")
     if len(name) > MAX_NAME:
-        raise ApiError(ErrorCode.INVALID_REQUEST, f"station names are at most {MAX_NAME} characters")
+        raise ApiError(
+            ErrorCode.INVALID_REQUEST, f"station names are at most {MAX_NAME} characters"
+        )
     return name
 
 
 def regular_count(db: Session, listener_id: int) -> int:
     """Stations that count towards the tier's limit (the shuffle station does not)."""
-    return db.scalar(select(func.count(Station.id)).where(Station.listener_id == listener_id,
-                                                          Station.is_shuffle.is_(False))) or 0
+    return (
+        db.scalar(
+            select(func.count(Station.id)).where(
+                Station.listener_id == listener_id, Station.is_shuffle.is_(False)
+            )
+        )
+        or 0
+    )
 
 
-def create_station(db: Session, listener_id: int, seed: SeedRef, name: str | None, max_stations: int,
-                   now: datetime) -> tuple[Station, bool]:
+def create_station(
+    db: Session, listener_id: int, seed: SeedRef, name: str | None, max_stations: int, now: datetime
+) -> tuple[Station, bool]:
     """A new station grown from one seed, or the listener's existing station for that seed (created=False)."""
     default = seed_name(db, seed)
-    existing = db.scalar(select(Station).where(Station.listener_id == listener_id, Station.initial_kind == seed.kind,
-                                               Station.initial_ref == seed.ref_id).order_by(Station.id).limit(1))
+    existing = db.scalar(
+        select(Station)
+        .where(
+            Station.listener_id == listener_id,
+            Station.initial_kind == seed.kind,
+            Station.initial_ref == seed.ref_id,
+        )
+        .order_by(Station.id)
+        .limit(1)
+    )
     if existing is not None:
         return existing, False
     if regular_count(db, listener_id) >= max_stations:
         raise ApiError(ErrorCode.MAX_STATIONS_REACHED, f"your plan allows {max_stations} stations")
     shuffle = shuffle_station(db, listener_id)
     follows_all = shuffle is not None and set(shuffle_member_ids(db, shuffle.id)) == {
-        s.id for s in db.scalars(select(Station).where(Station.listener_id == listener_id,
-                                                       Station.is_shuffle.is_(False)))}
-    station = Station(listener_id=listener_id, name=_clean_name(name) if name else default[:MAX_NAME],
-                      description="", created_at=now, total_play_time=0, is_shuffle=False, is_thumbprint=False,
-                      initial_kind=seed.kind, initial_ref=seed.ref_id)
+        s.id
+        for s in db.scalars(
+            select(Station).where(Station.listener_id == listener_id, Station.is_shuffle.is_(False))
+        )
+    }
+    station = Station(
+        listener_id=listener_id,
+        name=_clean_name(name) if name else default[:MAX_NAME],
+        description="",
+        created_at=now,
+        total_play_time=0,
+        is_shuffle=False,
+        is_thumbprint=False,
+        initial_kind=seed.kind,
+        initial_ref=seed.ref_id,
+    )
     db.add(station)
     db.flush()
     db.add(StationSeed(station_id=station.id, kind=seed.kind, ref_id=seed.ref_id, created_at=now))
@@ -177,16 +221,28 @@ def update_station(station: Station, name: str | None, description: str | None) 
 
 
 def seeds_of(db: Session, station_id: int) -> list[StationSeed]:
-    return list(db.scalars(select(StationSeed).where(StationSeed.station_id == station_id)
-                           .order_by(StationSeed.created_at, StationSeed.id)))
+    return list(
+        db.scalars(
+            select(StationSeed)
+            .where(StationSeed.station_id == station_id)
+            .order_by(StationSeed.created_at, StationSeed.id)
+        )
+    )
 
 
 def add_seed(db: Session, station: Station, seed: SeedRef, now: datetime) -> StationSeed:
     if station.is_shuffle or station.is_thumbprint:
-        raise ApiError(ErrorCode.CALL_NOT_ALLOWED, "seeds cannot be added to shuffle or Thumbprint Radio")
+        raise ApiError(
+            ErrorCode.CALL_NOT_ALLOWED, "seeds cannot be added to shuffle or Thumbprint Radio"
+        )
     seed_name(db, seed)
-    found = db.scalar(select(StationSeed).where(StationSeed.station_id == station.id, StationSeed.kind == seed.kind,
-                                                StationSeed.ref_id == seed.ref_id))
+    found = db.scalar(
+        select(StationSeed).where(
+            StationSeed.station_id == station.id,
+            StationSeed.kind == seed.kind,
+            StationSeed.ref_id == seed.ref_id,
+        )
+    )
     if found is not None:
         return found
     if len(seeds_of(db, station.id)) >= MAX_SEEDS:
@@ -217,13 +273,22 @@ THUMBPRINT_MINIMUM = 15
 
 
 def shuffle_station(db: Session, listener_id: int) -> Station | None:
-    return db.scalar(select(Station).where(Station.listener_id == listener_id, Station.is_shuffle.is_(True))
-                     .order_by(Station.id).limit(1))
+    return db.scalar(
+        select(Station)
+        .where(Station.listener_id == listener_id, Station.is_shuffle.is_(True))
+        .order_by(Station.id)
+        .limit(1)
+    )
 
 
 def shuffle_member_ids(db: Session, shuffle_id: int) -> list[int]:
-    return list(db.scalars(select(ShuffleMember.station_id).where(ShuffleMember.shuffle_id == shuffle_id)
-                           .order_by(ShuffleMember.station_id)))
+    return list(
+        db.scalars(
+            select(ShuffleMember.station_id)
+            .where(ShuffleMember.shuffle_id == shuffle_id)
+            .order_by(ShuffleMember.station_id)
+        )
+    )
 
 
 def ensure_shuffle(db: Session, listener_id: int, now: datetime) -> Station:
@@ -231,12 +296,20 @@ def ensure_shuffle(db: Session, listener_id: int, now: datetime) -> Station:
     station = shuffle_station(db, listener_id)
     if station is not None:
         return station
-    station = Station(listener_id=listener_id, name="Shuffle", description="", created_at=now, total_play_time=0,
-                      is_shuffle=True, is_thumbprint=False)
+    station = Station(
+        listener_id=listener_id,
+        name="Shuffle",
+        description="",
+        created_at=now,
+        total_play_time=0,
+        is_shuffle=True,
+        is_thumbprint=False,
+    )
     db.add(station)
     db.flush()
-    for other in db.scalars(select(Station.id).where(Station.listener_id == listener_id,
-                                                     Station.is_shuffle.is_(False))):
+    for other in db.scalars(
+        select(Station.id).where(Station.listener_id == listener_id, Station.is_shuffle.is_(False))
+    ):
         db.add(ShuffleMember(shuffle_id=station.id, station_id=other))
     db.flush()
     return station
@@ -258,23 +331,41 @@ def set_shuffle(db: Session, listener_id: int, station_ids: list[str], now: date
 
 
 def thumbs_up_count(db: Session, listener_id: int) -> int:
-    return db.scalar(select(func.count(func.distinct(Feedback.track_id)))
-                     .where(Feedback.listener_id == listener_id, Feedback.is_positive.is_(True))) or 0
+    return (
+        db.scalar(
+            select(func.count(func.distinct(Feedback.track_id))).where(
+                Feedback.listener_id == listener_id, Feedback.is_positive.is_(True)
+            )
+        )
+        or 0
+    )
 
 
 def create_thumbprint(db: Session, listener_id: int, max_stations: int, now: datetime) -> Station:
-    existing = db.scalar(select(Station).where(Station.listener_id == listener_id, Station.is_thumbprint.is_(True))
-                         .limit(1))
+    existing = db.scalar(
+        select(Station)
+        .where(Station.listener_id == listener_id, Station.is_thumbprint.is_(True))
+        .limit(1)
+    )
     if existing is not None:
         return existing
     have = thumbs_up_count(db, listener_id)
     if have < THUMBPRINT_MINIMUM:
-        raise ApiError(ErrorCode.THUMBPRINT_RADIO_NOT_ELIGIBLE,
-                       f"Thumbprint Radio needs {THUMBPRINT_MINIMUM} thumbs-up; you have {have}")
+        raise ApiError(
+            ErrorCode.THUMBPRINT_RADIO_NOT_ELIGIBLE,
+            f"Thumbprint Radio needs {THUMBPRINT_MINIMUM} thumbs-up; you have {have}",
+        )
     if regular_count(db, listener_id) >= max_stations:
         raise ApiError(ErrorCode.MAX_STATIONS_REACHED, f"your plan allows {max_stations} stations")
-    station = Station(listener_id=listener_id, name="Thumbprint Radio", description="", created_at=now,
-                      total_play_time=0, is_shuffle=False, is_thumbprint=True)
+    station = Station(
+        listener_id=listener_id,
+        name="Thumbprint Radio",
+        description="",
+        created_at=now,
+        total_play_time=0,
+        is_shuffle=False,
+        is_thumbprint=True,
+    )
     db.add(station)
     db.flush()
     return station
@@ -282,19 +373,33 @@ def create_thumbprint(db: Session, listener_id: int, max_stations: int, now: dat
 
 # ---------------------------------------------------------------- feedback
 
+
 def feedback_counts(db: Session, station_id: int) -> tuple[int, int]:
-    rows = dict(db.execute(select(Feedback.is_positive, func.count()).where(Feedback.station_id == station_id)
-                           .group_by(Feedback.is_positive)).all())
+    rows = dict(
+        db.execute(
+            select(Feedback.is_positive, func.count())
+            .where(Feedback.station_id == station_id)
+            .group_by(Feedback.is_positive)
+        ).all()
+    )
     return rows.get(True, 0), rows.get(False, 0)
 
 
-def set_feedback(db: Session, listener_id: int, station_id: int, track_id: int, positive: bool,
-                 now: datetime) -> Feedback:
+def set_feedback(
+    db: Session, listener_id: int, station_id: int, track_id: int, positive: bool, now: datetime
+) -> Feedback:
     """Thumb a track on a station; a second thumb replaces the first."""
-    row = db.scalar(select(Feedback).where(Feedback.station_id == station_id, Feedback.track_id == track_id))
+    row = db.scalar(
+        select(Feedback).where(Feedback.station_id == station_id, Feedback.track_id == track_id)
+    )
     if row is None:
-        row = Feedback(listener_id=listener_id, station_id=station_id, track_id=track_id, is_positive=positive,
-                       created_at=now)
+        row = Feedback(
+            listener_id=listener_id,
+            station_id=station_id,
+            track_id=track_id,
+            is_positive=positive,
+            created_at=now,
+        )
         db.add(row)
     else:
         row.is_positive, row.created_at = positive, now
@@ -312,8 +417,14 @@ def get_feedback(db: Session, listener_id: int, feedback_id: str) -> Feedback:
     return row
 
 
-def list_feedback(db: Session, listener_id: int, station_id: int | None, positive: bool | None, start: int,
-                  size: int) -> tuple[int, list[Feedback]]:
+def list_feedback(
+    db: Session,
+    listener_id: int,
+    station_id: int | None,
+    positive: bool | None,
+    start: int,
+    size: int,
+) -> tuple[int, list[Feedback]]:
     """Newest first."""
     where = [Feedback.listener_id == listener_id]
     if station_id is not None:
@@ -321,13 +432,20 @@ def list_feedback(db: Session, listener_id: int, station_id: int | None, positiv
     if positive is not None:
         where.append(Feedback.is_positive.is_(positive))
     total = db.scalar(select(func.count(Feedback.id)).where(*where)) or 0
-    rows = db.scalars(select(Feedback).where(*where).order_by(Feedback.created_at.desc(), Feedback.id.desc())
-                      .offset(start).limit(size))
+    rows = db.scalars(
+        select(Feedback)
+        .where(*where)
+        .order_by(Feedback.created_at.desc(), Feedback.id.desc())
+        .offset(start)
+        .limit(size)
+    )
     return total, list(rows)
 
 
 def feedback_for(db: Session, station_id: int, track_id: int) -> Feedback:
-    row = db.scalar(select(Feedback).where(Feedback.station_id == station_id, Feedback.track_id == track_id))
+    row = db.scalar(
+        select(Feedback).where(Feedback.station_id == station_id, Feedback.track_id == track_id)
+    )
     if row is None:
         raise ApiError(ErrorCode.NOT_FOUND, "that track has no feedback on this station")
     return row
@@ -336,35 +454,60 @@ def feedback_for(db: Session, station_id: int, track_id: int) -> Feedback:
 def station_names(db: Session, station_ids: set[int]) -> dict[int, str]:
     if not station_ids:
         return {}
-    return dict(db.execute(select(Station.id, Station.name).where(Station.id.in_(station_ids))).all())
+    return dict(
+        db.execute(select(Station.id, Station.name).where(Station.id.in_(station_ids))).all()
+    )
 
 
 def listener_count(db: Session, kind: str, ref_id: int) -> int:
     """Listeners with a station seeded by this artist, track or genre."""
-    return db.scalar(select(func.count(func.distinct(Station.listener_id))).join(
-        StationSeed, StationSeed.station_id == Station.id).where(StationSeed.kind == kind,
-                                                                 StationSeed.ref_id == ref_id)) or 0
+    return (
+        db.scalar(
+            select(func.count(func.distinct(Station.listener_id)))
+            .join(StationSeed, StationSeed.station_id == Station.id)
+            .where(StationSeed.kind == kind, StationSeed.ref_id == ref_id)
+        )
+        or 0
+    )
 
 
 def cover_hashes_of(db: Session, station: Station, limit: int = 4) -> list[str]:
     """Album covers for a shuffle or Thumbprint station's mosaic: its stations' or thumbs-up tracks' albums."""
     if station.is_shuffle:
         members = select(ShuffleMember.station_id).where(ShuffleMember.shuffle_id == station.id)
-        tracks = select(Track.id).join(StationSeed, (StationSeed.kind == "TR") & (StationSeed.ref_id == Track.id))
-        artist_tracks = select(Track.album_id).join(
-            StationSeed, (StationSeed.kind == "AR") & (StationSeed.ref_id == Track.artist_id)
-        ).where(StationSeed.station_id.in_(members))
+        tracks = select(Track.id).join(
+            StationSeed, (StationSeed.kind == "TR") & (StationSeed.ref_id == Track.id)
+        )
+        artist_tracks = (
+            select(Track.album_id)
+            .join(StationSeed, (StationSeed.kind == "AR") & (StationSeed.ref_id == Track.artist_id))
+            .where(StationSeed.station_id.in_(members))
+        )
         album_ids = list(db.scalars(artist_tracks.limit(200)))
-        album_ids += list(db.scalars(select(Track.album_id).where(Track.id.in_(
-            tracks.where(StationSeed.station_id.in_(members)))).limit(50)))
+        album_ids += list(
+            db.scalars(
+                select(Track.album_id)
+                .where(Track.id.in_(tracks.where(StationSeed.station_id.in_(members))))
+                .limit(50)
+            )
+        )
     else:
-        album_ids = list(db.scalars(select(Track.album_id).join(Feedback, Feedback.track_id == Track.id).where(
-            Feedback.listener_id == station.listener_id, Feedback.is_positive.is_(True))
-            .order_by(Feedback.created_at.desc()).limit(200)))
+        album_ids = list(
+            db.scalars(
+                select(Track.album_id)
+                .join(Feedback, Feedback.track_id == Track.id)
+                .where(Feedback.listener_id == station.listener_id, Feedback.is_positive.is_(True))
+                .order_by(Feedback.created_at.desc())
+                .limit(200)
+            )
+        )
     hashes: list[str] = []
     for album_id in dict.fromkeys(album_ids):
-        found = db.scalar(select(Artwork.content_hash).join(Album, Album.art_id == Artwork.id)
-                          .where(Album.id == album_id))
+        found = db.scalar(
+            select(Artwork.content_hash)
+            .join(Album, Album.art_id == Artwork.id)
+            .where(Album.id == album_id)
+        )
         if found and found not in hashes:
             hashes.append(found)
         if len(hashes) == limit:
@@ -430,7 +573,13 @@ def seed_view(db: Session, kind: str, ref_id: int) -> SeedView | None:
             return SeedView(kind, ref_id, count, catalog.Picture(view.album_art), track=view)
         genre = catalog.genre(db, ref_id)
         sample = catalog.track_views(db, catalog.genre_sample(db, genre.id, 1))
-        return SeedView(kind, ref_id, count, catalog.Picture(sample[0].album_art if sample else None), genre=genre)
+        return SeedView(
+            kind,
+            ref_id,
+            count,
+            catalog.Picture(sample[0].album_art if sample else None),
+            genre=genre,
+        )
     except ApiError:
         return None
 
@@ -447,7 +596,10 @@ def _picture(db: Session, station: Station) -> tuple[catalog.Picture, Artwork | 
         if artist is None:
             return catalog.Picture(), None, []
         own = catalog.art_of(db, artist.art_id)
-        genres = [catalog.genre(db, g).name for g, _ in catalog.artist_genres(db, artist.id).most_common(3)]
+        genres = [
+            catalog.genre(db, g).name
+            for g, _ in catalog.artist_genres(db, artist.id).most_common(3)
+        ]
         if own:
             return catalog.Picture(own), own, genres
         hashes = catalog.cover_hashes(db, artist.id)
@@ -470,8 +622,11 @@ def station_view(db: Session, station: Station) -> StationView:
     """Everything a station object shows."""
     plain = not (station.is_shuffle or station.is_thumbprint)
     picture, artwork, genres = _picture(db, station)
-    initial = (seed_view(db, station.initial_kind, station.initial_ref)
-               if plain and station.initial_kind and station.initial_ref else None)
+    initial = (
+        seed_view(db, station.initial_kind, station.initial_ref)
+        if plain and station.initial_kind and station.initial_ref
+        else None
+    )
     shuffle_ids = shuffle_member_ids(db, station.id) if station.is_shuffle else None
     return StationView(station, picture, artwork, genres, initial, shuffle_ids)
 
@@ -480,24 +635,39 @@ def feedback_views(db: Session, rows: list[Feedback]) -> list[FeedbackView]:
     """Thumbs with their tracks (thumbs of tracks gone from the catalogue are left out)."""
     views = {v.track.id: v for v in catalog.track_views(db, list({r.track_id for r in rows}))}
     names = station_names(db, {r.station_id for r in rows})
-    return [FeedbackView(row, views[row.track_id], names.get(row.station_id, "")) for row in rows
-            if row.track_id in views]
+    return [
+        FeedbackView(row, views[row.track_id], names.get(row.station_id, ""))
+        for row in rows
+        if row.track_id in views
+    ]
 
 
 # ---------------------------------------------------------------- use cases of station/*
 
 
-def station_page(db: Session, listener_id: int, start: int, size: int) -> tuple[int, list[StationView]]:
+def station_page(
+    db: Session, listener_id: int, start: int, size: int
+) -> tuple[int, list[StationView]]:
     """station/getStations: a page of the listener's stations, with the total."""
     total, rows = list_stations(db, listener_id, start, size)
     return total, [station_view(db, s) for s in rows]
 
 
-def create(db: Session, settings: Settings, listener: Listener, station_code: str | None, pandora_id: str | None,
-           music_id: str | None, name: str | None, now: datetime) -> StationView:
+def create(
+    db: Session,
+    settings: Settings,
+    listener: Listener,
+    station_code: str | None,
+    pandora_id: str | None,
+    music_id: str | None,
+    name: str | None,
+    now: datetime,
+) -> StationView:
     """station/createStation: a station grown from the seed named, within the tier's station limit."""
     seed = seed_from(station_code, pandora_id, music_id)
-    station, _created = create_station(db, listener.id, seed, name, settings.tier(listener.tier).max_stations, now)
+    station, _created = create_station(
+        db, listener.id, seed, name, settings.tier(listener.tier).max_stations, now
+    )
     return station_view(db, station)
 
 
@@ -506,7 +676,9 @@ def remove(db: Session, listener_id: int, station_id: str) -> None:
     remove_station(db, get_station(db, listener_id, station_id))
 
 
-def update(db: Session, listener_id: int, station_id: str, name: str | None, description: str | None) -> StationView:
+def update(
+    db: Session, listener_id: int, station_id: str, name: str | None, description: str | None
+) -> StationView:
     """station/updateStation: rename or describe a station."""
     station = get_station(db, listener_id, station_id)
     update_station(station, name, description)
@@ -522,8 +694,14 @@ def details(db: Session, listener_id: int, station_id: str) -> StationDetails:
     return StationDetails(station_view(db, station), [s for s in seeds if s is not None], up, down)
 
 
-def add_station_seed(db: Session, listener_id: int, station_id: str, pandora_id: str | None,
-                     music_id: str | None, now: datetime) -> SeedView:
+def add_station_seed(
+    db: Session,
+    listener_id: int,
+    station_id: str,
+    pandora_id: str | None,
+    music_id: str | None,
+    now: datetime,
+) -> SeedView:
     """station/addSeed: grow a station from one more artist, track or genre."""
     seed = seed_from(None, pandora_id, music_id)
     add_seed(db, get_station(db, listener_id, station_id), seed, now)
@@ -533,15 +711,22 @@ def add_station_seed(db: Session, listener_id: int, station_id: str, pandora_id:
     return found
 
 
-def delete_station_seed(db: Session, listener_id: int, station_id: str, pandora_id: str | None,
-                        music_id: str | None) -> None:
+def delete_station_seed(
+    db: Session, listener_id: int, station_id: str, pandora_id: str | None, music_id: str | None
+) -> None:
     """station/deleteSeed."""
     seed = seed_from(None, pandora_id, music_id)
     delete_seed(db, get_station(db, listener_id, station_id), seed)
 
 
-def feedback_page(db: Session, listener_id: int, station_id: str | None, positive: bool | None, start: int,
-                  size: int) -> tuple[int, list[FeedbackView]]:
+def feedback_page(
+    db: Session,
+    listener_id: int,
+    station_id: str | None,
+    positive: bool | None,
+    start: int,
+    size: int,
+) -> tuple[int, list[FeedbackView]]:
     """The listener's thumbs, on one station or all of them, newest first, with the total."""
     station = get_station(db, listener_id, station_id).id if station_id is not None else None
     total, rows = list_feedback(db, listener_id, station, positive, start, size)
@@ -553,7 +738,9 @@ def shuffle_view(db: Session, listener_id: int, now: datetime) -> StationView:
     return station_view(db, ensure_shuffle(db, listener_id, now))
 
 
-def update_shuffle(db: Session, listener_id: int, station_ids: list[str], now: datetime) -> StationView:
+def update_shuffle(
+    db: Session, listener_id: int, station_ids: list[str], now: datetime
+) -> StationView:
     """station/updateShuffleStation: choose the stations shuffle mixes."""
     return station_view(db, set_shuffle(db, listener_id, station_ids, now))
 

@@ -59,8 +59,9 @@ def original_bytes(source_path: str, embedded: bool, roots: Roots) -> bytes | No
     return None
 
 
-def resized(cache_dir: Path, content_hash: str, size: int, source_path: str, embedded: bool,
-            roots: Roots) -> Path | None:
+def resized(
+    cache_dir: Path, content_hash: str, size: int, source_path: str, embedded: bool, roots: Roots
+) -> Path | None:
     """A JPEG of at most size x size pixels, made once from a file in the roots, cached."""
     target = cache_dir / content_hash[:2] / f"{content_hash}_{size}.jpg"
     if target.exists():

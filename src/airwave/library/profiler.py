@@ -66,12 +66,34 @@ def analyse(job: Job) -> Result:
         _regular(job.path)
         profile = analyze(job.path)
     except (AnalysisError, containment.Refused) as exc:
-        return Result(job.track_id, job.fingerprint, None, None, None, str(exc)[:500], time.process_time() - started)
+        return Result(
+            job.track_id,
+            job.fingerprint,
+            None,
+            None,
+            None,
+            str(exc)[:500],
+            time.process_time() - started,
+        )
     except Exception as exc:  # a decoder crash on one odd file must not stop the run
-        return Result(job.track_id, job.fingerprint, None, None, None, f"{type(exc).__name__}: {exc}"[:500],
-                      time.process_time() - started)
-    return Result(job.track_id, job.fingerprint, profile.to_json(), profile.features().astype("<f4").tobytes(),
-                  profile.gain_db, None, time.process_time() - started)
+        return Result(
+            job.track_id,
+            job.fingerprint,
+            None,
+            None,
+            None,
+            f"{type(exc).__name__}: {exc}"[:500],
+            time.process_time() - started,
+        )
+    return Result(
+        job.track_id,
+        job.fingerprint,
+        profile.to_json(),
+        profile.features().astype("<f4").tobytes(),
+        profile.gain_db,
+        None,
+        time.process_time() - started,
+    )
 
 
 def _regular(path: str) -> None:
@@ -89,12 +111,20 @@ def pending(database: Database, limit: int | None = None) -> list[Job]:
     from airwave.library.analysis import PROFILE_VERSION
 
     with database.read() as db:
-        query = (select(Track.id, Track.path, Track.fingerprint)
-                 .outerjoin(TrackProfile, TrackProfile.track_id == Track.id)
-                 .where(Track.missing_since.is_(None), Track.path.is_not(None),
-                        or_(TrackProfile.track_id.is_(None), TrackProfile.version != PROFILE_VERSION,
-                            and_(TrackProfile.fingerprint != Track.fingerprint)))
-                 .order_by(Track.id))
+        query = (
+            select(Track.id, Track.path, Track.fingerprint)
+            .outerjoin(TrackProfile, TrackProfile.track_id == Track.id)
+            .where(
+                Track.missing_since.is_(None),
+                Track.path.is_not(None),
+                or_(
+                    TrackProfile.track_id.is_(None),
+                    TrackProfile.version != PROFILE_VERSION,
+                    and_(TrackProfile.fingerprint != Track.fingerprint),
+                ),
+            )
+            .order_by(Track.id)
+        )
         if limit:
             query = query.limit(limit)
         return [Job(t, p, f) for t, p, f in db.execute(query)]
@@ -125,9 +155,14 @@ def _results(jobs: list[Job], workers: int) -> Iterator[Result]:
                 future.cancel()
 
 
-def run(database: Database, now: Callable[[], datetime], *, workers: int | None = None,
-        progress: Callable[[str, int, int], None] | None = None,
-        should_stop: Callable[[], bool] | None = None) -> ProfileReport:
+def run(
+    database: Database,
+    now: Callable[[], datetime],
+    *,
+    workers: int | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> ProfileReport:
     """Analyse every pending track; commit every BATCH results."""
     from airwave.library.analysis import PROFILE_VERSION
 
@@ -149,12 +184,25 @@ def run(database: Database, now: Callable[[], datetime], *, workers: int | None 
         if not batch:
             return
         with database.write() as db:
-            db.execute(delete(TrackProfile).where(TrackProfile.track_id.in_([r.track_id for r in batch])))
-            db.execute(insert(TrackProfile), [{
-                "track_id": r.track_id, "version": PROFILE_VERSION, "fingerprint": r.fingerprint,
-                "profile": r.profile, "features": r.features, "gain_db": r.gain_db, "error": r.error,
-                "analyzed_at": now(),
-            } for r in batch])
+            db.execute(
+                delete(TrackProfile).where(TrackProfile.track_id.in_([r.track_id for r in batch]))
+            )
+            db.execute(
+                insert(TrackProfile),
+                [
+                    {
+                        "track_id": r.track_id,
+                        "version": PROFILE_VERSION,
+                        "fingerprint": r.fingerprint,
+                        "profile": r.profile,
+                        "features": r.features,
+                        "gain_db": r.gain_db,
+                        "error": r.error,
+                        "analyzed_at": now(),
+                    }
+                    for r in batch
+                ],
+            )
         batch.clear()
 
     try:

@@ -8,11 +8,11 @@ import os
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
 
 from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.orm import Session
@@ -33,9 +33,9 @@ from airwave.store.models import (
     Album,
     Artist,
     Artwork,
-    LibraryRoot,
     Genre,
     LibraryFile,
+    LibraryRoot,
     SearchEntry,
     Track,
     TrackGenre,
@@ -102,7 +102,8 @@ def walk(roots: Iterable[Path]) -> Walk:
             real_dir = os.path.realpath(directory)
             if not result.roots.allows(real_dir):
                 result.errors.append(
-                    (directory, f"folder resolves outside the library (to {real_dir})"))
+                    (directory, f"folder resolves outside the library (to {real_dir})")
+                )
                 continue
             entries = list(os.scandir(directory))
         except OSError as exc:
@@ -125,16 +126,23 @@ def walk(roots: Iterable[Path]) -> Walk:
                 try:
                     entry.path.encode("utf-8")
                 except UnicodeEncodeError:
-                    result.errors.append((entry.path.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
-                                          "file name is not valid UTF-8; rename it to include it"))
+                    result.errors.append(
+                        (
+                            entry.path.encode("utf-8", "surrogateescape").decode(
+                                "utf-8", "replace"
+                            ),
+                            "file name is not valid UTF-8; rename it to include it",
+                        )
+                    )
                     continue
                 audio.append(entry)
             elif ext in IMAGE_EXTENSIONS:
                 low = stem.lower()
                 if low in COVER_NAMES:
                     current = result.covers.get(directory)
-                    better = current is None or \
-                        COVER_NAMES.index(low) < COVER_NAMES.index(Path(current).stem.lower())
+                    better = current is None or COVER_NAMES.index(low) < COVER_NAMES.index(
+                        Path(current).stem.lower()
+                    )
                     if better and _acceptable(entry, real_dir, result, IMAGE_MAX_BYTES):
                         result.covers[directory] = entry.path
                 elif low == "artist" and _acceptable(entry, real_dir, result, IMAGE_MAX_BYTES):
@@ -151,15 +159,22 @@ def walk(roots: Iterable[Path]) -> Walk:
                 continue
             stem = os.path.splitext(entry.name)[0]
             sidecars = sorted(by_stem.get(stem, []), key=lambda p: not p.lower().endswith(".lrc"))
-            lyrics = next((p for p in sidecars
-                           if _acceptable_path(p, result, containment.LYRICS_MAX_BYTES)), None)
+            lyrics = next(
+                (p for p in sidecars if _acceptable_path(p, result, containment.LYRICS_MAX_BYTES)),
+                None,
+            )
             result.files.append(FoundFile(entry.path, st.st_size, st.st_mtime_ns, lyrics))
     result.files.sort(key=lambda f: f.path)
     return result
 
 
-def _acceptable(entry: os.DirEntry[str], real_dir: str, result: Walk, limit: int | None,
-                st: os.stat_result | None = None) -> bool:
+def _acceptable(
+    entry: os.DirEntry[str],
+    real_dir: str,
+    result: Walk,
+    limit: int | None,
+    st: os.stat_result | None = None,
+) -> bool:
     """Whether a directory entry may be read; refusals go to the walk's errors. Cheap for files."""
     try:
         if entry.is_symlink():
@@ -208,8 +223,12 @@ def _pool_context() -> multiprocessing.context.BaseContext:
 
 def worker_pool(workers: int) -> ProcessPoolExecutor:
     """A process pool whose workers end when this process dies, even by SIGKILL."""
-    return ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(),
-                               initializer=containment.die_with_parent, initargs=(os.getpid(),))
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=_pool_context(),
+        initializer=containment.die_with_parent,
+        initargs=(os.getpid(),),
+    )
 
 
 def read_all(jobs: Sequence[Job], workers: int) -> Iterator[TrackTags | ReadError]:
@@ -222,7 +241,11 @@ def read_all(jobs: Sequence[Job], workers: int) -> Iterator[TrackTags | ReadErro
         try:
             pending = pool.map(_read_job, jobs[:WINDOW], chunksize=64)
             for start in range(WINDOW, len(jobs) + WINDOW, WINDOW):
-                following = pool.map(_read_job, jobs[start:start + WINDOW], chunksize=64) if start < len(jobs) else None
+                following = (
+                    pool.map(_read_job, jobs[start : start + WINDOW], chunksize=64)
+                    if start < len(jobs)
+                    else None
+                )
                 yield from pending
                 pending = following
         except BaseException:
@@ -232,15 +255,28 @@ def read_all(jobs: Sequence[Job], workers: int) -> Iterator[TrackTags | ReadErro
 
 def fingerprint(artist: str, album: str, title: str, duration: float) -> str:
     """Identity of a recording from its tags, for recognising a moved file."""
-    key = "|".join([names.merge_key(artist), names.merge_key(album), names.search_key(title), str(round(duration))])
+    key = "|".join(
+        [
+            names.merge_key(artist),
+            names.merge_key(album),
+            names.search_key(title),
+            str(round(duration)),
+        ]
+    )
     return hashlib.sha1(key.encode()).hexdigest()
 
 
 class Scanner:
     """One scan of one library into one database."""
 
-    def __init__(self, database: Database, *, now: Callable[[], datetime], workers: int | None = None,
-                 progress: Progress | None = None) -> None:
+    def __init__(
+        self,
+        database: Database,
+        *,
+        now: Callable[[], datetime],
+        workers: int | None = None,
+        progress: Progress | None = None,
+    ) -> None:
         self.database = database
         self.now = now
         self.workers = workers if workers is not None else (os.cpu_count() or 1)
@@ -259,13 +295,22 @@ class Scanner:
             known = {
                 row.path: row
                 for row in db.execute(
-                    select(LibraryFile.id, LibraryFile.path, LibraryFile.size, LibraryFile.mtime_ns,
-                           LibraryFile.content_hash, LibraryFile.track_id, LibraryFile.error)
+                    select(
+                        LibraryFile.id,
+                        LibraryFile.path,
+                        LibraryFile.size,
+                        LibraryFile.mtime_ns,
+                        LibraryFile.content_hash,
+                        LibraryFile.track_id,
+                        LibraryFile.error,
+                    )
                 )
                 if row.path.startswith(root_prefixes)
             }
         to_read: list[FoundFile] = []
-        touched: list[tuple[int, int]] = []  # (file id, new mtime) for files whose content did not change
+        touched: list[
+            tuple[int, int]
+        ] = []  # (file id, new mtime) for files whose content did not change
         seen_paths = set()
         for item in found.files:
             seen_paths.add(item.path)
@@ -275,8 +320,11 @@ class Scanner:
             elif row.size == item.size and row.mtime_ns == item.mtime_ns:
                 report.unchanged += 1
                 report.known_bad += row.error is not None
-            elif row.size == item.size and row.content_hash \
-                    and _safe_hash(item, found.roots) == row.content_hash:
+            elif (
+                row.size == item.size
+                and row.content_hash
+                and _safe_hash(item, found.roots) == row.content_hash
+            ):
                 touched.append((row.id, item.mtime_ns))
                 report.unchanged += 1
             else:
@@ -313,7 +361,9 @@ class Scanner:
         except KeyboardInterrupt:
             report.interrupted = True
         finally:
-            writer.finish(changed=bool(report.added or report.updated or report.removed or report.moved))
+            writer.finish(
+                changed=bool(report.added or report.updated or report.removed or report.moved)
+            )
             self.progress("reading", done, total)
             report.seconds = time.perf_counter() - started
         return report
@@ -354,12 +404,21 @@ class CatalogWriter:
         self.folder_covers: dict[str, EmbeddedPicture | None] = {}
         with database.read() as db:
             self.artists = {k: i for i, k in db.execute(select(Artist.id, Artist.name_key))}
-            self.albums = {(a, k): i for i, a, k in db.execute(select(Album.id, Album.artist_id, Album.title_key))}
-            self.album_art = {i for (i,) in db.execute(select(Album.id).where(Album.art_id.is_not(None)))}
+            self.albums = {
+                (a, k): i
+                for i, a, k in db.execute(select(Album.id, Album.artist_id, Album.title_key))
+            }
+            self.album_art = {
+                i for (i,) in db.execute(select(Album.id).where(Album.art_id.is_not(None)))
+            }
             self.genres = {k: i for i, k in db.execute(select(Genre.id, Genre.name_key))}
             self.artwork = {h: i for i, h in db.execute(select(Artwork.id, Artwork.content_hash))}
-            self.artist_art = {i for (i,) in db.execute(select(Artist.id).where(Artist.art_id.is_not(None)))}
-            self.missing = db.scalar(select(func.count(Track.id)).where(Track.missing_since.is_not(None))) or 0
+            self.artist_art = {
+                i for (i,) in db.execute(select(Artist.id).where(Artist.art_id.is_not(None)))
+            }
+            self.missing = (
+                db.scalar(select(func.count(Track.id)).where(Track.missing_since.is_not(None))) or 0
+            )
 
     # ------------------------------------------------------------------ lookups that create
 
@@ -369,8 +428,15 @@ class CatalogWriter:
         if found is None:
             found = db.scalar(
                 insert(Artist).returning(Artist.id),
-                {"name": name[:512], "name_key": key, "sort_name": names.sort_name(name)[:512], "mbid": mbid,
-                 "folder": folder, "is_composer": False, "created_at": self.now},
+                {
+                    "name": name[:512],
+                    "name_key": key,
+                    "sort_name": names.sort_name(name)[:512],
+                    "mbid": mbid,
+                    "folder": folder,
+                    "is_composer": False,
+                    "created_at": self.now,
+                },
             )
             self.artists[key] = found
         if found not in self.artist_art and folder and folder in self.found.artist_images:
@@ -386,8 +452,15 @@ class CatalogWriter:
         if found is None:
             found = db.scalar(
                 insert(Album).returning(Album.id),
-                {"title": tags.album, "title_key": key[1], "artist_id": artist_id, "year": tags.year,
-                 "is_compilation": compilation, "mbid": tags.mbid_album, "created_at": self.now},
+                {
+                    "title": tags.album,
+                    "title_key": key[1],
+                    "artist_id": artist_id,
+                    "year": tags.year,
+                    "is_compilation": compilation,
+                    "mbid": tags.mbid_album,
+                    "created_at": self.now,
+                },
             )
             self.albums[key] = found
         if found not in self.album_art:
@@ -416,22 +489,50 @@ class CatalogWriter:
             self.genres[key] = found
         return found
 
-    def _artwork(self, db: Session, content_hash: str, source: str, embedded: bool, width: int, height: int,
-                 colour: str) -> int:
+    def _artwork(
+        self,
+        db: Session,
+        content_hash: str,
+        source: str,
+        embedded: bool,
+        width: int,
+        height: int,
+        colour: str,
+    ) -> int:
         found = self.artwork.get(content_hash)
         if found is None:
             found = db.scalar(
                 insert(Artwork).returning(Artwork.id),
-                {"content_hash": content_hash, "source_path": source, "embedded": embedded, "width": width,
-                 "height": height, "dominant_color": colour},
+                {
+                    "content_hash": content_hash,
+                    "source_path": source,
+                    "embedded": embedded,
+                    "width": width,
+                    "height": height,
+                    "dominant_color": colour,
+                },
             )
             self.artwork[content_hash] = found
         return found
 
-    def _link_art(self, db: Session, model: type[Album] | type[Artist], row_id: int, picture: EmbeddedPicture,
-                  source: str, embedded: bool) -> None:
-        art_id = self._artwork(db, picture.content_hash, source, embedded, picture.width, picture.height,
-                               picture.dominant_color)
+    def _link_art(
+        self,
+        db: Session,
+        model: type[Album] | type[Artist],
+        row_id: int,
+        picture: EmbeddedPicture,
+        source: str,
+        embedded: bool,
+    ) -> None:
+        art_id = self._artwork(
+            db,
+            picture.content_hash,
+            source,
+            embedded,
+            picture.width,
+            picture.height,
+            picture.dominant_color,
+        )
         db.execute(update(model).where(model.id == row_id).values(art_id=art_id))
         (self.album_art if model is Album else self.artist_art).add(row_id)
 
@@ -446,9 +547,16 @@ class CatalogWriter:
                 row = known.get(result.path)
                 if isinstance(result, ReadError):
                     report.errors.append((result.path, result.message))
-                    values = {"path": result.path, "path_hash": _path_hash(result.path), "size": result.size,
-                              "mtime_ns": result.mtime_ns, "content_hash": None, "track_id": None,
-                              "error": result.message, "scanned_at": self.now}
+                    values = {
+                        "path": result.path,
+                        "path_hash": _path_hash(result.path),
+                        "size": result.size,
+                        "mtime_ns": result.mtime_ns,
+                        "content_hash": None,
+                        "track_id": None,
+                        "error": result.message,
+                        "scanned_at": self.now,
+                    }
                     if row is None:
                         new_files.append(values)
                     else:
@@ -481,7 +589,9 @@ class CatalogWriter:
                 db.execute(update(Track), updates)  # by primary key; rare (changed or moved files)
                 ids = [u["id"] for u in updates]
                 db.execute(delete(TrackGenre).where(TrackGenre.track_id.in_(ids)))
-                db.execute(delete(SearchEntry).where(SearchEntry.kind == "TR", SearchEntry.ref_id.in_(ids)))
+                db.execute(
+                    delete(SearchEntry).where(SearchEntry.kind == "TR", SearchEntry.ref_id.in_(ids))
+                )
                 by_path = {r.path: r for r in batch if isinstance(r, TrackTags)}
                 for u in updates:
                     tags = by_path[u["path"]]
@@ -507,14 +617,26 @@ class CatalogWriter:
             ids = list(range(first, first + len(rows)))
             db.connection().execute(insert(table), [{"id": i, **row} for i, row in zip(ids, rows)])
             return ids
-        result = db.connection().execute(insert(table).returning(table.c.id, sort_by_parameter_order=True), rows)
+        result = db.connection().execute(
+            insert(table).returning(table.c.id, sort_by_parameter_order=True), rows
+        )
         return list(result.scalars())
 
     def _file_values(self, tags: TrackTags, track_id: int) -> dict:
-        return {"path": tags.path, "path_hash": _path_hash(tags.path), "size": tags.size, "mtime_ns": tags.mtime_ns,
-                "content_hash": tags.quick_hash, "track_id": track_id, "error": None, "scanned_at": self.now}
+        return {
+            "path": tags.path,
+            "path_hash": _path_hash(tags.path),
+            "size": tags.size,
+            "mtime_ns": tags.mtime_ns,
+            "content_hash": tags.quick_hash,
+            "track_id": track_id,
+            "error": None,
+            "scanned_at": self.now,
+        }
 
-    def _file_row(self, tags: TrackTags, track_id: int, known: dict, new_files: list, file_updates: list) -> None:
+    def _file_row(
+        self, tags: TrackTags, track_id: int, known: dict, new_files: list, file_updates: list
+    ) -> None:
         row = known.get(tags.path)
         values = self._file_values(tags, track_id)
         if row is None:
@@ -525,26 +647,47 @@ class CatalogWriter:
     def _track_values(self, db: Session, tags: TrackTags) -> dict:
         artist_name = names.main_artist(tags.artist)
         album_artist = tags.album_artist
-        compilation = tags.compilation or (album_artist or "").strip().lower() in ("various artists", "various")
+        compilation = tags.compilation or (album_artist or "").strip().lower() in (
+            "various artists",
+            "various",
+        )
         if compilation and not album_artist:
             album_artist = VARIOUS_ARTISTS
         album_artist = names.main_artist(album_artist) if album_artist else artist_name
         track_dir = os.path.dirname(tags.path)
         artist_folder = os.path.dirname(track_dir)
         artist_id = self._artist(db, artist_name, tags.mbid_artist, artist_folder)
-        album_artist_id = artist_id if names.merge_key(album_artist) == names.merge_key(artist_name) else \
-            self._artist(db, album_artist, None, artist_folder)
+        album_artist_id = (
+            artist_id
+            if names.merge_key(album_artist) == names.merge_key(artist_name)
+            else self._artist(db, album_artist, None, artist_folder)
+        )
         album_id = self._album(db, album_artist_id, tags, compilation)
         return {
-            "title": tags.title, "artist_id": artist_id, "album_id": album_id, "track_no": tags.track_no,
-            "disc_no": tags.disc_no, "year": tags.year, "duration": tags.duration, "bitrate": tags.bitrate,
-            "sample_rate": tags.sample_rate, "channels": tags.channels, "codec": tags.codec,
-            "composer": tags.composer[:512] if tags.composer else None, "explicit": tags.explicit,
-            "rg_track_gain": tags.rg_track_gain, "rg_track_peak": tags.rg_track_peak,
-            "rg_album_gain": tags.rg_album_gain, "mbid": tags.mbid_track, "isrc": tags.isrc,
+            "title": tags.title,
+            "artist_id": artist_id,
+            "album_id": album_id,
+            "track_no": tags.track_no,
+            "disc_no": tags.disc_no,
+            "year": tags.year,
+            "duration": tags.duration,
+            "bitrate": tags.bitrate,
+            "sample_rate": tags.sample_rate,
+            "channels": tags.channels,
+            "codec": tags.codec,
+            "composer": tags.composer[:512] if tags.composer else None,
+            "explicit": tags.explicit,
+            "rg_track_gain": tags.rg_track_gain,
+            "rg_track_peak": tags.rg_track_peak,
+            "rg_album_gain": tags.rg_album_gain,
+            "mbid": tags.mbid_track,
+            "isrc": tags.isrc,
             "fingerprint": fingerprint(artist_name, tags.album, tags.title, tags.duration),
-            "lyrics": tags.lyrics, "lyrics_source": tags.lyrics_source, "path": tags.path,
-            "missing_since": None, "added_at": self.now,
+            "lyrics": tags.lyrics,
+            "lyrics_source": tags.lyrics_source,
+            "path": tags.path,
+            "missing_since": None,
+            "added_at": self.now,
         }
 
     def _genre_rows(self, db: Session, tags: TrackTags, track_id: int, rows: list) -> None:
@@ -557,8 +700,14 @@ class CatalogWriter:
 
     @staticmethod
     def _track_entry(tags: TrackTags, track_id: int) -> dict:
-        return {"kind": "TR", "ref_id": track_id, "name": tags.title[:512], "key": names.search_key(tags.title)[:512],
-                "context": names.main_artist(tags.artist)[:512], "weight": 0}
+        return {
+            "kind": "TR",
+            "ref_id": track_id,
+            "name": tags.title[:512],
+            "key": names.search_key(tags.title)[:512],
+            "context": names.main_artist(tags.artist)[:512],
+            "weight": 0,
+        }
 
     def _reattach(self, db: Session, inserts: list[tuple[TrackTags, dict]]) -> dict[int, int]:
         """New files that are missing tracks come back (moved/renamed): same track id, same feedback."""
@@ -595,7 +744,11 @@ class CatalogWriter:
         with self.database.write() as db:
             for chunk in _chunks(track_ids, 500):
                 db.execute(update(Track).where(Track.id.in_(chunk)).values(missing_since=self.now))
-                db.execute(delete(SearchEntry).where(SearchEntry.kind == "TR", SearchEntry.ref_id.in_(chunk)))
+                db.execute(
+                    delete(SearchEntry).where(
+                        SearchEntry.kind == "TR", SearchEntry.ref_id.in_(chunk)
+                    )
+                )
             for chunk in _chunks([r.id for r in rows], 500):
                 db.execute(delete(LibraryFile).where(LibraryFile.id.in_(chunk)))
         self.missing += len(track_ids)
@@ -608,19 +761,45 @@ class CatalogWriter:
         present = select(Track.id).where(Track.missing_since.is_(None))
         with self.database.write() as db:
             live = {
-                "AR": set(db.scalars(select(Track.artist_id).where(Track.missing_since.is_(None)).distinct()))
-                | set(db.scalars(select(Album.artist_id).join(Track, Track.album_id == Album.id)
-                                 .where(Track.missing_since.is_(None)).distinct())),
-                "AL": set(db.scalars(select(Track.album_id).where(Track.missing_since.is_(None)).distinct())),
-                "GE": set(db.scalars(select(TrackGenre.genre_id).where(TrackGenre.track_id.in_(present)).distinct())),
+                "AR": set(
+                    db.scalars(
+                        select(Track.artist_id).where(Track.missing_since.is_(None)).distinct()
+                    )
+                )
+                | set(
+                    db.scalars(
+                        select(Album.artist_id)
+                        .join(Track, Track.album_id == Album.id)
+                        .where(Track.missing_since.is_(None))
+                        .distinct()
+                    )
+                ),
+                "AL": set(
+                    db.scalars(
+                        select(Track.album_id).where(Track.missing_since.is_(None)).distinct()
+                    )
+                ),
+                "GE": set(
+                    db.scalars(
+                        select(TrackGenre.genre_id)
+                        .where(TrackGenre.track_id.in_(present))
+                        .distinct()
+                    )
+                ),
             }
             indexed: dict[str, set[int]] = defaultdict(set)
-            for kind, ref_id in db.execute(select(SearchEntry.kind, SearchEntry.ref_id).where(SearchEntry.kind != "TR")):
+            for kind, ref_id in db.execute(
+                select(SearchEntry.kind, SearchEntry.ref_id).where(SearchEntry.kind != "TR")
+            ):
                 indexed[kind].add(ref_id)
             for kind, ids in live.items():
                 gone = indexed[kind] - ids
                 for chunk in _chunks(sorted(gone), 500):
-                    db.execute(delete(SearchEntry).where(SearchEntry.kind == kind, SearchEntry.ref_id.in_(chunk)))
+                    db.execute(
+                        delete(SearchEntry).where(
+                            SearchEntry.kind == kind, SearchEntry.ref_id.in_(chunk)
+                        )
+                    )
                 new = sorted(ids - indexed[kind])
                 for chunk in _chunks(new, 500):
                     db.execute(insert(SearchEntry), self._entries(db, kind, chunk))
@@ -628,14 +807,34 @@ class CatalogWriter:
     @staticmethod
     def _entries(db: Session, kind: str, ids: list[int]) -> list[dict]:
         if kind == "AR":
-            rows = [(i, n, "") for i, n in db.execute(select(Artist.id, Artist.name).where(Artist.id.in_(ids)))]
+            rows = [
+                (i, n, "")
+                for i, n in db.execute(select(Artist.id, Artist.name).where(Artist.id.in_(ids)))
+            ]
         elif kind == "AL":
-            rows = list(db.execute(select(Album.id, Album.title, Artist.name).join(Artist, Artist.id == Album.artist_id)
-                                   .where(Album.id.in_(ids))))
+            rows = list(
+                db.execute(
+                    select(Album.id, Album.title, Artist.name)
+                    .join(Artist, Artist.id == Album.artist_id)
+                    .where(Album.id.in_(ids))
+                )
+            )
         else:
-            rows = [(i, n, "") for i, n in db.execute(select(Genre.id, Genre.name).where(Genre.id.in_(ids)))]
-        return [{"kind": kind, "ref_id": i, "name": n[:512], "key": names.search_key(n)[:512] or n.casefold()[:512],
-                 "context": (c or "")[:512], "weight": 0} for i, n, c in rows]
+            rows = [
+                (i, n, "")
+                for i, n in db.execute(select(Genre.id, Genre.name).where(Genre.id.in_(ids)))
+            ]
+        return [
+            {
+                "kind": kind,
+                "ref_id": i,
+                "name": n[:512],
+                "key": names.search_key(n)[:512] or n.casefold()[:512],
+                "context": (c or "")[:512],
+                "weight": 0,
+            }
+            for i, n, c in rows
+        ]
 
 
 def _path_hash(path: str) -> str:
@@ -644,4 +843,4 @@ def _path_hash(path: str) -> str:
 
 def _chunks(items: list, size: int) -> Iterator[list]:
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]

@@ -25,7 +25,21 @@ from airwave.library.containment import (
 )
 
 AUDIO_EXTENSIONS = frozenset(
-    {".mp3", ".flac", ".ogg", ".oga", ".opus", ".m4a", ".m4b", ".mp4", ".aac", ".wav", ".aif", ".aiff", ".wv"}
+    {
+        ".mp3",
+        ".flac",
+        ".ogg",
+        ".oga",
+        ".opus",
+        ".m4a",
+        ".m4b",
+        ".mp4",
+        ".aac",
+        ".wav",
+        ".aif",
+        ".aiff",
+        ".wv",
+    }
 )
 HASH_SPAN = 64 * 1024
 
@@ -117,8 +131,12 @@ def read(path: str, sidecar_lyrics: str | None, roots: Roots) -> TrackTags | Rea
         try:
             audio = mutagen.File(handle)
         except Exception as exc:  # mutagen raises many types for damaged files
-            return ReadError(path, stat.st_size, stat.st_mtime_ns,
-                             f"unreadable: {type(exc).__name__}: {exc}"[:500])
+            return ReadError(
+                path,
+                stat.st_size,
+                stat.st_mtime_ns,
+                f"unreadable: {type(exc).__name__}: {exc}"[:500],
+            )
         if audio is None or getattr(audio, "info", None) is None:
             return ReadError(path, stat.st_size, stat.st_mtime_ns, "not a recognised audio file")
         try:
@@ -126,8 +144,9 @@ def read(path: str, sidecar_lyrics: str | None, roots: Roots) -> TrackTags | Rea
             lyrics = _lyrics(sidecar_lyrics, roots)
             return _build(path, stat, audio, tags, lyrics, _hash_handle(handle, stat.st_size))
         except Exception as exc:
-            return ReadError(path, stat.st_size, stat.st_mtime_ns,
-                             f"bad tags: {type(exc).__name__}: {exc}"[:500])
+            return ReadError(
+                path, stat.st_size, stat.st_mtime_ns, f"bad tags: {type(exc).__name__}: {exc}"[:500]
+            )
 
 
 def _lyrics(sidecar: str | None, roots: Roots) -> tuple[str, str] | None:
@@ -145,13 +164,28 @@ def _lyrics(sidecar: str | None, roots: Roots) -> tuple[str, str] | None:
 # ---------------------------------------------------------------- container -> {key: [values]}
 
 _ID3 = {
-    "TIT2": "title", "TPE1": "artist", "TPE2": "albumartist", "TALB": "album", "TRCK": "tracknumber",
-    "TPOS": "discnumber", "TDRC": "date", "TYER": "date", "TDOR": "originaldate", "TCMP": "compilation",
-    "TCOM": "composer", "TSRC": "isrc",
+    "TIT2": "title",
+    "TPE1": "artist",
+    "TPE2": "albumartist",
+    "TALB": "album",
+    "TRCK": "tracknumber",
+    "TPOS": "discnumber",
+    "TDRC": "date",
+    "TYER": "date",
+    "TDOR": "originaldate",
+    "TCMP": "compilation",
+    "TCOM": "composer",
+    "TSRC": "isrc",
 }
 _MP4 = {
-    "\xa9nam": "title", "\xa9ART": "artist", "aART": "albumartist", "\xa9alb": "album", "\xa9day": "date",
-    "\xa9gen": "genre", "\xa9wrt": "composer", "\xa9lyr": "lyrics",
+    "\xa9nam": "title",
+    "\xa9ART": "artist",
+    "aART": "albumartist",
+    "\xa9alb": "album",
+    "\xa9day": "date",
+    "\xa9gen": "genre",
+    "\xa9wrt": "composer",
+    "\xa9lyr": "lyrics",
 }
 
 
@@ -300,13 +334,27 @@ def _codec(audio: Any) -> str:
         codec = getattr(audio.info, "codec", "") or ""
         return "alac" if codec.startswith("alac") else "aac"
     return {
-        "MP3": "mp3", "EasyMP3": "mp3", "FLAC": "flac", "OggVorbis": "vorbis", "OggOpus": "opus",
-        "OggFLAC": "flac", "WAVE": "pcm", "AIFF": "pcm", "WavPack": "wavpack", "AAC": "aac",
+        "MP3": "mp3",
+        "EasyMP3": "mp3",
+        "FLAC": "flac",
+        "OggVorbis": "vorbis",
+        "OggOpus": "opus",
+        "OggFLAC": "flac",
+        "WAVE": "pcm",
+        "AIFF": "pcm",
+        "WavPack": "wavpack",
+        "AAC": "aac",
     }.get(name, name.lower()[:16])
 
 
-def _build(path: str, stat: os.stat_result, audio: Any, tags: dict[str, list[Any]],
-           sidecar_lyrics: tuple[str, str] | None, content_hash: str) -> TrackTags:
+def _build(
+    path: str,
+    stat: os.stat_result,
+    audio: Any,
+    tags: dict[str, list[Any]],
+    sidecar_lyrics: tuple[str, str] | None,
+    content_hash: str,
+) -> TrackTags:
     path_title, path_album, path_artist, path_number, path_year = _from_path(path)
     artist = _first(tags, "artist", "artists") or _first(tags, "albumartist") or path_artist
     genres: list[str] = []
@@ -354,9 +402,16 @@ def _build(path: str, stat: os.stat_result, audio: Any, tags: dict[str, list[Any
         rg_track_gain=_gain(_first(tags, "replaygain_track_gain")),
         rg_track_peak=_gain(_first(tags, "replaygain_track_peak")),
         rg_album_gain=_gain(_first(tags, "replaygain_album_gain")),
-        mbid_track=(_first(tags, "musicbrainz_trackid", "musicbrainz track id", "musicbrainz_releasetrackid") or "")[:36] or None,
+        mbid_track=(
+            _first(
+                tags, "musicbrainz_trackid", "musicbrainz track id", "musicbrainz_releasetrackid"
+            )
+            or ""
+        )[:36]
+        or None,
         mbid_album=(_first(tags, "musicbrainz_albumid", "musicbrainz album id") or "")[:36] or None,
-        mbid_artist=(_first(tags, "musicbrainz_artistid", "musicbrainz artist id") or "")[:36] or None,
+        mbid_artist=(_first(tags, "musicbrainz_artistid", "musicbrainz artist id") or "")[:36]
+        or None,
         isrc=isrc[:16] if isrc else None,
         lyrics=lyrics,
         lyrics_source=source,

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
@@ -34,15 +35,20 @@ def contention_error(exc: BaseException) -> ApiError | None:
     orig = exc.orig
     busy = getattr(orig, "sqlstate", None) in _PG_CONTENTION or (
         type(orig).__name__ == "OperationalError"
-        and any(word in str(orig).lower() for word in ("database is locked", "database is busy",
-                                                        "database table is locked"))
+        and any(
+            word in str(orig).lower()
+            for word in ("database is locked", "database is busy", "database table is locked")
+        )
     )
     return _busy() if busy else None
 
 
 def _busy() -> ApiError:
-    return ApiError(ErrorCode.READONLY_MODE,
-                    "the database is busy with other writes; try again in a moment", retry_after=2)
+    return ApiError(
+        ErrorCode.READONLY_MODE,
+        "the database is busy with other writes; try again in a moment",
+        retry_after=2,
+    )
 
 
 class Database:
@@ -60,15 +66,26 @@ class Database:
             self.engine = create_engine(
                 # Sized for the API's worker threads (each may hold a reader and a writer) so that
                 # connections are reused rather than reopened under load.
-                self.url, pool_size=64, max_overflow=16, connect_args={"check_same_thread": False}
+                self.url,
+                pool_size=64,
+                max_overflow=16,
+                connect_args={"check_same_thread": False},
             )
             self._install_sqlite_hooks(self.engine, timeout_ms)
         else:
             self.engine = create_engine(
-                self.url, pool_size=16, max_overflow=32, pool_pre_ping=True,
+                self.url,
+                pool_size=16,
+                max_overflow=32,
+                pool_pre_ping=True,
                 # added to the URL's own `options` (such as a search_path), never in place of them
-                connect_args={"options": " ".join(
-                    filter(None, [self.url.query.get("options"), f"-c lock_timeout={timeout_ms}"]))},
+                connect_args={
+                    "options": " ".join(
+                        filter(
+                            None, [self.url.query.get("options"), f"-c lock_timeout={timeout_ms}"]
+                        )
+                    )
+                },
             )
         self.busy_timeout = busy_timeout
         # SQLite has one writer: this process's writers queue here (woken at once, in turn) rather
@@ -94,7 +111,9 @@ class Database:
         @event.listens_for(engine, "begin")
         def _begin(conn: Any) -> None:
             # Writers take the lock up front so two writers queue instead of deadlocking.
-            conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE) else "BEGIN")
+            conn.exec_driver_sql(
+                "BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE) else "BEGIN"
+            )
 
     @contextmanager
     def read(self) -> Iterator[Session]:

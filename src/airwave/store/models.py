@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import (
     BigInteger,
@@ -34,10 +34,10 @@ class UTCDateTime(TypeDecorator[datetime]):
             return None
         if value.tzinfo is None:
             raise ValueError("naive datetime given to a UTC column")
-        return value.astimezone(timezone.utc).replace(tzinfo=None)
+        return value.astimezone(UTC).replace(tzinfo=None)
 
     def process_result_value(self, value: datetime | None, dialect: object) -> datetime | None:
-        return None if value is None else value.replace(tzinfo=timezone.utc)
+        return None if value is None else value.replace(tzinfo=UTC)
 
 
 NAMING = {
@@ -93,7 +93,9 @@ class AuthSession(Base):
     __tablename__ = "auth_sessions"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    listener_id: Mapped[int] = mapped_column(ForeignKey("listeners.id", ondelete="CASCADE"), index=True)
+    listener_id: Mapped[int] = mapped_column(
+        ForeignKey("listeners.id", ondelete="CASCADE"), index=True
+    )
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     cookie_hash: Mapped[str] = mapped_column(String(64))
     keep_logged_in: Mapped[bool] = mapped_column(Boolean, default=False)
@@ -128,7 +130,9 @@ class Station(Base):
     """A listener's station: grown from its seeds, steered by its feedback, remembered by its spins."""
 
     __tablename__ = "stations"
-    __table_args__ = (Index("ix_stations_listener_order", "listener_id", "last_played_at", "created_at"),)
+    __table_args__ = (
+        Index("ix_stations_listener_order", "listener_id", "last_played_at", "created_at"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     listener_id: Mapped[int] = mapped_column(ForeignKey("listeners.id", ondelete="CASCADE"))
@@ -148,8 +152,10 @@ class StationSeed(Base):
     """An artist, track or genre a station grows from."""
 
     __tablename__ = "station_seeds"
-    __table_args__ = (UniqueConstraint("station_id", "kind", "ref_id", name="uq_station_seeds_station_kind_ref"),
-                      Index("ix_station_seeds_kind_ref", "kind", "ref_id"))
+    __table_args__ = (
+        UniqueConstraint("station_id", "kind", "ref_id", name="uq_station_seeds_station_kind_ref"),
+        Index("ix_station_seeds_kind_ref", "kind", "ref_id"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     station_id: Mapped[int] = mapped_column(ForeignKey("stations.id", ondelete="CASCADE"))
@@ -163,17 +169,22 @@ class ShuffleMember(Base):
 
     __tablename__ = "shuffle_members"
 
-    shuffle_id: Mapped[int] = mapped_column(ForeignKey("stations.id", ondelete="CASCADE"), primary_key=True)
-    station_id: Mapped[int] = mapped_column(ForeignKey("stations.id", ondelete="CASCADE"), primary_key=True,
-                                            index=True)
+    shuffle_id: Mapped[int] = mapped_column(
+        ForeignKey("stations.id", ondelete="CASCADE"), primary_key=True
+    )
+    station_id: Mapped[int] = mapped_column(
+        ForeignKey("stations.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
 
 
 class Feedback(Base):
     """A thumb up or down for a track on one station."""
 
     __tablename__ = "feedback"
-    __table_args__ = (UniqueConstraint("station_id", "track_id", name="uq_feedback_station_track"),
-                      Index("ix_feedback_listener_positive", "listener_id", "is_positive", "created_at"))
+    __table_args__ = (
+        UniqueConstraint("station_id", "track_id", name="uq_feedback_station_track"),
+        Index("ix_feedback_listener_positive", "listener_id", "is_positive", "created_at"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     listener_id: Mapped[int] = mapped_column(ForeignKey("listeners.id", ondelete="CASCADE"))
@@ -187,16 +198,21 @@ class Spin(Base):
     """One track served to a listener: the station's radio history, the track token and the play log."""
 
     __tablename__ = "spins"
-    __table_args__ = (Index("ix_spins_station_issued", "station_id", "issued_at"),
-                      Index("ix_spins_listener_issued", "listener_id", "issued_at"))
+    __table_args__ = (
+        Index("ix_spins_station_issued", "station_id", "issued_at"),
+        Index("ix_spins_listener_issued", "listener_id", "issued_at"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     token: Mapped[str] = mapped_column(String(32), unique=True)
     listener_id: Mapped[int] = mapped_column(ForeignKey("listeners.id", ondelete="CASCADE"))
-    station_id: Mapped[int | None] = mapped_column(ForeignKey("stations.id", ondelete="SET NULL"), nullable=True)
+    station_id: Mapped[int | None] = mapped_column(
+        ForeignKey("stations.id", ondelete="SET NULL"), nullable=True
+    )
     # for a shuffle spin, the mixed station the track came from (feedback goes there)
-    origin_station_id: Mapped[int | None] = mapped_column(ForeignKey("stations.id", ondelete="SET NULL"),
-                                                          nullable=True)
+    origin_station_id: Mapped[int | None] = mapped_column(
+        ForeignKey("stations.id", ondelete="SET NULL"), nullable=True
+    )
     track_id: Mapped[int] = mapped_column(ForeignKey("tracks.id", ondelete="CASCADE"), index=True)
     artist_id: Mapped[int] = mapped_column(Integer)
     album_id: Mapped[int] = mapped_column(Integer)
@@ -208,7 +224,9 @@ class Spin(Base):
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     seconds_played: Mapped[float] = mapped_column(Float, default=0.0)
-    outcome: Mapped[str | None] = mapped_column(String(12), nullable=True)  # "completed" / "skipped"
+    outcome: Mapped[str | None] = mapped_column(
+        String(12), nullable=True
+    )  # "completed" / "skipped"
 
 
 class SkipEvent(Base):
@@ -219,7 +237,9 @@ class SkipEvent(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     listener_id: Mapped[int] = mapped_column(ForeignKey("listeners.id", ondelete="CASCADE"))
-    station_id: Mapped[int | None] = mapped_column(ForeignKey("stations.id", ondelete="SET NULL"), nullable=True)
+    station_id: Mapped[int | None] = mapped_column(
+        ForeignKey("stations.id", ondelete="SET NULL"), nullable=True
+    )
     at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
@@ -228,8 +248,12 @@ class TiredTrack(Base):
 
     __tablename__ = "tired_tracks"
 
-    listener_id: Mapped[int] = mapped_column(ForeignKey("listeners.id", ondelete="CASCADE"), primary_key=True)
-    track_id: Mapped[int] = mapped_column(ForeignKey("tracks.id", ondelete="CASCADE"), primary_key=True)
+    listener_id: Mapped[int] = mapped_column(
+        ForeignKey("listeners.id", ondelete="CASCADE"), primary_key=True
+    )
+    track_id: Mapped[int] = mapped_column(
+        ForeignKey("tracks.id", ondelete="CASCADE"), primary_key=True
+    )
     until: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
@@ -255,7 +279,9 @@ class Artist(Base):
     name_key: Mapped[str] = mapped_column(String(512), unique=True)
     sort_name: Mapped[str] = mapped_column(String(512))
     mbid: Mapped[str | None] = mapped_column(String(36), nullable=True, index=True)
-    art_id: Mapped[int | None] = mapped_column(ForeignKey("artwork.id", ondelete="SET NULL"), nullable=True)
+    art_id: Mapped[int | None] = mapped_column(
+        ForeignKey("artwork.id", ondelete="SET NULL"), nullable=True
+    )
     folder: Mapped[str | None] = mapped_column(Text, nullable=True)
     is_composer: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
@@ -272,7 +298,9 @@ class Album(Base):
     year: Mapped[int | None] = mapped_column(Integer, nullable=True)
     is_compilation: Mapped[bool] = mapped_column(Boolean, default=False)
     mbid: Mapped[str | None] = mapped_column(String(36), nullable=True, index=True)
-    art_id: Mapped[int | None] = mapped_column(ForeignKey("artwork.id", ondelete="SET NULL"), nullable=True)
+    art_id: Mapped[int | None] = mapped_column(
+        ForeignKey("artwork.id", ondelete="SET NULL"), nullable=True
+    )
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
@@ -291,8 +319,14 @@ class Track(Base):
     __tablename__ = "tracks"
     # partial: nearly every track is present, and a full index on a mostly-NULL column lures SQLite's
     # planner into whole-table plans for "missing_since IS NULL"
-    __table_args__ = (Index("ix_tracks_missing", "missing_since", sqlite_where=text("missing_since IS NOT NULL"),
-                            postgresql_where=text("missing_since IS NOT NULL")),)
+    __table_args__ = (
+        Index(
+            "ix_tracks_missing",
+            "missing_since",
+            sqlite_where=text("missing_since IS NOT NULL"),
+            postgresql_where=text("missing_since IS NOT NULL"),
+        ),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     title: Mapped[str] = mapped_column(String(512))
@@ -325,8 +359,12 @@ class TrackGenre(Base):
     __tablename__ = "track_genres"
     __table_args__ = (Index("ix_track_genres_genre_track", "genre_id", "track_id"),)
 
-    track_id: Mapped[int] = mapped_column(ForeignKey("tracks.id", ondelete="CASCADE"), primary_key=True)
-    genre_id: Mapped[int] = mapped_column(ForeignKey("genres.id", ondelete="CASCADE"), primary_key=True)
+    track_id: Mapped[int] = mapped_column(
+        ForeignKey("tracks.id", ondelete="CASCADE"), primary_key=True
+    )
+    genre_id: Mapped[int] = mapped_column(
+        ForeignKey("genres.id", ondelete="CASCADE"), primary_key=True
+    )
     position: Mapped[int] = mapped_column(Integer, default=0)
 
 
@@ -341,7 +379,9 @@ class LibraryFile(Base):
     size: Mapped[int] = mapped_column(BigInteger)
     mtime_ns: Mapped[int] = mapped_column(BigInteger)
     content_hash: Mapped[str | None] = mapped_column(String(40), nullable=True)
-    track_id: Mapped[int | None] = mapped_column(ForeignKey("tracks.id", ondelete="SET NULL"), nullable=True, index=True)
+    track_id: Mapped[int | None] = mapped_column(
+        ForeignKey("tracks.id", ondelete="SET NULL"), nullable=True, index=True
+    )
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     scanned_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
@@ -377,11 +417,17 @@ class TrackProfile(Base):
 
     __tablename__ = "track_profiles"
 
-    track_id: Mapped[int] = mapped_column(ForeignKey("tracks.id", ondelete="CASCADE"), primary_key=True)
+    track_id: Mapped[int] = mapped_column(
+        ForeignKey("tracks.id", ondelete="CASCADE"), primary_key=True
+    )
     version: Mapped[int] = mapped_column(Integer)
-    fingerprint: Mapped[str] = mapped_column(String(40))  # the file content the profile was made from
+    fingerprint: Mapped[str] = mapped_column(
+        String(40)
+    )  # the file content the profile was made from
     profile: Mapped[str | None] = mapped_column(Text, nullable=True)  # SoundProfile JSON
-    features: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)  # float32 raw features
+    features: Mapped[bytes | None] = mapped_column(
+        LargeBinary, nullable=True
+    )  # float32 raw features
     gain_db: Mapped[float | None] = mapped_column(Float, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     analyzed_at: Mapped[datetime] = mapped_column(UTCDateTime)
@@ -392,7 +438,9 @@ class TrackNeighbors(Base):
 
     __tablename__ = "track_neighbors"
 
-    track_id: Mapped[int] = mapped_column(ForeignKey("tracks.id", ondelete="CASCADE"), primary_key=True)
+    track_id: Mapped[int] = mapped_column(
+        ForeignKey("tracks.id", ondelete="CASCADE"), primary_key=True
+    )
     neighbor_ids: Mapped[bytes] = mapped_column(LargeBinary)
     similarities: Mapped[bytes] = mapped_column(LargeBinary)
     built_at: Mapped[datetime] = mapped_column(UTCDateTime)
@@ -414,8 +462,10 @@ class Bookmark(Base):
     """A track or artist the listener saved (bookmark/*)."""
 
     __tablename__ = "bookmarks"
-    __table_args__ = (UniqueConstraint("listener_id", "kind", "ref_id", name="uq_bookmarks_listener_kind_ref"),
-                      Index("ix_bookmarks_listener_created", "listener_id", "created_at"))
+    __table_args__ = (
+        UniqueConstraint("listener_id", "kind", "ref_id", name="uq_bookmarks_listener_kind_ref"),
+        Index("ix_bookmarks_listener_created", "listener_id", "created_at"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     listener_id: Mapped[int] = mapped_column(ForeignKey("listeners.id", ondelete="CASCADE"))
@@ -430,7 +480,9 @@ class PasswordReset(Base):
     __tablename__ = "password_resets"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    listener_id: Mapped[int] = mapped_column(ForeignKey("listeners.id", ondelete="CASCADE"), index=True)
+    listener_id: Mapped[int] = mapped_column(
+        ForeignKey("listeners.id", ondelete="CASCADE"), index=True
+    )
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
@@ -448,7 +500,9 @@ class AdCampaign(Base):
     codec: Mapped[str] = mapped_column(String(16))
     duration: Mapped[float] = mapped_column(Float, default=0.0)
     click_url: Mapped[str] = mapped_column(Text)
-    art_id: Mapped[int | None] = mapped_column(ForeignKey("artwork.id", ondelete="SET NULL"), nullable=True)
+    art_id: Mapped[int | None] = mapped_column(
+        ForeignKey("artwork.id", ondelete="SET NULL"), nullable=True
+    )
     starts_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     ends_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     weight: Mapped[int] = mapped_column(Integer, default=1)
@@ -466,8 +520,12 @@ class AdSpin(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     token: Mapped[str] = mapped_column(String(32), unique=True)
     listener_id: Mapped[int] = mapped_column(ForeignKey("listeners.id", ondelete="CASCADE"))
-    campaign_id: Mapped[int] = mapped_column(ForeignKey("ad_campaigns.id", ondelete="CASCADE"), index=True)
-    station_id: Mapped[int | None] = mapped_column(ForeignKey("stations.id", ondelete="SET NULL"), nullable=True)
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("ad_campaigns.id", ondelete="CASCADE"), index=True
+    )
+    station_id: Mapped[int | None] = mapped_column(
+        ForeignKey("stations.id", ondelete="SET NULL"), nullable=True
+    )
     in_fragment: Mapped[bool] = mapped_column(Boolean, default=False)
     issued_at: Mapped[datetime] = mapped_column(UTCDateTime)
     impression_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
@@ -479,6 +537,8 @@ class AdImpressionDay(Base):
 
     __tablename__ = "ad_impression_days"
 
-    campaign_id: Mapped[int] = mapped_column(ForeignKey("ad_campaigns.id", ondelete="CASCADE"), primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("ad_campaigns.id", ondelete="CASCADE"), primary_key=True
+    )
     day: Mapped[str] = mapped_column(String(10), primary_key=True)  # YYYY-MM-DD
     impressions: Mapped[int] = mapped_column(Integer, default=0)

@@ -39,8 +39,12 @@ def tighten(path: Path, allowed: int) -> None:
     if not mode & ~allowed:
         return
     if st.st_uid != os.geteuid():
-        log.warning("readable by other users and not ours to change", extra={"path": str(path),
-                                                                             "mode": oct(mode)})
+        log.warning(
+            "readable by other users and not ours to change",
+            extra={"path": str(path), "mode": oct(mode)},
+        )
         return
     os.chmod(path, mode & allowed)
-    log.warning("made owner-only", extra={"path": str(path), "was": oct(mode), "now": oct(mode & allowed)})
+    log.warning(
+        "made owner-only", extra={"path": str(path), "was": oct(mode), "now": oct(mode & allowed)}
+    )

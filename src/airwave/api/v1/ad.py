@@ -14,7 +14,9 @@ from airwave.errors import ErrorCode
 
 class AdListRequest(RequestModel):
     station_id: str | None = Field(None, min_length=1, max_length=64)
-    audio_format: AudioFormat = Field("aacplus", description="the encoding of audioURL, as for getFragment")
+    audio_format: AudioFormat = Field(
+        "aacplus", description="the encoding of audioURL, as for getFragment"
+    )
 
 
 class AdObject(ResponseModel):
@@ -34,7 +36,10 @@ class AdListResponse(ResponseModel):
 
 
 @registry.endpoint(
-    "ad/getAdList", request=AdListRequest, response=AdListResponse, writes=True,
+    "ad/getAdList",
+    request=AdListRequest,
+    response=AdListResponse,
+    writes=True,
     errors=[ErrorCode.STATION_DOES_NOT_EXIST, ErrorCode.USER_NOT_AUTHORIZED],
     notes="""
     For listeners whose tier has ads (free): one ad, chosen among the operator's active campaigns (inside
@@ -48,14 +53,23 @@ def get_ad_list(call: Call, req: AdListRequest) -> AdListResponse:
     """Ads to play now, each with its own adToken."""
     listener = call.require_listener()
     with call.write() as db:
-        issued = ads.ad_list_items(db, call.services, call.base_url, listener, req.station_id, req.audio_format,
-                                   call.now())
-    return AdListResponse(ads=[
-        AdObject(ad_token=item.spin.token, title=item.campaign.title, audio_url=item.links.audio_url,
-                 audio_encoding=item.links.encoding, art=art(call, item.art),
-                 click_through_url=item.campaign.click_url, track_length=round(item.campaign.duration))
-        for item in issued
-    ])
+        issued = ads.ad_list_items(
+            db, call.services, call.base_url, listener, req.station_id, req.audio_format, call.now()
+        )
+    return AdListResponse(
+        ads=[
+            AdObject(
+                ad_token=item.spin.token,
+                title=item.campaign.title,
+                audio_url=item.links.audio_url,
+                audio_encoding=item.links.encoding,
+                art=art(call, item.art),
+                click_through_url=item.campaign.click_url,
+                track_length=round(item.campaign.duration),
+            )
+            for item in issued
+        ]
+    )
 
 
 class ImpressionRequest(RequestModel):
@@ -63,7 +77,10 @@ class ImpressionRequest(RequestModel):
 
 
 @registry.endpoint(
-    "ad/registerImpression", request=ImpressionRequest, response=EmptyResponse, writes=True,
+    "ad/registerImpression",
+    request=ImpressionRequest,
+    response=EmptyResponse,
+    writes=True,
     errors=[ErrorCode.USER_NOT_AUTHORIZED, ErrorCode.CONTENT_HAS_EXPIRED],
     notes="""
     Counts one impression per `adToken` (from getAdList or a fragment's ad item) in the operator's report
@@ -86,7 +103,10 @@ class BrokenAdRequest(RequestModel):
 
 
 @registry.endpoint(
-    "ad/brokenAd", request=BrokenAdRequest, response=EmptyResponse, writes=True,
+    "ad/brokenAd",
+    request=BrokenAdRequest,
+    response=EmptyResponse,
+    writes=True,
     errors=[ErrorCode.USER_NOT_AUTHORIZED, ErrorCode.CONTENT_HAS_EXPIRED],
     notes="""
     Reports that an ad could not be played. Each `adToken` counts once (again: `{}`, nothing changes); a

@@ -55,7 +55,9 @@ class ListenerObject(ResponseModel):
     config: ListenerConfig
 
 
-def listener_config(settings: Settings, listener: Listener, inactivity_timeout: int) -> ListenerConfig:
+def listener_config(
+    settings: Settings, listener: Listener, inactivity_timeout: int
+) -> ListenerConfig:
     policy = settings.tier(listener.tier)
     return ListenerConfig(
         branding="Airwave",
@@ -76,10 +78,14 @@ def listener_config(settings: Settings, listener: Listener, inactivity_timeout: 
     )
 
 
-def issue_listener_object(call: Call, issued: sessions.Issued, station_count: int) -> ListenerObject:
+def issue_listener_object(
+    call: Call, issued: sessions.Issued, station_count: int
+) -> ListenerObject:
     """Shape a fresh session as the listener object and set the session cookie."""
     listener, session = issued.listener, issued.session
-    call.start_session_cookie(issued.cookie, session.timeout_seconds if session.keep_logged_in else None)
+    call.start_session_cookie(
+        issued.cookie, session.timeout_seconds if session.keep_logged_in else None
+    )
     if issued.device_cookie is not None:
         call.set_device_cookie(issued.device_cookie)
     return ListenerObject(
@@ -175,7 +181,11 @@ class LogoutAllRequest(RequestModel):
 
 
 @registry.endpoint(
-    "auth/logoutAll", request=LogoutAllRequest, response=EmptyResponse, writes=True, hashes=True,
+    "auth/logoutAll",
+    request=LogoutAllRequest,
+    response=EmptyResponse,
+    writes=True,
+    hashes=True,
     errors=[ErrorCode.INVALID_PASSWORD, ErrorCode.RATE_LIMITED],
     notes="""
     Extension: "sign out everywhere". After re-entering the password (wrong: `INVALID_PASSWORD`, counted
@@ -187,8 +197,15 @@ def logout_all(call: Call, req: LogoutAllRequest) -> EmptyResponse:
     """End every session of the account."""
     listener = call.require_listener()
     now = call.now()
-    sessions.reauthenticate(call.services.database, call.settings, now, listener, req.current_password,
-                            call.client, call.device_cookie)
+    sessions.reauthenticate(
+        call.services.database,
+        call.settings,
+        now,
+        listener,
+        req.current_password,
+        call.client,
+        call.device_cookie,
+    )
     with call.services.database.write() as db:
         sessions.end_other_sessions(db, listener.id, None)
     call.clear_session_cookie()
@@ -196,7 +213,11 @@ def logout_all(call: Call, req: LogoutAllRequest) -> EmptyResponse:
 
 
 @registry.endpoint(
-    "auth/anonymousLogin", request=Empty, response=ListenerObject, auth=False, writes=True,
+    "auth/anonymousLogin",
+    request=Empty,
+    response=ListenerObject,
+    auth=False,
+    writes=True,
     hashes=True,
     enabled=lambda settings: settings.anonymous_login,
     errors=[ErrorCode.CALL_NOT_ALLOWED, ErrorCode.RATE_LIMITED],
@@ -216,6 +237,13 @@ def anonymous_login(call: Call, req: Empty) -> ListenerObject:
     password_hash = anonymous.unusable_password_hash()
     with call.services.database.write() as db:
         listener = anonymous.create(db, call.settings, now, call.client, password_hash)
-        issued = sessions.start_session(db, call.settings, now, listener, keep_logged_in=False,
-                                        address=call.client, user_agent=call.user_agent)
+        issued = sessions.start_session(
+            db,
+            call.settings,
+            now,
+            listener,
+            keep_logged_in=False,
+            address=call.client,
+            user_agent=call.user_agent,
+        )
         return issue_listener_object(call, issued, 0)

@@ -76,8 +76,9 @@ def register(call: Call, req: RegisterRequest) -> ListenerObject:
             address=call.client,
             user_agent=call.user_agent,
         )
-        issued.device_cookie = throttle.device_cookie(services.settings, now, listener.id,
-                                                      call.device_cookie)
+        issued.device_cookie = throttle.device_cookie(
+            services.settings, now, listener.id, call.device_cookie
+        )
         return issue_listener_object(call, issued, 0)
 
 
@@ -86,9 +87,16 @@ class TiredRequest(RequestModel):
 
 
 @registry.endpoint(
-    "listener/addTiredSong", request=TiredRequest, response=EmptyResponse, writes=True,
-    errors=[ErrorCode.NOT_FOUND, ErrorCode.USER_NOT_AUTHORIZED, ErrorCode.CONTENT_HAS_EXPIRED,
-            ErrorCode.CALL_NOT_ALLOWED],
+    "listener/addTiredSong",
+    request=TiredRequest,
+    response=EmptyResponse,
+    writes=True,
+    errors=[
+        ErrorCode.NOT_FOUND,
+        ErrorCode.USER_NOT_AUTHORIZED,
+        ErrorCode.CONTENT_HAS_EXPIRED,
+        ErrorCode.CALL_NOT_ALLOWED,
+    ],
     notes="The track does not play on any of the listener's stations for 30 days.",
 )
 def add_tired_song(call: Call, req: TiredRequest) -> EmptyResponse:
@@ -124,15 +132,21 @@ class ProfileResponse(ResponseModel):
 def profile_response(profile: accounts.Profile) -> ProfileResponse:
     listener = profile.listener
     return ProfileResponse(
-        webname=listener.webname, display_name=listener.display_name or listener.webname, bio=listener.bio or "",
-        station_count=profile.station_count, thumbs_up_count=profile.thumbs_up_count,
-        bookmark_count=profile.bookmark_count, profile_private=listener.profile_private,
+        webname=listener.webname,
+        display_name=listener.display_name or listener.webname,
+        bio=listener.bio or "",
+        station_count=profile.station_count,
+        thumbs_up_count=profile.thumbs_up_count,
+        bookmark_count=profile.bookmark_count,
+        profile_private=listener.profile_private,
         date_created=listener.created_at,
     )
 
 
 @registry.endpoint(
-    "listener/getProfile", request=ProfileRequest, response=ProfileResponse,
+    "listener/getProfile",
+    request=ProfileRequest,
+    response=ProfileResponse,
     errors=[ErrorCode.NOT_FOUND, ErrorCode.USER_NOT_AUTHORIZED],
     notes="""
     Without `webname` (or with the caller's own): the caller's profile, private or not. With another
@@ -143,7 +157,9 @@ def profile_response(profile: accounts.Profile) -> ProfileResponse:
 )
 def get_profile(call: Call, req: ProfileRequest) -> ProfileResponse:
     """A listener's profile: the caller's own or another listener's public one."""
-    return profile_response(accounts.visible_profile(call.reader(), call.require_listener(), req.webname))
+    return profile_response(
+        accounts.visible_profile(call.reader(), call.require_listener(), req.webname)
+    )
 
 
 class SetProfileRequest(RequestModel):
@@ -153,7 +169,10 @@ class SetProfileRequest(RequestModel):
 
 
 @registry.endpoint(
-    "listener/setProfile", request=SetProfileRequest, response=ProfileResponse, writes=True,
+    "listener/setProfile",
+    request=SetProfileRequest,
+    response=ProfileResponse,
+    writes=True,
     notes=f"""
     Changes only the fields given. `displayName`: at most {accounts.DISPLAY_NAME_MAX} characters, one line;
     an empty string (or null) removes it. `bio`: at most {accounts.BIO_MAX} characters, line breaks allowed;
@@ -165,7 +184,9 @@ def set_profile(call: Call, req: SetProfileRequest) -> ProfileResponse:
     """Change the caller's display name, bio or profile privacy."""
     listener = call.require_listener()
     with call.write() as db:
-        row = accounts.set_profile(db, listener.id, {name: getattr(req, name) for name in req.model_fields_set})
+        row = accounts.set_profile(
+            db, listener.id, {name: getattr(req, name) for name in req.model_fields_set}
+        )
         return profile_response(accounts.profile_of(db, row))
 
 
@@ -200,8 +221,12 @@ class SettingsResponse(ResponseModel):
 
     explicit_content_filter_enabled: bool
     explicit_pin_set: bool = Field(description="a PIN guards turning the explicit filter off")
-    high_quality_streaming_enabled: bool = Field(description="the listener's choice; effective only when available")
-    high_quality_streaming_available: bool = Field(description="the listener's tier includes high quality")
+    high_quality_streaming_enabled: bool = Field(
+        description="the listener's choice; effective only when available"
+    )
+    high_quality_streaming_available: bool = Field(
+        description="the listener's tier includes high quality"
+    )
     email_opt_out: bool
     artist_audio_messages_enabled: bool
     zip_code: str | None
@@ -219,16 +244,28 @@ def settings_response(call: Call, listener: Listener) -> SettingsResponse:
         high_quality_streaming_available=call.settings.tier(listener.tier).high_quality,
         email_opt_out=listener.email_opt_out,
         artist_audio_messages_enabled=listener.artist_audio_messages,
-        zip_code=listener.zip_code, birth_year=listener.birth_year, gender=listener.gender, email=listener.email,
+        zip_code=listener.zip_code,
+        birth_year=listener.birth_year,
+        gender=listener.gender,
+        email=listener.email,
         minor=accounts.is_minor(listener, call.now()),
     )
 
 
 @registry.endpoint(
-    "listener/updateSettings", request=UpdateSettingsRequest, response=SettingsResponse, writes=True,
-    errors=[ErrorCode.ZIP_CODE_INVALID, ErrorCode.BIRTH_YEAR_INVALID, ErrorCode.BIRTH_YEAR_TOO_YOUNG,
-            ErrorCode.INVALID_GENDER, ErrorCode.EXPLICIT_PIN_INCORRECT, ErrorCode.EXPLICIT_PIN_MALFORMED,
-            ErrorCode.RATE_LIMITED],
+    "listener/updateSettings",
+    request=UpdateSettingsRequest,
+    response=SettingsResponse,
+    writes=True,
+    errors=[
+        ErrorCode.ZIP_CODE_INVALID,
+        ErrorCode.BIRTH_YEAR_INVALID,
+        ErrorCode.BIRTH_YEAR_TOO_YOUNG,
+        ErrorCode.INVALID_GENDER,
+        ErrorCode.EXPLICIT_PIN_INCORRECT,
+        ErrorCode.EXPLICIT_PIN_MALFORMED,
+        ErrorCode.RATE_LIMITED,
+    ],
     notes="""
     `{}` only reads the settings. Any subset of the fields changes just those; every field is checked
     before any is applied. `zipCode`, `birthYear`, `gender` and `email` take null (or "") to clear them;
@@ -250,7 +287,9 @@ def settings_response(call: Call, listener: Listener) -> SettingsResponse:
 def update_settings(call: Call, req: UpdateSettingsRequest) -> SettingsResponse:
     """Read the listener's settings, or change any of them."""
     listener = call.require_listener()
-    given = {_SETTINGS[name]: getattr(req, name) for name in req.model_fields_set if name in _SETTINGS}
+    given = {
+        _SETTINGS[name]: getattr(req, name) for name in req.model_fields_set if name in _SETTINGS
+    }
     if not given:
         return settings_response(call, listener)
     now = call.now()
@@ -271,10 +310,17 @@ class SetPinRequest(RequestModel):
 
 
 @registry.endpoint(
-    "listener/setExplicitPIN", request=SetPinRequest, response=EmptyResponse, writes=True,
+    "listener/setExplicitPIN",
+    request=SetPinRequest,
+    response=EmptyResponse,
+    writes=True,
     hashes=True,
-    errors=[ErrorCode.EXPLICIT_PIN_MALFORMED, ErrorCode.EXPLICIT_PIN_INCORRECT, ErrorCode.INVALID_PASSWORD,
-            ErrorCode.RATE_LIMITED],
+    errors=[
+        ErrorCode.EXPLICIT_PIN_MALFORMED,
+        ErrorCode.EXPLICIT_PIN_INCORRECT,
+        ErrorCode.INVALID_PASSWORD,
+        ErrorCode.RATE_LIMITED,
+    ],
     notes="""
     Sets the 4-digit PIN that guards turning the explicit filter off (stored hashed) and turns the filter
     on: a PIN exists to lock it. `pin` not 4 digits: `EXPLICIT_PIN_MALFORMED`.
@@ -291,11 +337,24 @@ def set_explicit_pin(call: Call, req: SetPinRequest) -> EmptyResponse:
     now = call.now()
     if listener.explicit_pin_hash is not None:
         if req.current_password is not None:
-            sessions.reauthenticate(call.services.database, call.settings, now, listener, req.current_password,
-                                    call.client, call.device_cookie)
+            sessions.reauthenticate(
+                call.services.database,
+                call.settings,
+                now,
+                listener,
+                req.current_password,
+                call.client,
+                call.device_cookie,
+            )
         else:
-            accounts.verify_pin(call.services.database, call.settings, now, listener.id, req.current_pin,
-                                field="currentPin")
+            accounts.verify_pin(
+                call.services.database,
+                call.settings,
+                now,
+                listener.id,
+                req.current_pin,
+                field="currentPin",
+            )
     pin_hash = accounts.hash_pin(req.pin)
     with call.write() as db:
         accounts.set_explicit_pin(db, listener.id, pin_hash)
@@ -314,10 +373,18 @@ class UpdateAccountRequest(RequestModel):
 
 
 @registry.endpoint(
-    "listener/updateAccount", request=UpdateAccountRequest, response=ListenerObject, writes=True,
+    "listener/updateAccount",
+    request=UpdateAccountRequest,
+    response=ListenerObject,
+    writes=True,
     hashes=True,
-    errors=[ErrorCode.USER_NOT_AUTHORIZED, ErrorCode.INVALID_PASSWORD, ErrorCode.INVALID_USERNAME,
-            ErrorCode.USERNAME_ALREADY_EXISTS, ErrorCode.RATE_LIMITED],
+    errors=[
+        ErrorCode.USER_NOT_AUTHORIZED,
+        ErrorCode.INVALID_PASSWORD,
+        ErrorCode.INVALID_USERNAME,
+        ErrorCode.USERNAME_ALREADY_EXISTS,
+        ErrorCode.RATE_LIMITED,
+    ],
     notes="""
     Re-authentication first: `currentUsername` must be the caller's (compared like logins, case-insensitively;
     another name, existing or not: `USER_NOT_AUTHORIZED`, as the call would act on another account), and
@@ -343,25 +410,44 @@ def update_account(call: Call, req: UpdateAccountRequest) -> ListenerObject:
     session = call.session
     assert session is not None
     if accounts.username_key(req.current_username) != listener.username_key:
-        raise ApiError(ErrorCode.USER_NOT_AUTHORIZED, "currentUsername is not the username of this account")
+        raise ApiError(
+            ErrorCode.USER_NOT_AUTHORIZED, "currentUsername is not the username of this account"
+        )
     now = call.now()
-    sessions.reauthenticate(call.services.database, call.settings, now, listener, req.current_password,
-                            call.client, call.device_cookie)
+    sessions.reauthenticate(
+        call.services.database,
+        call.settings,
+        now,
+        listener,
+        req.current_password,
+        call.client,
+        call.device_cookie,
+    )
     password_hash = accounts.check_account_changes(
-        call.reader(), call.settings, listener, new_username=req.new_username,
-        new_password=req.new_password)
+        call.reader(),
+        call.settings,
+        listener,
+        new_username=req.new_username,
+        new_password=req.new_password,
+    )
     with call.write() as db:
         row, password_changed = accounts.update_account(
-            db, now, listener.id, new_username=req.new_username, new_password_hash=password_hash,
-            explicit_filter=req.enable_explicit_content_filter)
+            db,
+            now,
+            listener.id,
+            new_username=req.new_username,
+            new_password_hash=password_hash,
+            explicit_filter=req.enable_explicit_content_filter,
+        )
         if password_changed:
             sessions.end_other_sessions(db, listener.id, session.id)
             resets.retire_all(db, listener.id, now)
         renewed, cookie = sessions.renew_cookie(db, session.id, now)
         count = stations.count_stations(db, listener.id)
         assert call.auth_token is not None
-        return issue_listener_object(call, sessions.Issued(row, renewed, call.auth_token, cookie, is_new=False),
-                                     count)
+        return issue_listener_object(
+            call, sessions.Issued(row, renewed, call.auth_token, cookie, is_new=False), count
+        )
 
 
 class DeleteListenerRequest(RequestModel):
@@ -369,7 +455,10 @@ class DeleteListenerRequest(RequestModel):
 
 
 @registry.endpoint(
-    "listener/deleteListener", request=DeleteListenerRequest, response=EmptyResponse, writes=True,
+    "listener/deleteListener",
+    request=DeleteListenerRequest,
+    response=EmptyResponse,
+    writes=True,
     hashes=True,
     errors=[ErrorCode.INVALID_PASSWORD, ErrorCode.RATE_LIMITED],
     notes="""
@@ -383,8 +472,15 @@ class DeleteListenerRequest(RequestModel):
 def delete_listener(call: Call, req: DeleteListenerRequest) -> EmptyResponse:
     """Delete the caller's account and all its data."""
     listener = call.require_listener()
-    sessions.reauthenticate(call.services.database, call.settings, call.now(), listener, req.current_password,
-                            call.client, call.device_cookie)
+    sessions.reauthenticate(
+        call.services.database,
+        call.settings,
+        call.now(),
+        listener,
+        req.current_password,
+        call.client,
+        call.device_cookie,
+    )
     with call.write() as db:
         accounts.delete_listener(db, listener)
     call.clear_session_cookie()
@@ -399,7 +495,11 @@ class EmailPasswordRequest(RequestModel):
 
 
 @registry.endpoint(
-    "listener/emailPassword", request=EmailPasswordRequest, response=EmptyResponse, auth=False, writes=True,
+    "listener/emailPassword",
+    request=EmailPasswordRequest,
+    response=EmptyResponse,
+    auth=False,
+    writes=True,
     errors=[ErrorCode.RATE_LIMITED],
     notes="""
     Always `{}` at once, whether or not the username exists and whether or not a mail goes out. When the
@@ -419,7 +519,9 @@ def email_password(call: Call, req: EmailPasswordRequest) -> EmptyResponse:
     from airwave.core import mail, resets
 
     with call.write() as db:
-        outgoing = resets.request_reset(db, call.settings, call.now(), req.username, call.client, call.base_url)
+        outgoing = resets.request_reset(
+            db, call.settings, call.now(), req.username, call.client, call.base_url
+        )
     if outgoing is not None:
         mail.send_later(call.settings, outgoing.message, "password reset")
     return EmptyResponse()
@@ -436,9 +538,13 @@ An unknown token: `NOT_FOUND`. A token already used, replaced by a newer request
 
 
 @registry.endpoint(
-    "listener/validatePasswordResetToken", request=ResetTokenRequest, response=EmptyResponse, auth=False,
+    "listener/validatePasswordResetToken",
+    request=ResetTokenRequest,
+    response=EmptyResponse,
+    auth=False,
     errors=[ErrorCode.CONTENT_HAS_EXPIRED],
-    notes="`{}` when the token can still reset a password (check before asking for the new one)." + RESET_TOKEN_NOTES,
+    notes="`{}` when the token can still reset a password (check before asking for the new one)."
+    + RESET_TOKEN_NOTES,
 )
 def validate_password_reset_token(call: Call, req: ResetTokenRequest) -> EmptyResponse:
     """Check a password reset token from a mail."""
@@ -454,22 +560,28 @@ class ResetPasswordRequest(RequestModel):
 
 
 @registry.endpoint(
-    "listener/resetPassword", request=ResetPasswordRequest, response=EmptyResponse, auth=False,
-    writes=True, hashes=True,
+    "listener/resetPassword",
+    request=ResetPasswordRequest,
+    response=EmptyResponse,
+    auth=False,
+    writes=True,
+    hashes=True,
     errors=[ErrorCode.CONTENT_HAS_EXPIRED, ErrorCode.INVALID_PASSWORD],
     notes="""
     Sets `newPassword` (strength rules of `register`: `INVALID_PASSWORD`, which leaves the token usable),
     spends the token (and any other outstanding one of the account), ends every session of the account and
     lifts the login throttling of its username. Log in afterwards.
-    """ + RESET_TOKEN_NOTES,
+    """
+    + RESET_TOKEN_NOTES,
 )
 def reset_password(call: Call, req: ResetPasswordRequest) -> EmptyResponse:
     """Choose a new password with a reset token."""
     from airwave.core import resets
 
     now = call.now()
-    password_hash = resets.hash_for_reset(call.reader(), call.settings, now, req.token,
-                                          req.new_password)
+    password_hash = resets.hash_for_reset(
+        call.reader(), call.settings, now, req.token, req.new_password
+    )
     with call.write() as db:
         resets.reset_password(db, now, req.token, password_hash)
     return EmptyResponse()

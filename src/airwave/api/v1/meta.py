@@ -14,8 +14,10 @@ class EndpointInfo(ResponseModel):
     path: str
     versions: list[int]
     auth: bool
-    enabled: bool = Field(description="extension: false when the operator switched the endpoint off "
-                                      "(`listener/register`, `auth/anonymousLogin`); calling it answers CALL_NOT_ALLOWED")
+    enabled: bool = Field(
+        description="extension: false when the operator switched the endpoint off "
+        "(`listener/register`, `auth/anonymousLogin`); calling it answers CALL_NOT_ALLOWED"
+    )
 
 
 class ErrorInfo(ResponseModel):
@@ -34,7 +36,14 @@ class EndpointList(ResponseModel):
 def get_endpoints(call: Call, req: Empty) -> EndpointList:
     """Every endpoint this server answers and every error it can return."""
     return EndpointList(
-        endpoints=[EndpointInfo(path=e.path, versions=list(e.versions), auth=e.auth,
-                                enabled=e.enabled is None or e.enabled(call.settings)) for e in registry.endpoints()],
+        endpoints=[
+            EndpointInfo(
+                path=e.path,
+                versions=list(e.versions),
+                auth=e.auth,
+                enabled=e.enabled is None or e.enabled(call.settings),
+            )
+            for e in registry.endpoints()
+        ],
         errors=[ErrorInfo.model_validate(row) for row in error_table()],
     )

@@ -39,7 +39,9 @@ class ArtistDetails(ArtistSummary):
     bio: str
 
 
-@registry.endpoint("music/artist", request=TokenRequest, response=ArtistDetails, errors=CATALOG_ERRORS)
+@registry.endpoint(
+    "music/artist", request=TokenRequest, response=ArtistDetails, errors=CATALOG_ERRORS
+)
 def music_artist(call: Call, req: TokenRequest) -> ArtistDetails:
     """An artist with discography, compilations they appear on and similar artists."""
     page = music.artist_page(call.reader(), call.require_listener().id, req.token)
@@ -64,7 +66,9 @@ class AlbumDetails(AlbumSummary):
     is_bookmarked: bool = Field(description="true when every track of the album is bookmarked")
 
 
-@registry.endpoint("music/album", request=TokenRequest, response=AlbumDetails, errors=CATALOG_ERRORS)
+@registry.endpoint(
+    "music/album", request=TokenRequest, response=AlbumDetails, errors=CATALOG_ERRORS
+)
 def music_album(call: Call, req: TokenRequest) -> AlbumDetails:
     """An album and its tracks in disc/track order."""
     page = music.album_page(call.reader(), call.require_listener().id, req.token)
@@ -88,10 +92,14 @@ class TrackDetails(TrackSummary):
     similar: list[TrackSummary]
     focus_traits: list[str]
     is_bookmarked: bool
-    lyric_snippet: LyricSnippet | None = Field(None, description="present when the track has lyrics")
+    lyric_snippet: LyricSnippet | None = Field(
+        None, description="present when the track has lyrics"
+    )
 
 
-@registry.endpoint("music/track", request=TokenRequest, response=TrackDetails, errors=CATALOG_ERRORS)
+@registry.endpoint(
+    "music/track", request=TokenRequest, response=TrackDetails, errors=CATALOG_ERRORS
+)
 def music_track(call: Call, req: TokenRequest) -> TrackDetails:
     """A track with similar tracks, what characterises it, and a pointer to its lyrics."""
     page = music.track_page(call.reader(), call.require_listener().id, req.token)
@@ -101,7 +109,9 @@ def music_track(call: Call, req: TokenRequest) -> TrackDetails:
         similar=[track_summary(call, v) for v in page.similar],
         focus_traits=page.focus_traits,
         is_bookmarked=page.is_bookmarked,
-        lyric_snippet=LyricSnippet(lyric_id=lyrics.lyric_id, checksum=lyrics.checksum) if lyrics else None,
+        lyric_snippet=LyricSnippet(lyric_id=lyrics.lyric_id, checksum=lyrics.checksum)
+        if lyrics
+        else None,
     )
 
 
@@ -119,11 +129,17 @@ class GenreCategories(ResponseModel):
 @registry.endpoint("music/genrecategories", request=Empty, response=GenreCategories)
 def music_genre_categories(call: Call, req: Empty) -> GenreCategories:
     """Browsing categories (Rock, Jazz, ...) that have playable genres in this library."""
-    return GenreCategories(categories=[
-        GenreCategory(name=c.name, token=ids.slug(c.name), station_count=c.station_count,
-                      art=picture_art(call, c.picture))
-        for c in music.genre_categories(call.reader())
-    ])
+    return GenreCategories(
+        categories=[
+            GenreCategory(
+                name=c.name,
+                token=ids.slug(c.name),
+                station_count=c.station_count,
+                art=picture_art(call, c.picture),
+            )
+            for c in music.genre_categories(call.reader())
+        ]
+    )
 
 
 class GenreStation(ResponseModel):
@@ -144,25 +160,37 @@ class GenreStations(ResponseModel):
 
 
 @registry.endpoint(
-    "music/genres", request=TokenRequest, response=GenreStations, errors=[ErrorCode.NOT_FOUND],
+    "music/genres",
+    request=TokenRequest,
+    response=GenreStations,
+    errors=[ErrorCode.NOT_FOUND],
     notes="`token` is a category token from `music/genrecategories`.",
 )
 def music_genres(call: Call, req: TokenRequest) -> GenreStations:
     """The genre stations of one category, each with a few sample tracks."""
     category, found = music.genre_stations(call.reader(), req.token)
-    return GenreStations(category=category, stations=[
-        GenreStation(
-            music_id=ids.music_id("genre", g.genre.id), pandora_id=ids.pandora_id("genre", g.genre.id),
-            name=g.genre.name, station_name=f"{g.genre.name} Radio", track_count=g.track_count,
-            art=art(call, g.samples[0].album_art) if g.samples else [],
-            sample_tracks=[track_summary(call, v) for v in g.samples], is_comedy=category.startswith("Comedy"),
-        )
-        for g in found
-    ])
+    return GenreStations(
+        category=category,
+        stations=[
+            GenreStation(
+                music_id=ids.music_id("genre", g.genre.id),
+                pandora_id=ids.pandora_id("genre", g.genre.id),
+                name=g.genre.name,
+                station_name=f"{g.genre.name} Radio",
+                track_count=g.track_count,
+                art=art(call, g.samples[0].album_art) if g.samples else [],
+                sample_tracks=[track_summary(call, v) for v in g.samples],
+                is_comedy=category.startswith("Comedy"),
+            )
+            for g in found
+        ],
+    )
 
 
 class LyricsRequest(RequestModel):
-    track_uid: str = Field(min_length=1, max_length=1024, description="the track's musicId or pandoraId")
+    track_uid: str = Field(
+        min_length=1, max_length=1024, description="the track's musicId or pandoraId"
+    )
     lyric_id: str | None = Field(None, max_length=64)
     checksum: str | None = Field(None, max_length=64)
 
@@ -180,11 +208,16 @@ class FullLyrics(ResponseModel):
     credits: str
 
 
-@registry.endpoint("music/fullLyrics", request=LyricsRequest, response=FullLyrics, errors=CATALOG_ERRORS)
+@registry.endpoint(
+    "music/fullLyrics", request=LyricsRequest, response=FullLyrics, errors=CATALOG_ERRORS
+)
 def music_full_lyrics(call: Call, req: LyricsRequest) -> FullLyrics:
     """A track's lyrics from its tags or a .lrc/.txt file beside it."""
     lyrics = music.full_lyrics(call.reader(), req.track_uid)
     return FullLyrics(
-        lyric_id=lyrics.lyric_id, checksum=lyrics.checksum, lines=lyrics.lines,
-        synced_lines=[TimedLine(time=t, text=line) for t, line in lyrics.timed], credits=lyrics.credits,
+        lyric_id=lyrics.lyric_id,
+        checksum=lyrics.checksum,
+        lines=lyrics.lines,
+        synced_lines=[TimedLine(time=t, text=line) for t, line in lyrics.timed],
+        credits=lyrics.credits,
     )

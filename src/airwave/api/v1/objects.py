@@ -28,19 +28,28 @@ def art(call: Call, artwork: Any) -> list[ArtImage]:
     """Every size of one stored artwork, as absolute URLs (an empty list when there is none)."""
     if artwork is None:
         return []
-    return [ArtImage(url=f"{call.base_url}/art/{artwork.content_hash}/{size}.jpg", size=size) for size in SIZES]
+    return [
+        ArtImage(url=f"{call.base_url}/art/{artwork.content_hash}/{size}.jpg", size=size)
+        for size in SIZES
+    ]
 
 
 def mosaic_art(call: Call, hashes: list[str] | tuple[str, ...]) -> list[ArtImage]:
     if not hashes:
         return []
     key = "-".join(hashes[:4])
-    return [ArtImage(url=f"{call.base_url}/art/mosaic/{key}/{size}.jpg", size=size) for size in SIZES]
+    return [
+        ArtImage(url=f"{call.base_url}/art/mosaic/{key}/{size}.jpg", size=size) for size in SIZES
+    ]
 
 
 def picture_art(call: Call, picture: Picture) -> list[ArtImage]:
     """A picture as art: its artwork in every size, else the mosaic of its covers (empty when neither)."""
-    return art(call, picture.artwork) if picture.artwork is not None else mosaic_art(call, picture.mosaic)
+    return (
+        art(call, picture.artwork)
+        if picture.artwork is not None
+        else mosaic_art(call, picture.mosaic)
+    )
 
 
 class ArtistSummary(ResponseModel):
@@ -55,8 +64,11 @@ class ArtistSummary(ResponseModel):
 def artist_summary(call: Call, view: ArtistView) -> ArtistSummary:
     artist = view.artist
     return ArtistSummary(
-        music_id=ids.music_id("artist", artist.id), pandora_id=ids.pandora_id("artist", artist.id),
-        name=artist.name, artist_name=artist.name, seo_token=ids.seo_token("artist", artist.id, artist.name),
+        music_id=ids.music_id("artist", artist.id),
+        pandora_id=ids.pandora_id("artist", artist.id),
+        name=artist.name,
+        artist_name=artist.name,
+        seo_token=ids.seo_token("artist", artist.id, artist.name),
         art=picture_art(call, view.picture),
     )
 
@@ -79,10 +91,17 @@ class AlbumSummary(ResponseModel):
 def album_summary(call: Call, view: AlbumView) -> AlbumSummary:
     album, artist, artwork, track_count = view.album, view.artist, view.artwork, view.track_count
     return AlbumSummary(
-        music_id=ids.music_id("album", album.id), pandora_id=ids.pandora_id("album", album.id), name=album.title,
-        album_title=album.title, artist_name=artist.name, artist_music_id=ids.music_id("artist", artist.id),
-        year=album.year, is_compilation=album.is_compilation, track_count=track_count,
-        seo_token=ids.seo_token("album", album.id, artist.name, album.title), art=art(call, artwork),
+        music_id=ids.music_id("album", album.id),
+        pandora_id=ids.pandora_id("album", album.id),
+        name=album.title,
+        album_title=album.title,
+        artist_name=artist.name,
+        artist_music_id=ids.music_id("artist", artist.id),
+        year=album.year,
+        is_compilation=album.is_compilation,
+        track_count=track_count,
+        seo_token=ids.seo_token("album", album.id, artist.name, album.title),
+        art=art(call, artwork),
         dominant_color=artwork.dominant_color if artwork else "808080",
     )
 
@@ -116,12 +135,25 @@ class TrackSummary(ResponseModel):
 def track_summary(call: Call, view: TrackView) -> TrackSummary:
     t, artist, album, album_artist = view.track, view.artist, view.album, view.album_artist
     return TrackSummary(
-        music_id=ids.music_id("track", t.id), pandora_id=ids.pandora_id("track", t.id), name=t.title,
-        song_title=t.title, artist_name=artist.name, artist_music_id=ids.music_id("artist", artist.id),
-        album_title=album.title, album_music_id=ids.music_id("album", album.id), album_artist_name=album_artist.name,
-        track_num=t.track_no, disc_num=t.disc_no, track_length=round(t.duration), year=t.year or album.year,
-        genre=view.genres, explicit=t.explicit, is_compilation=album.is_compilation, composer_name=t.composer or "",
-        file_gain=f"{t.rg_track_gain if t.rg_track_gain is not None else 0.0:.2f}", album_art=art(call, view.album_art),
+        music_id=ids.music_id("track", t.id),
+        pandora_id=ids.pandora_id("track", t.id),
+        name=t.title,
+        song_title=t.title,
+        artist_name=artist.name,
+        artist_music_id=ids.music_id("artist", artist.id),
+        album_title=album.title,
+        album_music_id=ids.music_id("album", album.id),
+        album_artist_name=album_artist.name,
+        track_num=t.track_no,
+        disc_num=t.disc_no,
+        track_length=round(t.duration),
+        year=t.year or album.year,
+        genre=view.genres,
+        explicit=t.explicit,
+        is_compilation=album.is_compilation,
+        composer_name=t.composer or "",
+        file_gain=f"{t.rg_track_gain if t.rg_track_gain is not None else 0.0:.2f}",
+        album_art=art(call, view.album_art),
         has_lyrics=bool(t.lyrics),
         seo_token=ids.seo_token("track", t.id, artist.name, album.title, t.title),
         artist_seo_token=ids.seo_token("artist", artist.id, artist.name),
@@ -154,9 +186,13 @@ class TrackObject(ResponseModel):
     album_art: list[ArtImage]
     artist_art: list[ArtImage]
     track_length: int
-    rating: int = Field(description="1 = thumbs-up on this station; thumbs-down tracks are never served")
+    rating: int = Field(
+        description="1 = thumbs-up on this station; thumbs-down tracks are never served"
+    )
     station_id: str
-    file_gain: str = Field(description="dB: ReplayGain when tagged, else measured EBU R128 loudness")
+    file_gain: str = Field(
+        description="dB: ReplayGain when tagged, else measured EBU R128 loudness"
+    )
     audio_url: str = Field(alias="audioURL")
     audio_encoding: str = Field(description="what audioURL really delivers")
     audio_receipt_url: str = Field(alias="audioReceiptURL")
@@ -185,8 +221,10 @@ class TrackObject(ResponseModel):
     album_seo_token: str
     listening_timestamp: int = Field(description="epoch milliseconds when the track was issued")
     lyric_snippet: LyricSnippet | None = absent_when_none("present when the track has lyrics")
-    ad_token: str | None = absent_when_none("ads only (`trackType: \"Ad\"`): the token for ad/registerImpression "
-                                            "and ad/brokenAd (the same value as trackToken)")
+    ad_token: str | None = absent_when_none(
+        'ads only (`trackType: "Ad"`): the token for ad/registerImpression '
+        "and ad/brokenAd (the same value as trackToken)"
+    )
     click_through_url: str | None = absent_when_none("ads only: the advertiser's page")
 
 
@@ -199,26 +237,52 @@ def track_object(call: Call, item: TrackItem) -> TrackObject:
     album_seo = ids.seo_token("album", album.id, view.album_artist.name, album.title)
     lyrics = item.lyrics
     return TrackObject(
-        track_token=spin.token, music_id=ids.music_id("track", t.id), pandora_id=ids.pandora_id("track", t.id),
-        track_type="Track", song_title=t.title, artist_name=artist.name,
-        artist_music_id=ids.music_id("artist", artist.id), album_title=album.title,
-        album_art=art(call, view.album_art), artist_art=picture_art(call, item.artist_picture),
-        track_length=round(t.duration), rating=item.rating, station_id=str(item.station_id),
+        track_token=spin.token,
+        music_id=ids.music_id("track", t.id),
+        pandora_id=ids.pandora_id("track", t.id),
+        track_type="Track",
+        song_title=t.title,
+        artist_name=artist.name,
+        artist_music_id=ids.music_id("artist", artist.id),
+        album_title=album.title,
+        album_art=art(call, view.album_art),
+        artist_art=picture_art(call, item.artist_picture),
+        track_length=round(t.duration),
+        rating=item.rating,
+        station_id=str(item.station_id),
         file_gain=f"{item.gain if item.gain is not None else 0.0:.2f}",
-        audio_url=links.audio_url, audio_encoding=links.encoding,
-        audio_receipt_url=links.receipt_url, audio_skip_url=links.skip_url,
-        genre=view.genres, user_seed=spin.seed_music_id, is_seed=item.is_seed, is_bookmarked=item.is_bookmarked,
-        is_featured=False, is_compilation=album.is_compilation, composer_name=t.composer or "",
-        allow_skip=item.allow_skip, allow_feedback=item.allow_feedback, allow_tired_of_track=True,
-        allow_start_station_from_track=True, allow_share_track=False, allow_buy_track=False, rights=item.rights,
+        audio_url=links.audio_url,
+        audio_encoding=links.encoding,
+        audio_receipt_url=links.receipt_url,
+        audio_skip_url=links.skip_url,
+        genre=view.genres,
+        user_seed=spin.seed_music_id,
+        is_seed=item.is_seed,
+        is_bookmarked=item.is_bookmarked,
+        is_featured=False,
+        is_compilation=album.is_compilation,
+        composer_name=t.composer or "",
+        allow_skip=item.allow_skip,
+        allow_feedback=item.allow_feedback,
+        allow_tired_of_track=True,
+        allow_start_station_from_track=True,
+        allow_share_track=False,
+        allow_buy_track=False,
+        rights=item.rights,
         identity=f"{ids.pandora_id('track', t.id)}:{spin.id}",
-        track_key=TrackKey(track_id=ids.music_id("track", t.id), track_type="Track", spin_id=str(spin.id)),
+        track_key=TrackKey(
+            track_id=ids.music_id("track", t.id), track_type="Track", spin_id=str(spin.id)
+        ),
         song_detail_url=f"{call.base_url}/music/{track_seo}",
         artist_detail_url=f"{call.base_url}/music/{artist_seo}",
         album_detail_url=f"{call.base_url}/music/{album_seo}",
-        track_seo_token=track_seo, artist_seo_token=artist_seo, album_seo_token=album_seo,
+        track_seo_token=track_seo,
+        artist_seo_token=artist_seo,
+        album_seo_token=album_seo,
         listening_timestamp=int(spin.issued_at.timestamp() * 1000),
-        lyric_snippet=LyricSnippet(lyric_id=lyrics.lyric_id, checksum=lyrics.checksum) if lyrics else None,
+        lyric_snippet=LyricSnippet(lyric_id=lyrics.lyric_id, checksum=lyrics.checksum)
+        if lyrics
+        else None,
     )
 
 
@@ -227,17 +291,47 @@ def ad_track_object(call: Call, item: AdItem, station_id: int) -> TrackObject:
     spin, campaign, links = item.spin, item.campaign, item.links
     pandora = ids.pandora_id("ad", campaign.id)
     return TrackObject(
-        track_token=spin.token, music_id="", pandora_id=pandora, track_type="Ad", song_title=campaign.title,
-        artist_name=ARTIST_NAME, artist_music_id="", album_title="", album_art=art(call, item.art),
-        artist_art=[], track_length=round(campaign.duration), rating=0, station_id=str(station_id),
-        file_gain="0.00", audio_url=links.audio_url, audio_encoding=links.encoding,
-        audio_receipt_url=links.receipt_url, audio_skip_url=links.skip_url, genre=[], user_seed=None,
-        is_seed=False, is_bookmarked=False, is_featured=False, is_compilation=False, composer_name="",
-        allow_skip=False, allow_feedback=False, allow_tired_of_track=False, allow_start_station_from_track=False,
-        allow_share_track=False, allow_buy_track=False, rights=[], identity=f"{pandora}:{spin.id}",
+        track_token=spin.token,
+        music_id="",
+        pandora_id=pandora,
+        track_type="Ad",
+        song_title=campaign.title,
+        artist_name=ARTIST_NAME,
+        artist_music_id="",
+        album_title="",
+        album_art=art(call, item.art),
+        artist_art=[],
+        track_length=round(campaign.duration),
+        rating=0,
+        station_id=str(station_id),
+        file_gain="0.00",
+        audio_url=links.audio_url,
+        audio_encoding=links.encoding,
+        audio_receipt_url=links.receipt_url,
+        audio_skip_url=links.skip_url,
+        genre=[],
+        user_seed=None,
+        is_seed=False,
+        is_bookmarked=False,
+        is_featured=False,
+        is_compilation=False,
+        composer_name="",
+        allow_skip=False,
+        allow_feedback=False,
+        allow_tired_of_track=False,
+        allow_start_station_from_track=False,
+        allow_share_track=False,
+        allow_buy_track=False,
+        rights=[],
+        identity=f"{pandora}:{spin.id}",
         track_key=TrackKey(track_id=pandora, track_type="Ad", spin_id=str(spin.id)),
-        song_detail_url=campaign.click_url, artist_detail_url="", album_detail_url="",
-        track_seo_token="", artist_seo_token="", album_seo_token="",
+        song_detail_url=campaign.click_url,
+        artist_detail_url="",
+        album_detail_url="",
+        track_seo_token="",
+        artist_seo_token="",
+        album_seo_token="",
         listening_timestamp=int(spin.issued_at.timestamp() * 1000),
-        ad_token=spin.token, click_through_url=campaign.click_url,
+        ad_token=spin.token,
+        click_through_url=campaign.click_url,
     )

@@ -24,9 +24,18 @@ class ReplayResponse(ResponseModel):
 
 
 @registry.endpoint(
-    "ondemand/getReplayTrack", request=ReplayRequest, response=ReplayResponse, writes=True,
-    errors=[ErrorCode.LISTENER_NOT_AUTHORIZED, ErrorCode.STATION_DOES_NOT_EXIST, ErrorCode.USER_NOT_AUTHORIZED,
-            ErrorCode.NOT_FOUND, ErrorCode.CONTENT_HAS_EXPIRED, ErrorCode.CALL_NOT_ALLOWED],
+    "ondemand/getReplayTrack",
+    request=ReplayRequest,
+    response=ReplayResponse,
+    writes=True,
+    errors=[
+        ErrorCode.LISTENER_NOT_AUTHORIZED,
+        ErrorCode.STATION_DOES_NOT_EXIST,
+        ErrorCode.USER_NOT_AUTHORIZED,
+        ErrorCode.NOT_FOUND,
+        ErrorCode.CONTENT_HAS_EXPIRED,
+        ErrorCode.CALL_NOT_ALLOWED,
+    ],
     notes="""
     Only for tiers with `replaysEnabled` (else `LISTENER_NOT_AUTHORIZED`). The track must have been played
     on `stationId`; a track with a thumbs-down cannot be replayed (`CALL_NOT_ALLOWED`). The replay gets
@@ -37,28 +46,47 @@ def replay_track(call: Call, req: ReplayRequest) -> ReplayResponse:
     """Play a track of this station again."""
     listener = call.require_listener()
     with call.write() as db:
-        item = playlist.replay_item(db, call.services, call.base_url, listener, req.station_id, req.track_token,
-                                    req.audio_format, call.now())
+        item = playlist.replay_item(
+            db,
+            call.services,
+            call.base_url,
+            listener,
+            req.station_id,
+            req.track_token,
+            req.audio_format,
+            call.now(),
+        )
     return ReplayResponse(replay_track=track_object(call, item))
 
 
 class PlaybackInfoRequest(RequestModel):
-    pandora_id: str = Field(min_length=1, max_length=1024, description="a track: pandoraId, musicId or seoToken")
+    pandora_id: str = Field(
+        min_length=1, max_length=1024, description="a track: pandoraId, musicId or seoToken"
+    )
     audio_format: AudioFormat = "aacplus"
 
 
 class PlaybackInfo(ResponseModel):
     audio_url: str = Field(alias="audioURL")
     audio_encoding: str
-    file_gain: str = Field(description="dB: ReplayGain when tagged, else measured EBU R128 loudness")
+    file_gain: str = Field(
+        description="dB: ReplayGain when tagged, else measured EBU R128 loudness"
+    )
     track_length: int
-    track_token: str = Field(description="extension: names this play (bookmark/add, station/trackStarted)")
-    audio_receipt_url: str = Field(alias="audioReceiptURL", description="extension: POST when played to the end")
+    track_token: str = Field(
+        description="extension: names this play (bookmark/add, station/trackStarted)"
+    )
+    audio_receipt_url: str = Field(
+        alias="audioReceiptURL", description="extension: POST when played to the end"
+    )
     audio_skip_url: str = Field(description="extension: POST when skipped")
 
 
 @registry.endpoint(
-    "ondemand/getAudioPlaybackInfo", request=PlaybackInfoRequest, response=PlaybackInfo, writes=True,
+    "ondemand/getAudioPlaybackInfo",
+    request=PlaybackInfoRequest,
+    response=PlaybackInfo,
+    writes=True,
     errors=[ErrorCode.LISTENER_NOT_AUTHORIZED, ErrorCode.NOT_FOUND, ErrorCode.INVALID_PANDORA_TYPE],
     notes="""
     Premium only (the tier's `onDemand` flag; else `LISTENER_NOT_AUTHORIZED`). Any present track of the
@@ -70,11 +98,16 @@ def audio_playback_info(call: Call, req: PlaybackInfoRequest) -> PlaybackInfo:
     """The audio URL of one track, on demand."""
     listener = call.require_listener()
     with call.write() as db:
-        play = playlist.play_on_demand(db, call.services, call.base_url, listener, req.pandora_id, req.audio_format,
-                                       call.now())
+        play = playlist.play_on_demand(
+            db, call.services, call.base_url, listener, req.pandora_id, req.audio_format, call.now()
+        )
     links = play.links
     return PlaybackInfo(
-        audio_url=links.audio_url, audio_encoding=links.encoding,
-        file_gain=f"{play.gain if play.gain is not None else 0.0:.2f}", track_length=round(play.duration),
-        track_token=play.token, audio_receipt_url=links.receipt_url, audio_skip_url=links.skip_url,
+        audio_url=links.audio_url,
+        audio_encoding=links.encoding,
+        file_gain=f"{play.gain if play.gain is not None else 0.0:.2f}",
+        track_length=round(play.duration),
+        track_token=play.token,
+        audio_receipt_url=links.receipt_url,
+        audio_skip_url=links.skip_url,
     )

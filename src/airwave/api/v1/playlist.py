@@ -29,14 +29,25 @@ class FragmentResponse(ResponseModel):
     is_binge_skipping: bool
     skips_remaining: int | None = absent_when_none(
         "extension: skips the listener may still spend on this station now (the smaller of the hourly and "
-        "daily allowance); absent when the tier has no skip limit")
+        "daily allowance); absent when the tier has no skip limit"
+    )
 
 
 @registry.endpoint(
-    "playlist/getFragment", request=FragmentRequest, response=FragmentResponse, writes=True,
-    errors=[ErrorCode.STATION_DOES_NOT_EXIST, ErrorCode.USER_NOT_AUTHORIZED, ErrorCode.PLAYLIST_END,
-            ErrorCode.PLAYLIST_EXCEEDED, ErrorCode.STATION_LIMIT_REACHED, ErrorCode.STREAM_VIOLATION,
-            ErrorCode.UNPLAYABLE_SHUFFLE_STATION, ErrorCode.LISTENER_NOT_AUTHORIZED],
+    "playlist/getFragment",
+    request=FragmentRequest,
+    response=FragmentResponse,
+    writes=True,
+    errors=[
+        ErrorCode.STATION_DOES_NOT_EXIST,
+        ErrorCode.USER_NOT_AUTHORIZED,
+        ErrorCode.PLAYLIST_END,
+        ErrorCode.PLAYLIST_EXCEEDED,
+        ErrorCode.STATION_LIMIT_REACHED,
+        ErrorCode.STREAM_VIOLATION,
+        ErrorCode.UNPLAYABLE_SHUFFLE_STATION,
+        ErrorCode.LISTENER_NOT_AUTHORIZED,
+    ],
     notes="""
     Up to 4 tracks chosen by the station engine under the radio rules of spec §6.4.
     `fragmentRequestReason: "Skip"` spends one skip (free tier: `stationSkipLimit` per station per hour and
@@ -64,11 +75,24 @@ def get_fragment(call: Call, req: FragmentRequest) -> FragmentResponse:
     listener = call.require_listener()
     assert call.session is not None
     with call.write() as db:
-        result = playlist.next_fragment(db, call.services, call.base_url, listener, call.session, req.station_id,
-                                        req.fragment_request_reason, req.audio_format, call.now())
+        result = playlist.next_fragment(
+            db,
+            call.services,
+            call.base_url,
+            listener,
+            call.session,
+            req.station_id,
+            req.fragment_request_reason,
+            req.audio_format,
+            call.now(),
+        )
     return FragmentResponse(
-        tracks=[track_object(call, item) if isinstance(item, playlist.TrackItem)
-                else ad_track_object(call, item, result.station_id) for item in result.items],
+        tracks=[
+            track_object(call, item)
+            if isinstance(item, playlist.TrackItem)
+            else ad_track_object(call, item, result.station_id)
+            for item in result.items
+        ],
         listener_qualifies_for_upsell=result.qualifies_for_upsell,
         is_binge_skipping=result.skips_left is not None and result.skips_left == 0,
         skips_remaining=result.skips_left,

@@ -19,7 +19,9 @@ _KIND = {"AR": "artist", "AL": "album", "TR": "track", "GE": "genre", "ST": "sta
 
 class FullSearchRequest(RequestModel):
     query: str = Field(max_length=256)
-    types: list[SearchType] = Field(default_factory=lambda: ["AR", "TR", "AL", "GE", "ST"], max_length=5)
+    types: list[SearchType] = Field(
+        default_factory=lambda: ["AR", "TR", "AL", "GE", "ST"], max_length=5
+    )
     start: int = Field(0, ge=0, le=1000)
     count: int = Field(20, ge=1, le=100)
 
@@ -31,7 +33,9 @@ class SearchItem(ResponseModel):
     name: str
     artist_name: str | None = None
     art: list[ArtImage]
-    score: float = Field(description="higher is better: 4.x exact, 3.x prefix, 2.x word, 1.x fuzzy match")
+    score: float = Field(
+        description="higher is better: 4.x exact, 3.x prefix, 2.x word, 1.x fuzzy match"
+    )
 
 
 class SearchResults(ResponseModel):
@@ -39,7 +43,9 @@ class SearchResults(ResponseModel):
 
 
 @registry.endpoint(
-    "search/fullSearch", request=FullSearchRequest, response=SearchResults,
+    "search/fullSearch",
+    request=FullSearchRequest,
+    response=SearchResults,
     notes="""
     Case- and accent-insensitive. Ranked exact name > name starts with the query > every query
     word starts a word of the name > similar spelling (trigram similarity >= 0.3). `ST` finds the
@@ -48,13 +54,23 @@ class SearchResults(ResponseModel):
 )
 def full_search(call: Call, req: FullSearchRequest) -> SearchResults:
     """Artists, albums, tracks, genres and the listener's stations matching a query, best first."""
-    found = search.full_search(call.reader(), call.require_listener().id, req.query, req.types, req.start, req.count)
-    return SearchResults(items=[
-        SearchItem(type=f.kind, pandora_id=ids.pandora_id(_KIND[f.kind], f.ref_id),
-                   music_id=str(f.ref_id) if f.kind == "ST" else ids.music_id(_KIND[f.kind], f.ref_id),
-                   name=f.name, artist_name=f.artist_name, art=picture_art(call, f.picture), score=f.score)
-        for f in found
-    ])
+    found = search.full_search(
+        call.reader(), call.require_listener().id, req.query, req.types, req.start, req.count
+    )
+    return SearchResults(
+        items=[
+            SearchItem(
+                type=f.kind,
+                pandora_id=ids.pandora_id(_KIND[f.kind], f.ref_id),
+                music_id=str(f.ref_id) if f.kind == "ST" else ids.music_id(_KIND[f.kind], f.ref_id),
+                name=f.name,
+                artist_name=f.artist_name,
+                art=picture_art(call, f.picture),
+                score=f.score,
+            )
+            for f in found
+        ]
+    )
 
 
 class SeedSuggestionsRequest(RequestModel):
@@ -68,9 +84,15 @@ class SeedSuggestions(ResponseModel):
 
 
 @registry.endpoint(
-    "search/getSeedSuggestions", request=SeedSuggestionsRequest, response=SeedSuggestions,
-    errors=[ErrorCode.STATION_DOES_NOT_EXIST, ErrorCode.USER_NOT_AUTHORIZED, ErrorCode.NOT_FOUND,
-            ErrorCode.INVALID_PANDORA_TYPE],
+    "search/getSeedSuggestions",
+    request=SeedSuggestionsRequest,
+    response=SeedSuggestions,
+    errors=[
+        ErrorCode.STATION_DOES_NOT_EXIST,
+        ErrorCode.USER_NOT_AUTHORIZED,
+        ErrorCode.NOT_FOUND,
+        ErrorCode.INVALID_PANDORA_TYPE,
+    ],
     notes="""
     Artists close to `seedMusicId` (an artist, or the artist of a track or album) in the similarity
     space; without it, artists close to the station's seeds and thumbs-up that are not seeds yet.
@@ -78,8 +100,13 @@ class SeedSuggestions(ResponseModel):
 )
 def seed_suggestions(call: Call, req: SeedSuggestionsRequest) -> SeedSuggestions:
     """Artists worth adding as seeds to a station."""
-    found = search.seed_suggestions(call.reader(), call.require_listener().id, req.station_id, req.seed_music_id,
-                                    req.max_results)
+    found = search.seed_suggestions(
+        call.reader(),
+        call.require_listener().id,
+        req.station_id,
+        req.seed_music_id,
+        req.max_results,
+    )
     return SeedSuggestions(artists=[artist_summary(call, a) for a in found])
 
 
@@ -97,7 +124,9 @@ class Recommendations(ResponseModel):
 
 
 @registry.endpoint(
-    "search/getStationRecommendations", request=Empty, response=Recommendations,
+    "search/getStationRecommendations",
+    request=Empty,
+    response=Recommendations,
     notes="""
     Artists and genre stations drawn from the listener's thumbs-up and plays (through the similarity
     space), leaving out what their stations are already seeded with. A listener with no history gets
@@ -110,8 +139,13 @@ def station_recommendations(call: Call, req: Empty) -> Recommendations:
     return Recommendations(
         artists=[artist_summary(call, a) for a in found.artists],
         genre_stations=[
-            GenreRecommendation(music_id=ids.music_id("genre", g.id), pandora_id=ids.pandora_id("genre", g.id),
-                                name=g.name, station_name=f"{g.name} Radio", art=picture_art(call, picture))
+            GenreRecommendation(
+                music_id=ids.music_id("genre", g.id),
+                pandora_id=ids.pandora_id("genre", g.id),
+                name=g.name,
+                station_name=f"{g.name} Radio",
+                art=picture_art(call, picture),
+            )
             for g, picture in found.genres
         ],
     )

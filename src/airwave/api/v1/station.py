@@ -100,24 +100,50 @@ TOKEN_ERRORS = [ErrorCode.NOT_FOUND, ErrorCode.USER_NOT_AUTHORIZED, ErrorCode.CO
 def seed_object(call: Call, seed: SeedView) -> SeedObject:
     """A seed as spec §6.2 shows it."""
     kind_name = stations.KIND_NAMES[seed.kind]
-    base = {"music_id": ids.music_id(kind_name, seed.ref_id), "pandora_id": ids.pandora_id(kind_name, seed.ref_id),
-            "listener_count": seed.listener_count, "art": picture_art(call, seed.picture)}
+    base = {
+        "music_id": ids.music_id(kind_name, seed.ref_id),
+        "pandora_id": ids.pandora_id(kind_name, seed.ref_id),
+        "listener_count": seed.listener_count,
+        "art": picture_art(call, seed.picture),
+    }
     if seed.artist is not None:
         artist = seed.artist
         seo = ids.seo_token("artist", artist.id, artist.name)
-        return SeedObject(**base, seo_token=seo, artist=SeedArtist(
-            artist_name=artist.name, is_composer=artist.is_composer, is_comedy=False,
-            artist_detail_url=f"{call.base_url}/music/{seo}"))
+        return SeedObject(
+            **base,
+            seo_token=seo,
+            artist=SeedArtist(
+                artist_name=artist.name,
+                is_composer=artist.is_composer,
+                is_comedy=False,
+                artist_detail_url=f"{call.base_url}/music/{seo}",
+            ),
+        )
     if seed.track is not None:
         view = seed.track
-        seo = ids.seo_token("track", seed.ref_id, view.artist.name, view.album.title, view.track.title)
-        return SeedObject(**base, song=SeedSong(
-            song_title=view.track.title, artist_summary=view.artist.name, album_title=view.album.title,
-            song_detail_url=f"{call.base_url}/music/{seo}", art=base["art"]))
+        seo = ids.seo_token(
+            "track", seed.ref_id, view.artist.name, view.album.title, view.track.title
+        )
+        return SeedObject(
+            **base,
+            song=SeedSong(
+                song_title=view.track.title,
+                artist_summary=view.artist.name,
+                album_title=view.album.title,
+                song_detail_url=f"{call.base_url}/music/{seo}",
+                art=base["art"],
+            ),
+        )
     genre = seed.genre
     assert genre is not None
-    return SeedObject(**base, genre=SeedGenre(
-        station_name=f"{genre.name} Radio", is_redirect=False, is_comedy=genre.category.startswith("Comedy")))
+    return SeedObject(
+        **base,
+        genre=SeedGenre(
+            station_name=f"{genre.name} Radio",
+            is_redirect=False,
+            is_comedy=genre.category.startswith("Comedy"),
+        ),
+    )
 
 
 def station_object(call: Call, view: StationView, creator_webname: str) -> StationObject:
@@ -148,12 +174,16 @@ def station_object(call: Call, view: StationView, creator_webname: str) -> Stati
         is_artist_messages_enabled=False,
         is_thumbprint=station.is_thumbprint,
         is_shuffle=station.is_shuffle,
-        shuffle_station_ids=[str(i) for i in view.shuffle_ids] if view.shuffle_ids is not None else None,
+        shuffle_station_ids=[str(i) for i in view.shuffle_ids]
+        if view.shuffle_ids is not None
+        else None,
         genre=genres,
         genre_sponsorship="",
         ad_genre=genres[0] if genres else "",
         anti_target=False,
-        initial_seed=seed_object(call, view.initial_seed) if view.initial_seed is not None else None,
+        initial_seed=seed_object(call, view.initial_seed)
+        if view.initial_seed is not None
+        else None,
         adkv={"genre": genres[0]} if genres else {},
         creator_webname=creator_webname,
         art_id=artwork.content_hash if artwork else "",
@@ -198,13 +228,20 @@ class CreateStationRequest(RequestModel):
     station_code: str | None = Field(None, max_length=64, description="'mi' or 'mc' + musicId")
     pandora_id: str | None = Field(None, max_length=64)
     music_id: str | None = Field(None, max_length=64)
-    station_name: str | None = Field(None, max_length=256, description="at most 64 characters after trimming")
-    search_query: str | None = Field(None, max_length=1024, description="recorded for context; not used")
+    station_name: str | None = Field(
+        None, max_length=256, description="at most 64 characters after trimming"
+    )
+    search_query: str | None = Field(
+        None, max_length=1024, description="recorded for context; not used"
+    )
     creation_source: str | None = Field(None, max_length=64)
 
 
 @registry.endpoint(
-    "station/createStation", request=CreateStationRequest, response=StationObject, writes=True,
+    "station/createStation",
+    request=CreateStationRequest,
+    response=StationObject,
+    writes=True,
     errors=[ErrorCode.STATION_CODE_INVALID, ErrorCode.MAX_STATIONS_REACHED],
     notes="""
     Give exactly one of `stationCode`, `pandoraId` or `musicId`, naming an artist, track or genre.
@@ -216,8 +253,16 @@ def create_station(call: Call, req: CreateStationRequest) -> StationObject:
     """A new station grown from one artist, track or genre."""
     listener = call.require_listener()
     with call.write() as db:
-        view = stations.create(db, call.settings, listener, req.station_code, req.pandora_id, req.music_id,
-                               req.station_name, call.now())
+        view = stations.create(
+            db,
+            call.settings,
+            listener,
+            req.station_code,
+            req.pandora_id,
+            req.music_id,
+            req.station_name,
+            call.now(),
+        )
     return station_object(call, view, listener.webname)
 
 
@@ -225,8 +270,13 @@ class StationIdRequest(RequestModel):
     station_id: str = Field(min_length=1, max_length=64)
 
 
-@registry.endpoint("station/removeStation", request=StationIdRequest, response=EmptyResponse, writes=True,
-                   errors=STATION_ERRORS)
+@registry.endpoint(
+    "station/removeStation",
+    request=StationIdRequest,
+    response=EmptyResponse,
+    writes=True,
+    errors=STATION_ERRORS,
+)
 def remove_station(call: Call, req: StationIdRequest) -> EmptyResponse:
     """Delete a station with its seeds and feedback (its plays stay in the operator's play log)."""
     listener = call.require_listener()
@@ -237,12 +287,19 @@ def remove_station(call: Call, req: StationIdRequest) -> EmptyResponse:
 
 class UpdateStationRequest(RequestModel):
     station_id: str = Field(min_length=1, max_length=64)
-    name: str | None = Field(None, max_length=256, description="at most 64 characters after trimming")
+    name: str | None = Field(
+        None, max_length=256, description="at most 64 characters after trimming"
+    )
     description: str | None = Field(None, max_length=4000)
 
 
-@registry.endpoint("station/updateStation", request=UpdateStationRequest, response=StationObject, writes=True,
-                   errors=[*STATION_ERRORS, ErrorCode.CALL_NOT_ALLOWED])
+@registry.endpoint(
+    "station/updateStation",
+    request=UpdateStationRequest,
+    response=StationObject,
+    writes=True,
+    errors=[*STATION_ERRORS, ErrorCode.CALL_NOT_ALLOWED],
+)
 def update_station(call: Call, req: UpdateStationRequest) -> StationObject:
     """Rename a station or change its description."""
     listener = call.require_listener()
@@ -262,16 +319,22 @@ class StationDetails(StationObject):
     negative_feedback_count: int
 
 
-@registry.endpoint("station/getStationDetails", request=DetailsRequest, response=StationDetails,
-                   errors=STATION_ERRORS)
+@registry.endpoint(
+    "station/getStationDetails",
+    request=DetailsRequest,
+    response=StationDetails,
+    errors=STATION_ERRORS,
+)
 def station_details(call: Call, req: DetailsRequest) -> StationDetails:
     """A station with its seeds and how many thumbs it has."""
     listener = call.require_listener()
     found = stations.details(call.reader(), listener.id, req.station_id)
-    return StationDetails(**station_object(call, found.view, listener.webname).__dict__,
-                          seeds=[seed_object(call, s) for s in found.seeds],
-                          positive_feedback_count=found.positive_feedback_count,
-                          negative_feedback_count=found.negative_feedback_count)
+    return StationDetails(
+        **station_object(call, found.view, listener.webname).__dict__,
+        seeds=[seed_object(call, s) for s in found.seeds],
+        positive_feedback_count=found.positive_feedback_count,
+        negative_feedback_count=found.negative_feedback_count,
+    )
 
 
 class SeedRequest(RequestModel):
@@ -280,20 +343,36 @@ class SeedRequest(RequestModel):
     pandora_id: str | None = Field(None, max_length=64)
 
 
-@registry.endpoint("station/addSeed", request=SeedRequest, response=SeedObject, writes=True,
-                   errors=[*STATION_ERRORS, ErrorCode.STATION_CODE_INVALID, ErrorCode.CALL_NOT_ALLOWED])
+@registry.endpoint(
+    "station/addSeed",
+    request=SeedRequest,
+    response=SeedObject,
+    writes=True,
+    errors=[*STATION_ERRORS, ErrorCode.STATION_CODE_INVALID, ErrorCode.CALL_NOT_ALLOWED],
+)
 def add_seed(call: Call, req: SeedRequest) -> SeedObject:
     """Grow a station from one more artist, track or genre (adding a seed twice is harmless)."""
     listener = call.require_listener()
     with call.write() as db:
-        seed = stations.add_station_seed(db, listener.id, req.station_id, req.pandora_id, req.music_id, call.now())
+        seed = stations.add_station_seed(
+            db, listener.id, req.station_id, req.pandora_id, req.music_id, call.now()
+        )
     return seed_object(call, seed)
 
 
-@registry.endpoint("station/deleteSeed", request=SeedRequest, response=EmptyResponse, writes=True,
-                   errors=[*STATION_ERRORS, ErrorCode.STATION_CODE_INVALID, ErrorCode.CALL_NOT_ALLOWED,
-                           ErrorCode.NOT_FOUND],
-                   notes="The last seed of a station cannot be deleted (`CALL_NOT_ALLOWED`).")
+@registry.endpoint(
+    "station/deleteSeed",
+    request=SeedRequest,
+    response=EmptyResponse,
+    writes=True,
+    errors=[
+        *STATION_ERRORS,
+        ErrorCode.STATION_CODE_INVALID,
+        ErrorCode.CALL_NOT_ALLOWED,
+        ErrorCode.NOT_FOUND,
+    ],
+    notes="The last seed of a station cannot be deleted (`CALL_NOT_ALLOWED`).",
+)
 def delete_seed(call: Call, req: SeedRequest) -> EmptyResponse:
     """Stop growing a station from one of its seeds."""
     listener = call.require_listener()
@@ -326,14 +405,23 @@ def feedback_object(call: Call, found: FeedbackView) -> FeedbackObject:
     row, view = found.feedback, found.track
     t, artist, album = view.track, view.artist, view.album
     return FeedbackObject(
-        feedback_id=str(row.id), is_positive=row.is_positive, station_id=str(row.station_id),
-        station_name=found.station_name, music_id=ids.music_id("track", t.id),
-        pandora_id=ids.pandora_id("track", t.id), song_title=t.title, album_title=album.title,
-        artist_name=artist.name, artist_seo_token=ids.seo_token("artist", artist.id, artist.name),
+        feedback_id=str(row.id),
+        is_positive=row.is_positive,
+        station_id=str(row.station_id),
+        station_name=found.station_name,
+        music_id=ids.music_id("track", t.id),
+        pandora_id=ids.pandora_id("track", t.id),
+        song_title=t.title,
+        album_title=album.title,
+        artist_name=artist.name,
+        artist_seo_token=ids.seo_token("artist", artist.id, artist.name),
         track_seo_token=ids.seo_token("track", t.id, artist.name, album.title, t.title),
         album_seo_token=ids.seo_token("album", album.id, view.album_artist.name, album.title),
-        track_length=round(t.duration), track_num=t.track_no, disc_num=t.disc_no,
-        album_art=art(call, view.album_art), date_created=row.created_at,
+        track_length=round(t.duration),
+        track_num=t.track_no,
+        disc_num=t.disc_no,
+        album_art=art(call, view.album_art),
+        date_created=row.created_at,
     )
 
 
@@ -343,7 +431,10 @@ class AddFeedbackRequest(RequestModel):
 
 
 @registry.endpoint(
-    "station/addFeedback", request=AddFeedbackRequest, response=FeedbackObject, writes=True,
+    "station/addFeedback",
+    request=AddFeedbackRequest,
+    response=FeedbackObject,
+    writes=True,
     errors=[*TOKEN_ERRORS, ErrorCode.STATION_DOES_NOT_EXIST, ErrorCode.CALL_NOT_ALLOWED],
     notes="""
     Thumbs up or down for the track a `trackToken` names, on the station that played it. A thumbs-down
@@ -364,8 +455,13 @@ class DeleteFeedbackRequest(RequestModel):
     track_token: str | None = Field(None, max_length=64)
 
 
-@registry.endpoint("station/deleteFeedback", request=DeleteFeedbackRequest, response=EmptyResponse, writes=True,
-                   errors=[*TOKEN_ERRORS, ErrorCode.STATION_DOES_NOT_EXIST, ErrorCode.CALL_NOT_ALLOWED])
+@registry.endpoint(
+    "station/deleteFeedback",
+    request=DeleteFeedbackRequest,
+    response=EmptyResponse,
+    writes=True,
+    errors=[*TOKEN_ERRORS, ErrorCode.STATION_DOES_NOT_EXIST, ErrorCode.CALL_NOT_ALLOWED],
+)
 def delete_feedback(call: Call, req: DeleteFeedbackRequest) -> EmptyResponse:
     """Take back a thumb, named by its feedbackId or by the trackToken it was given on."""
     listener = call.require_listener()
@@ -388,13 +484,19 @@ class FeedbackPage(ResponseModel):
     feedback: list[FeedbackObject]
 
 
-@registry.endpoint("station/getStationFeedback", request=StationFeedbackRequest, response=FeedbackPage,
-                   errors=STATION_ERRORS, notes="Newest first.")
+@registry.endpoint(
+    "station/getStationFeedback",
+    request=StationFeedbackRequest,
+    response=FeedbackPage,
+    errors=STATION_ERRORS,
+    notes="Newest first.",
+)
 def station_feedback(call: Call, req: StationFeedbackRequest) -> FeedbackPage:
     """A station's thumbs-up or thumbs-down, a page at a time."""
     listener = call.require_listener()
-    total, found = stations.feedback_page(call.reader(), listener.id, req.station_id, req.positive,
-                                          req.start_index, req.page_size)
+    total, found = stations.feedback_page(
+        call.reader(), listener.id, req.station_id, req.positive, req.start_index, req.page_size
+    )
     return FeedbackPage(total=total, feedback=[feedback_object(call, f) for f in found])
 
 
@@ -404,18 +506,28 @@ class FeedbackRequest(RequestModel):
     positive: bool | None = Field(None, description="only thumbs-up (true) or thumbs-down (false)")
 
 
-@registry.endpoint("station/getFeedback", request=FeedbackRequest, response=FeedbackPage,
-                   notes="All of the listener's feedback across stations, newest first.")
+@registry.endpoint(
+    "station/getFeedback",
+    request=FeedbackRequest,
+    response=FeedbackPage,
+    notes="All of the listener's feedback across stations, newest first.",
+)
 def all_feedback(call: Call, req: FeedbackRequest) -> FeedbackPage:
     """Every thumb the listener has given, a page at a time."""
     listener = call.require_listener()
-    total, found = stations.feedback_page(call.reader(), listener.id, None, req.positive, req.start_index,
-                                          req.page_size)
+    total, found = stations.feedback_page(
+        call.reader(), listener.id, None, req.positive, req.start_index, req.page_size
+    )
     return FeedbackPage(total=total, feedback=[feedback_object(call, f) for f in found])
 
 
-@registry.endpoint("station/shuffle", request=Empty, response=StationObject, writes=True,
-                   notes="Created on first use, mixing all of the listener's stations.")
+@registry.endpoint(
+    "station/shuffle",
+    request=Empty,
+    response=StationObject,
+    writes=True,
+    notes="Created on first use, mixing all of the listener's stations.",
+)
 def shuffle(call: Call, req: Empty) -> StationObject:
     """The listener's shuffle station."""
     listener = call.require_listener()
@@ -428,9 +540,14 @@ class ShuffleRequest(RequestModel):
     station_ids: list[str] = Field(max_length=1000)
 
 
-@registry.endpoint("station/updateShuffleStation", request=ShuffleRequest, response=StationObject, writes=True,
-                   errors=[*STATION_ERRORS, ErrorCode.CALL_NOT_ALLOWED],
-                   notes="An empty list is allowed; fragments then answer `UNPLAYABLE_SHUFFLE_STATION`.")
+@registry.endpoint(
+    "station/updateShuffleStation",
+    request=ShuffleRequest,
+    response=StationObject,
+    writes=True,
+    errors=[*STATION_ERRORS, ErrorCode.CALL_NOT_ALLOWED],
+    notes="An empty list is allowed; fragments then answer `UNPLAYABLE_SHUFFLE_STATION`.",
+)
 def update_shuffle(call: Call, req: ShuffleRequest) -> StationObject:
     """Choose the stations shuffle mixes."""
     listener = call.require_listener()
@@ -439,10 +556,15 @@ def update_shuffle(call: Call, req: ShuffleRequest) -> StationObject:
     return station_object(call, view, listener.webname)
 
 
-@registry.endpoint("station/createThumbprintStation", request=Empty, response=StationObject, writes=True,
-                   errors=[ErrorCode.THUMBPRINT_RADIO_NOT_ELIGIBLE, ErrorCode.MAX_STATIONS_REACHED],
-                   notes=f"Needs {stations.THUMBPRINT_MINIMUM} thumbs-up (distinct tracks) across the listener's "
-                         "stations.")
+@registry.endpoint(
+    "station/createThumbprintStation",
+    request=Empty,
+    response=StationObject,
+    writes=True,
+    errors=[ErrorCode.THUMBPRINT_RADIO_NOT_ELIGIBLE, ErrorCode.MAX_STATIONS_REACHED],
+    notes=f"Needs {stations.THUMBPRINT_MINIMUM} thumbs-up (distinct tracks) across the listener's "
+    "stations.",
+)
 def thumbprint(call: Call, req: Empty) -> StationObject:
     """A station grown from every track the listener gave a thumbs-up."""
     listener = call.require_listener()
@@ -459,10 +581,15 @@ class TrackStarted(ResponseModel):
     update_facebook_info: bool
 
 
-@registry.endpoint("station/trackStarted", request=TrackTokenRequest, response=TrackStarted, writes=True,
-                   errors=[*TOKEN_ERRORS, ErrorCode.CALL_NOT_ALLOWED],
-                   notes="An ad's token (`trackType: \"Ad\"`) answers `CALL_NOT_ALLOWED`: report ads with "
-                         "ad/registerImpression.")
+@registry.endpoint(
+    "station/trackStarted",
+    request=TrackTokenRequest,
+    response=TrackStarted,
+    writes=True,
+    errors=[*TOKEN_ERRORS, ErrorCode.CALL_NOT_ALLOWED],
+    notes='An ad\'s token (`trackType: "Ad"`) answers `CALL_NOT_ALLOWED`: report ads with '
+    "ad/registerImpression.",
+)
 def track_started(call: Call, req: TrackTokenRequest) -> TrackStarted:
     """Record that a track began playing (station lastPlayed, play time, the radio history)."""
     listener = call.require_listener()
@@ -476,8 +603,13 @@ class PausedRequest(RequestModel):
     sync: bool | None = None
 
 
-@registry.endpoint("station/playbackPaused", request=PausedRequest, response=EmptyResponse, writes=True,
-                   notes="Releases this session's claim to be the account's active player (spec §6.5).")
+@registry.endpoint(
+    "station/playbackPaused",
+    request=PausedRequest,
+    response=EmptyResponse,
+    writes=True,
+    notes="Releases this session's claim to be the account's active player (spec §6.5).",
+)
 def playback_paused(call: Call, req: PausedRequest) -> EmptyResponse:
     """Playback paused on this device."""
     listener = call.require_listener()
@@ -491,13 +623,18 @@ class ResumedRequest(RequestModel):
     force_active: bool | None = None
 
 
-@registry.endpoint("station/playbackResumed", request=ResumedRequest, response=EmptyResponse, writes=True,
-                   errors=[ErrorCode.STREAM_VIOLATION],
-                   notes="""
+@registry.endpoint(
+    "station/playbackResumed",
+    request=ResumedRequest,
+    response=EmptyResponse,
+    writes=True,
+    errors=[ErrorCode.STREAM_VIOLATION],
+    notes="""
                    Claims the account's active player for this session. While another session played in the
                    last 10 minutes this answers `STREAM_VIOLATION`, unless `forceActive` is true, which takes
                    over (the other device's next fragment request then gets `STREAM_VIOLATION`).
-                   """)
+                   """,
+)
 def playback_resumed(call: Call, req: ResumedRequest) -> EmptyResponse:
     """Playback resumed on this device."""
     listener = call.require_listener()

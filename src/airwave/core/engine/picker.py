@@ -73,8 +73,14 @@ def _seed_anchors(db: Session, steering: Steering, rng: random.Random) -> list[_
         if kind == "TR":
             anchors.append(_Anchor(ref, 1.0, music_id("track", ref)))
         elif kind == "AR":
-            own = list(db.scalars(select(Track.id).where(Track.artist_id == ref, space.PRESENT)
-                                  .order_by(Track.id).limit(400)))
+            own = list(
+                db.scalars(
+                    select(Track.id)
+                    .where(Track.artist_id == ref, space.PRESENT)
+                    .order_by(Track.id)
+                    .limit(400)
+                )
+            )
             for track_id in rng.sample(own, min(len(own), ANCHORS_PER_SEED)):
                 anchors.append(_Anchor(track_id, 1.0, music_id("artist", ref)))
         elif kind == "GE":
@@ -86,14 +92,26 @@ def _seed_anchors(db: Session, steering: Steering, rng: random.Random) -> list[_
 def _genre_sample(db: Session, genre_id: int, count: int, rng: random.Random) -> list[int]:
     """Tracks of a genre from a random point of its index (wrapping around): bounded at any size."""
     # two scalar subqueries: each is an index edge lookup, where one min/max query scans the genre
-    bounds = db.execute(select(
-        select(func.min(TrackGenre.track_id)).where(TrackGenre.genre_id == genre_id).scalar_subquery(),
-        select(func.max(TrackGenre.track_id)).where(TrackGenre.genre_id == genre_id).scalar_subquery())).one()
+    bounds = db.execute(
+        select(
+            select(func.min(TrackGenre.track_id))
+            .where(TrackGenre.genre_id == genre_id)
+            .scalar_subquery(),
+            select(func.max(TrackGenre.track_id))
+            .where(TrackGenre.genre_id == genre_id)
+            .scalar_subquery(),
+        )
+    ).one()
     if bounds[0] is None:
         return []
     start = rng.randint(bounds[0], bounds[1])
-    query = (select(TrackGenre.track_id).join(Track, Track.id == TrackGenre.track_id)
-             .where(TrackGenre.genre_id == genre_id, space.PRESENT).order_by(TrackGenre.track_id).limit(count * 4))
+    query = (
+        select(TrackGenre.track_id)
+        .join(Track, Track.id == TrackGenre.track_id)
+        .where(TrackGenre.genre_id == genre_id, space.PRESENT)
+        .order_by(TrackGenre.track_id)
+        .limit(count * 4)
+    )
     found = list(db.scalars(query.where(TrackGenre.track_id >= start)))
     if len(found) < count * 4:
         found += [t for t in db.scalars(query.where(TrackGenre.track_id < start)) if t not in found]
@@ -110,7 +128,11 @@ def _spread(anchors: list[_Anchor], lists: dict[int, tuple[np.ndarray, np.ndarra
         id_parts.append(np.concatenate([[anchor.track_id], ids]))
         sim_parts.append(np.concatenate([[1.0], sims]).astype(np.float32) * anchor.weight)
         src_parts.append(np.full(len(ids) + 1, n))
-    all_ids, all_sims, all_src = np.concatenate(id_parts), np.concatenate(sim_parts), np.concatenate(src_parts)
+    all_ids, all_sims, all_src = (
+        np.concatenate(id_parts),
+        np.concatenate(sim_parts),
+        np.concatenate(src_parts),
+    )
     order = np.lexsort((-all_sims, all_ids))  # by id, best similarity first within an id
     all_ids, all_sims, all_src = all_ids[order], all_sims[order], all_src[order]
     first = np.concatenate([[True], all_ids[1:] != all_ids[:-1]])
@@ -127,11 +149,15 @@ def _lookup(scores: _Scores, ids: np.ndarray) -> np.ndarray:
 class Picker:
     """Picks tracks for one station fragment; `rng` makes it reproducible."""
 
-    def __init__(self, db: Session, steering: Steering, history: History, rng: random.Random) -> None:
+    def __init__(
+        self, db: Session, steering: Steering, history: History, rng: random.Random
+    ) -> None:
         self.db, self.steering, self.history, self.rng = db, steering, history, rng
         seeds = _seed_anchors(db, steering, rng)
         ups = [_Anchor(t, 1.0, music_id("track", t)) for t in steering.positives[:POSITIVE_ANCHORS]]
-        downs = [_Anchor(t, 1.0, music_id("track", t)) for t in steering.negatives[:NEGATIVE_ANCHORS]]
+        downs = [
+            _Anchor(t, 1.0, music_id("track", t)) for t in steering.negatives[:NEGATIVE_ANCHORS]
+        ]
         lists = space.neighbors_of(db, sorted({a.track_id for a in seeds + ups + downs}))
         self.lists = lists
         self.seed_scores = _spread(seeds, lists)
@@ -149,7 +175,11 @@ class Picker:
         seed = _lookup(self.seed_scores, ids)
         up = _lookup(self.up_scores, ids)
         down = _lookup(self.down_scores, ids)
-        total = np.maximum(seed, 0.9 * up) + UP_PULL * up - DOWN_PUSH * np.maximum(down - DOWN_FLOOR, 0.0)
+        total = (
+            np.maximum(seed, 0.9 * up)
+            + UP_PULL * up
+            - DOWN_PUSH * np.maximum(down - DOWN_FLOOR, 0.0)
+        )
         seed_pos = {int(t): i for i, t in enumerate(self.seed_scores.ids)}
         up_pos = {int(t): i for i, t in enumerate(self.up_scores.ids)}
         out: dict[int, tuple[float, str | None]] = {}
@@ -169,8 +199,11 @@ class Picker:
     def _load_meta(self, ids: list[int]) -> None:
         missing = [t for t in ids if t not in self.meta]
         for start in range(0, len(missing), 900):
-            rows = self.db.execute(select(Track.id, Track.artist_id, Track.album_id, Track.explicit)
-                                   .where(Track.id.in_(missing[start:start + 900]), space.PRESENT))
+            rows = self.db.execute(
+                select(Track.id, Track.artist_id, Track.album_id, Track.explicit).where(
+                    Track.id.in_(missing[start : start + 900]), space.PRESENT
+                )
+            )
             for track_id, artist_id, album_id, explicit in rows:
                 self.meta[track_id] = (artist_id, album_id, bool(explicit))
         for t in missing:
@@ -178,32 +211,48 @@ class Picker:
 
     def _eligible(self, track_id: int) -> bool:
         artist_id, album_id, explicit = self.meta[track_id]
-        if artist_id < 0 or (explicit and self.steering.explicit_filter) or track_id in self.steering.banned:
+        if (
+            artist_id < 0
+            or (explicit and self.steering.explicit_filter)
+            or track_id in self.steering.banned
+        ):
             return False
         return self.history.allows(track_id, artist_id, album_id)
 
     def _adjusted(self, track_id: int, score: float, album_recent: Counter[int]) -> float:
         artist_id, album_id, _ = self.meta[track_id]
         downs = self.steering.negative_artists.get(artist_id, 0)
-        return score - ARTIST_DOWN_PENALTY * max(0, downs - 1) - ALBUM_REPEAT_PENALTY * album_recent[album_id]
+        return (
+            score
+            - ARTIST_DOWN_PENALTY * max(0, downs - 1)
+            - ALBUM_REPEAT_PENALTY * album_recent[album_id]
+        )
 
     def _widen(self) -> bool:
         """Reach further out: neighbours of the best candidates, then anywhere in the catalogue."""
         self.widened += 1
         if self.widened == 1:
             best = sorted(self.pool.items(), key=lambda kv: -kv[1][0])[:24]
-            sources = [_Anchor(t, max(s, 0.05), src or music_id("track", t)) for t, (s, src) in best]
+            sources = [
+                _Anchor(t, max(s, 0.05), src or music_id("track", t)) for t, (s, src) in best
+            ]
             if not sources:
-                sources = [_Anchor(t, 0.5, music_id("track", t)) for t in self.steering.positives[:24]]
-            extra = space.neighbors_of(self.db, [a.track_id for a in sources if a.track_id not in self.lists])
+                sources = [
+                    _Anchor(t, 0.5, music_id("track", t)) for t in self.steering.positives[:24]
+                ]
+            extra = space.neighbors_of(
+                self.db, [a.track_id for a in sources if a.track_id not in self.lists]
+            )
             self.lists.update(extra)
             far = _spread(sources, self.lists)
             added = 0
             for i, track_id in enumerate(far.ids.tolist()):
                 if track_id not in self.pool and track_id not in self.steering.banned:
                     down = float(_lookup(self.down_scores, np.array([track_id]))[0])
-                    self.pool[track_id] = (0.8 * float(far.score[i]) - DOWN_PUSH * max(down - DOWN_FLOOR, 0.0) - 0.2,
-                                           far.source[i])
+                    self.pool[track_id] = (
+                        0.8 * float(far.score[i]) - DOWN_PUSH * max(down - DOWN_FLOOR, 0.0) - 0.2,
+                        far.source[i],
+                    )
                     added += 1
             return added > 0 or self._widen()
         if self.widened == 2:
@@ -217,8 +266,12 @@ class Picker:
         return False
 
     def _random_tracks(self, count: int) -> list[int]:
-        bounds = self.db.execute(select(select(func.min(Track.id)).scalar_subquery(),
-                                        select(func.max(Track.id)).scalar_subquery())).one()
+        bounds = self.db.execute(
+            select(
+                select(func.min(Track.id)).scalar_subquery(),
+                select(func.max(Track.id)).scalar_subquery(),
+            )
+        ).one()
         if bounds[0] is None:
             return []
         start = self.rng.randint(bounds[0], bounds[1])
@@ -248,11 +301,13 @@ class Picker:
     def _choose(self) -> tuple[int, float, str | None] | None:
         """Sample among the best OPTIONS eligible candidates, by softmax of their scores."""
         if self._ranked is None:
-            self._ranked = sorted(((t, s, src) for t, (s, src) in self.pool.items()), key=lambda o: (-o[1], o[0]))
+            self._ranked = sorted(
+                ((t, s, src) for t, (s, src) in self.pool.items()), key=lambda o: (-o[1], o[0])
+            )
         album_recent = Counter(s.album_id for s in self.history.spins[:50])
         options: list[tuple[int, float, str | None]] = []
         for start in range(0, len(self._ranked), SHORTLIST):
-            chunk = self._ranked[start:start + SHORTLIST]
+            chunk = self._ranked[start : start + SHORTLIST]
             self._load_meta([t for t, _, _ in chunk])
             for t, score, src in chunk:
                 if t in self.pool and self._eligible(t):

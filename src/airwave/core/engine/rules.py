@@ -21,7 +21,7 @@ class Rules:
     window: timedelta = WINDOW
 
     @classmethod
-    def relaxed(cls, playable: int, artists: int, albums: int) -> "Rules":
+    def relaxed(cls, playable: int, artists: int, albums: int) -> Rules:
         """For small libraries: no per-window caps, a repeat window scaled to the library, no back-to-back repeats."""
         strict = cls()
         return cls(
@@ -65,7 +65,10 @@ class History:
         rules = self.rules
         if track_id in self._recent:
             return False
-        if self._albums[album_id] >= rules.album_cap or self._artists[artist_id] >= rules.artist_cap:
+        if (
+            self._albums[album_id] >= rules.album_cap
+            or self._artists[artist_id] >= rules.artist_cap
+        ):
             return False
         run = self.spins[: rules.album_run]
         if len(run) == rules.album_run and all(s.album_id == album_id for s in run):
@@ -87,18 +90,24 @@ def violations(spins: list[Played], rules: Rules) -> list[str]:
     """Every rule a sequence of spins (oldest first) breaks; used by tests and diagnostics."""
     found = []
     for i, spin in enumerate(spins):
-        before = spins[max(0, i - rules.repeat_spins):i]
+        before = spins[max(0, i - rules.repeat_spins) : i]
         if any(s.track_id == spin.track_id for s in before):
-            found.append(f"spin {i}: track {spin.track_id} repeated within {rules.repeat_spins} spins")
+            found.append(
+                f"spin {i}: track {spin.track_id} repeated within {rules.repeat_spins} spins"
+            )
         window = [s for s in spins[: i + 1] if s.at > spin.at - rules.window]
         if sum(s.album_id == spin.album_id for s in window) > rules.album_cap:
             found.append(f"spin {i}: album {spin.album_id} over {rules.album_cap} in the window")
         if sum(s.artist_id == spin.artist_id for s in window) > rules.artist_cap:
             found.append(f"spin {i}: artist {spin.artist_id} over {rules.artist_cap} in the window")
-        run = spins[max(0, i - rules.album_run):i + 1]
+        run = spins[max(0, i - rules.album_run) : i + 1]
         if len(run) > rules.album_run and all(s.album_id == spin.album_id for s in run):
-            found.append(f"spin {i}: more than {rules.album_run} from album {spin.album_id} in a row")
-        run = spins[max(0, i - rules.artist_run):i + 1]
+            found.append(
+                f"spin {i}: more than {rules.album_run} from album {spin.album_id} in a row"
+            )
+        run = spins[max(0, i - rules.artist_run) : i + 1]
         if len(run) > rules.artist_run and all(s.artist_id == spin.artist_id for s in run):
-            found.append(f"spin {i}: more than {rules.artist_run} from artist {spin.artist_id} in a row")
+            found.append(
+                f"spin {i}: more than {rules.artist_run} from artist {spin.artist_id} in a row"
+            )
     return found

@@ -8,7 +8,16 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from airwave.core.engine import space
-from airwave.store.models import Feedback, Genre, Spin, Station, StationSeed, Track, TrackGenre, TrackProfile
+from airwave.store.models import (
+    Feedback,
+    Genre,
+    Spin,
+    Station,
+    StationSeed,
+    Track,
+    TrackGenre,
+    TrackProfile,
+)
 
 _NOTE_NAMES = ("C", "C♯", "D", "E♭", "E", "F", "F♯", "G", "A♭", "A", "B♭", "B")
 
@@ -20,7 +29,11 @@ def similar_tracks(db: Session, track_id: int, limit: int = 10, per_artist: int 
         return []
     ids, _sims = lists[track_id]
     candidates = [int(t) for t in ids[: limit * 6]]
-    rows = dict(db.execute(select(Track.id, Track.artist_id).where(Track.id.in_(candidates), space.PRESENT)).all())
+    rows = dict(
+        db.execute(
+            select(Track.id, Track.artist_id).where(Track.id.in_(candidates), space.PRESENT)
+        ).all()
+    )
     picked: list[int] = []
     counts: Counter[int] = Counter()
     for t in candidates:
@@ -34,15 +47,20 @@ def similar_tracks(db: Session, track_id: int, limit: int = 10, per_artist: int 
     return picked
 
 
-def artist_affinity(db: Session, track_ids: list[int], weights: list[float] | None = None) -> Counter[int]:
+def artist_affinity(
+    db: Session, track_ids: list[int], weights: list[float] | None = None
+) -> Counter[int]:
     """Other artists' summed similarity to a set of tracks, through the tracks' neighbour lists."""
     lists = space.neighbors_of(db, track_ids)
     score: Counter[int] = Counter()
     neighbour_ids = {int(n) for ids, _ in lists.values() for n in ids}
     if not neighbour_ids:
         return score
-    artist_of = dict(db.execute(select(Track.id, Track.artist_id).where(Track.id.in_(neighbour_ids),
-                                                                        space.PRESENT)).all())
+    artist_of = dict(
+        db.execute(
+            select(Track.id, Track.artist_id).where(Track.id.in_(neighbour_ids), space.PRESENT)
+        ).all()
+    )
     for i, track_id in enumerate(track_ids):
         if track_id not in lists:
             continue
@@ -60,8 +78,14 @@ def artist_affinity(db: Session, track_ids: list[int], weights: list[float] | No
 
 def similar_artists(db: Session, artist_id: int, limit: int = 10) -> list[int]:
     """Artists whose tracks sit nearest this artist's tracks in the similarity space."""
-    own = list(db.scalars(select(Track.id).where(Track.artist_id == artist_id, space.PRESENT)
-                          .order_by(Track.id).limit(40)))
+    own = list(
+        db.scalars(
+            select(Track.id)
+            .where(Track.artist_id == artist_id, space.PRESENT)
+            .order_by(Track.id)
+            .limit(40)
+        )
+    )
     score = artist_affinity(db, own)
     score.pop(artist_id, None)
     return [a for a, _ in sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
@@ -71,8 +95,13 @@ def profile_json(db: Session, track_id: int) -> str | None:
     return db.scalar(select(TrackProfile.profile).where(TrackProfile.track_id == track_id))
 
 
-def focus_traits(profile_text: str | None, genres: list[str], year: int | None, composer: str | None,
-                 explicit: bool) -> list[str]:
+def focus_traits(
+    profile_text: str | None,
+    genres: list[str],
+    year: int | None,
+    composer: str | None,
+    explicit: bool,
+) -> list[str]:
     """A few plain phrases on what a track sounds like: its sound profile first, then its tags."""
     traits: list[str] = []
     if profile_text:
@@ -118,22 +147,35 @@ def focus_traits(profile_text: str | None, genres: list[str], year: int | None, 
 
 def seed_suggestions(db: Session, station: Station, limit: int) -> list[int]:
     """Artists near a station's seeds and thumbs-up that are not seeds already."""
-    seeds = list(db.execute(select(StationSeed.kind, StationSeed.ref_id).where(StationSeed.station_id == station.id)))
+    seeds = list(
+        db.execute(
+            select(StationSeed.kind, StationSeed.ref_id).where(StationSeed.station_id == station.id)
+        )
+    )
     anchors: list[int] = []
     taken = {ref for kind, ref in seeds if kind == "AR"}
     for kind, ref in seeds:
         if kind == "AR":
-            anchors += list(db.scalars(select(Track.id).where(Track.artist_id == ref, space.PRESENT).limit(20)))
+            anchors += list(
+                db.scalars(select(Track.id).where(Track.artist_id == ref, space.PRESENT).limit(20))
+            )
         elif kind == "TR":
             anchors.append(ref)
             artist = db.scalar(select(Track.artist_id).where(Track.id == ref))
             if artist is not None:
                 taken.add(artist)
         elif kind == "GE":
-            anchors += list(db.scalars(select(TrackGenre.track_id).where(TrackGenre.genre_id == ref).limit(20)))
-    anchors += list(db.scalars(select(Feedback.track_id).where(Feedback.station_id == station.id,
-                                                               Feedback.is_positive.is_(True))
-                               .order_by(Feedback.created_at.desc()).limit(30)))
+            anchors += list(
+                db.scalars(select(TrackGenre.track_id).where(TrackGenre.genre_id == ref).limit(20))
+            )
+    anchors += list(
+        db.scalars(
+            select(Feedback.track_id)
+            .where(Feedback.station_id == station.id, Feedback.is_positive.is_(True))
+            .order_by(Feedback.created_at.desc())
+            .limit(30)
+        )
+    )
     score = artist_affinity(db, list(dict.fromkeys(anchors)))
     for artist in taken:
         score.pop(artist, None)
@@ -142,16 +184,30 @@ def seed_suggestions(db: Session, station: Station, limit: int) -> list[int]:
 
 def recommendations(db: Session, listener_id: int, limit: int = 10) -> tuple[list[int], list[int]]:
     """Artists and genres from the listener's thumbs-up and plays that none of their stations is seeded with."""
-    liked = list(db.scalars(select(Feedback.track_id).where(Feedback.listener_id == listener_id,
-                                                            Feedback.is_positive.is_(True))
-                            .order_by(Feedback.created_at.desc()).limit(60)))
-    played = list(db.scalars(select(Spin.track_id).where(Spin.listener_id == listener_id, Spin.started_at.is_not(None))
-                             .order_by(Spin.issued_at.desc()).limit(60)))
+    liked = list(
+        db.scalars(
+            select(Feedback.track_id)
+            .where(Feedback.listener_id == listener_id, Feedback.is_positive.is_(True))
+            .order_by(Feedback.created_at.desc())
+            .limit(60)
+        )
+    )
+    played = list(
+        db.scalars(
+            select(Spin.track_id)
+            .where(Spin.listener_id == listener_id, Spin.started_at.is_not(None))
+            .order_by(Spin.issued_at.desc())
+            .limit(60)
+        )
+    )
     history = list(dict.fromkeys(liked + played))
     weights = [2.0 if t in set(liked) else 1.0 for t in history]
     seeded = defaultdict(set)
-    for kind, ref in db.execute(select(StationSeed.kind, StationSeed.ref_id).join(
-            Station, Station.id == StationSeed.station_id).where(Station.listener_id == listener_id)):
+    for kind, ref in db.execute(
+        select(StationSeed.kind, StationSeed.ref_id)
+        .join(Station, Station.id == StationSeed.station_id)
+        .where(Station.listener_id == listener_id)
+    ):
         seeded[kind].add(ref)
     if history:
         artists = artist_affinity(db, history, weights)
@@ -160,21 +216,39 @@ def recommendations(db: Session, listener_id: int, limit: int = 10) -> tuple[lis
             if artist is not None:
                 artists[artist] += w
         genre_score: Counter[int] = Counter()
-        for track_id, genre_id in db.execute(select(TrackGenre.track_id, TrackGenre.genre_id)
-                                             .where(TrackGenre.track_id.in_(history))):
+        for track_id, genre_id in db.execute(
+            select(TrackGenre.track_id, TrackGenre.genre_id).where(TrackGenre.track_id.in_(history))
+        ):
             genre_score[genre_id] += weights[history.index(track_id)]
     else:  # nothing heard yet: the library's biggest artists and genres
-        artists = Counter(dict(db.execute(select(Track.artist_id, func.count()).where(space.PRESENT)
-                                          .group_by(Track.artist_id).order_by(func.count().desc()).limit(50)).all()))
-        genre_score = Counter(dict(db.execute(select(TrackGenre.genre_id, func.count())
-                                              .group_by(TrackGenre.genre_id).order_by(func.count().desc())
-                                              .limit(50)).all()))
+        artists = Counter(
+            dict(
+                db.execute(
+                    select(Track.artist_id, func.count())
+                    .where(space.PRESENT)
+                    .group_by(Track.artist_id)
+                    .order_by(func.count().desc())
+                    .limit(50)
+                ).all()
+            )
+        )
+        genre_score = Counter(
+            dict(
+                db.execute(
+                    select(TrackGenre.genre_id, func.count())
+                    .group_by(TrackGenre.genre_id)
+                    .order_by(func.count().desc())
+                    .limit(50)
+                ).all()
+            )
+        )
     for artist in seeded["AR"]:
         artists.pop(artist, None)
     for genre in seeded["GE"]:
         genre_score.pop(genre, None)
     top_artists = [a for a, _ in sorted(artists.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
     top_genres = [g for g, _ in sorted(genre_score.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
-    valid = set(db.scalars(select(Genre.id).where(Genre.id.in_(top_genres)))) if top_genres else set()
+    valid = (
+        set(db.scalars(select(Genre.id).where(Genre.id.in_(top_genres)))) if top_genres else set()
+    )
     return top_artists, [g for g in top_genres if g in valid]
-

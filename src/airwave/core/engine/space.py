@@ -28,10 +28,19 @@ from sqlalchemy.orm import Session
 
 from airwave.library import names
 from airwave.store.db import Database
-from airwave.store.models import Genre, SimilarityIndex, Track, TrackGenre, TrackNeighbors, TrackProfile
+from airwave.store.models import (
+    Genre,
+    SimilarityIndex,
+    Track,
+    TrackGenre,
+    TrackNeighbors,
+    TrackProfile,
+)
 
 NEIGHBORS = 80  # neighbours kept per track
-EXACT_LIMIT = 40_000  # above this many tracks the search is approximate (inverted file over k-means cells)
+EXACT_LIMIT = (
+    40_000  # above this many tracks the search is approximate (inverted file over k-means cells)
+)
 WEIGHTS = {"sound": 0.50, "genre": 0.25, "identity": 0.15, "era": 0.05, "composer": 0.05}
 SOUND_DIMS = 16
 TAG_DIMS = 16
@@ -81,7 +90,9 @@ def sound_block(features: np.ndarray, dims: int = SOUND_DIMS) -> np.ndarray:
     x = features[known].astype(np.float64)
     mean, std = x.mean(axis=0), x.std(axis=0)
     z = np.clip((x - mean) / np.where(std > 1e-9, std, 1.0), -4.0, 4.0)
-    sample = z if len(z) <= 20_000 else z[np.random.default_rng(0).choice(len(z), 20_000, replace=False)]
+    sample = (
+        z if len(z) <= 20_000 else z[np.random.default_rng(0).choice(len(z), 20_000, replace=False)]
+    )
     _, _, vt = np.linalg.svd(sample - sample.mean(axis=0), full_matrices=False)
     take = min(dims, vt.shape[0])
     reduced = z @ vt[:take].T
@@ -100,7 +111,9 @@ def vectors(cat: Catalogue) -> np.ndarray:
     genre = np.zeros((n, TAG_DIMS), np.float32)
     for i, tags in enumerate(cat.genres):
         for key, category in tags:
-            genre[i] += _direction("genre", key, TAG_DIMS) + 0.5 * _direction("category", category, TAG_DIMS)
+            genre[i] += _direction("genre", key, TAG_DIMS) + 0.5 * _direction(
+                "category", category, TAG_DIMS
+            )
     blocks.append(("genre", _unit_rows(genre)))
     identity = np.zeros((n, TAG_DIMS), np.float32)
     artist_dirs: dict[int, np.ndarray] = {}
@@ -122,14 +135,19 @@ def vectors(cat: Catalogue) -> np.ndarray:
         if name:
             composer[i] = _direction("composer", names.search_key(name), 8)
     blocks.append(("composer", composer))
-    return np.concatenate([math.sqrt(WEIGHTS[name]) * block for name, block in blocks], axis=1).astype(np.float32)
+    return np.concatenate(
+        [math.sqrt(WEIGHTS[name]) * block for name, block in blocks], axis=1
+    ).astype(np.float32)
 
 
 def _top_k(sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Column indices and values of each row's k largest entries, best first."""
     k = min(k, sims.shape[1])
-    idx = np.argpartition(sims, sims.shape[1] - k, axis=1)[:, -k:] if k < sims.shape[1] else \
-        np.broadcast_to(np.arange(k), sims.shape).copy()
+    idx = (
+        np.argpartition(sims, sims.shape[1] - k, axis=1)[:, -k:]
+        if k < sims.shape[1]
+        else np.broadcast_to(np.arange(k), sims.shape).copy()
+    )
     vals = np.take_along_axis(sims, idx, axis=1)
     order = np.argsort(-vals, axis=1, kind="stable")
     return np.take_along_axis(idx, order, axis=1), np.take_along_axis(vals, order, axis=1)
@@ -140,11 +158,11 @@ def _exact(x: np.ndarray, k: int, block: int = 2048) -> tuple[np.ndarray, np.nda
     out_idx = np.zeros((n, min(k, n - 1)), np.int64)
     out_sim = np.zeros(out_idx.shape, np.float32)
     for start in range(0, n, block):
-        sims = x[start:start + block] @ x.T
+        sims = x[start : start + block] @ x.T
         rows = np.arange(sims.shape[0])
         sims[rows, start + rows] = -np.inf  # a track is not its own neighbour
         idx, vals = _top_k(sims, out_idx.shape[1])
-        out_idx[start:start + block], out_sim[start:start + block] = idx, vals
+        out_idx[start : start + block], out_sim[start : start + block] = idx, vals
     return out_idx, out_sim
 
 
@@ -161,14 +179,16 @@ def _kmeans(x: np.ndarray, cells: int, rng: np.random.Generator, iterations: int
     return centroids
 
 
-def _approximate(x: np.ndarray, k: int, rng: np.random.Generator, probes: int = 6) -> tuple[np.ndarray, np.ndarray]:
+def _approximate(
+    x: np.ndarray, k: int, rng: np.random.Generator, probes: int = 6
+) -> tuple[np.ndarray, np.ndarray]:
     """Inverted-file search: each track is compared with the tracks of the few cells nearest its own."""
     n = len(x)
     cells = max(16, int(math.sqrt(n) * 1.5))
     centroids = _kmeans(x, cells, rng)
     assign = np.empty(n, np.int64)
     for start in range(0, n, 65536):
-        assign[start:start + 65536] = np.argmax(x[start:start + 65536] @ centroids.T, axis=1)
+        assign[start : start + 65536] = np.argmax(x[start : start + 65536] @ centroids.T, axis=1)
     members = [np.flatnonzero(assign == c) for c in range(cells)]
     near_cells = _top_k(centroids @ centroids.T, probes)[0]
     out_idx = np.zeros((n, k), np.int64)
@@ -179,7 +199,7 @@ def _approximate(x: np.ndarray, k: int, rng: np.random.Generator, probes: int = 
             continue
         pool = np.concatenate([members[o] for o in near_cells[c]])
         for start in range(0, len(queries), 4096):
-            q = queries[start:start + 4096]
+            q = queries[start : start + 4096]
             sims = x[q] @ x[pool].T
             sims[pool[None, :] == q[:, None]] = -np.inf
             idx, vals = _top_k(sims, k)
@@ -199,13 +219,17 @@ def nearest(x: np.ndarray, k: int = NEIGHBORS, seed: int = 0) -> tuple[np.ndarra
 
 def load_catalogue(db: Session, feature_dim: int | None) -> Catalogue:
     rows = db.execute(
-        select(Track.id, Track.artist_id, Track.album_id, Track.year, Track.composer).where(PRESENT).order_by(Track.id)
+        select(Track.id, Track.artist_id, Track.album_id, Track.year, Track.composer)
+        .where(PRESENT)
+        .order_by(Track.id)
     ).all()
     ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
     position = {int(t): i for i, t in enumerate(ids)}
     genres: list[list[tuple[str, str]]] = [[] for _ in rows]
     for track_id, key, category in db.execute(
-        select(TrackGenre.track_id, Genre.name_key, Genre.category).join(Genre, Genre.id == TrackGenre.genre_id)
+        select(TrackGenre.track_id, Genre.name_key, Genre.category).join(
+            Genre, Genre.id == TrackGenre.genre_id
+        )
     ):
         i = position.get(track_id)
         if i is not None:
@@ -213,33 +237,53 @@ def load_catalogue(db: Session, feature_dim: int | None) -> Catalogue:
     features = None
     if feature_dim:
         features = np.full((len(rows), feature_dim), np.nan, np.float32)
-        for track_id, blob in db.execute(select(TrackProfile.track_id, TrackProfile.features)
-                                         .where(TrackProfile.features.is_not(None))):
+        for track_id, blob in db.execute(
+            select(TrackProfile.track_id, TrackProfile.features).where(
+                TrackProfile.features.is_not(None)
+            )
+        ):
             i = position.get(track_id)
             vec = np.frombuffer(blob, np.float32)
             if i is not None and len(vec) == feature_dim and np.isfinite(vec).all():
                 features[i] = vec
     return Catalogue(
-        ids=ids, artist=np.fromiter((r[1] for r in rows), np.int64, len(rows)),
+        ids=ids,
+        artist=np.fromiter((r[1] for r in rows), np.int64, len(rows)),
         album=np.fromiter((r[2] for r in rows), np.int64, len(rows)),
         year=np.fromiter((r[3] or 0 for r in rows), np.int64, len(rows)),
-        composer=[r[4] for r in rows], genres=genres, features=features,
+        composer=[r[4] for r in rows],
+        genres=genres,
+        features=features,
     )
 
 
 def signature(db: Session) -> tuple[str, int]:
     """What the neighbour table depends on: present tracks, their tags and their profiles."""
-    tracks = db.execute(select(func.count(Track.id), func.coalesce(func.sum(Track.id), 0),
-                               func.max(Track.added_at)).where(PRESENT)).one()
-    profiles = db.execute(select(func.count(TrackProfile.track_id), func.max(TrackProfile.analyzed_at))).one()
-    tags = db.execute(select(func.count(), func.coalesce(func.sum(TrackGenre.genre_id * 7 + TrackGenre.track_id), 0))
-                      .select_from(TrackGenre)).one()
+    tracks = db.execute(
+        select(
+            func.count(Track.id), func.coalesce(func.sum(Track.id), 0), func.max(Track.added_at)
+        ).where(PRESENT)
+    ).one()
+    profiles = db.execute(
+        select(func.count(TrackProfile.track_id), func.max(TrackProfile.analyzed_at))
+    ).one()
+    tags = db.execute(
+        select(
+            func.count(), func.coalesce(func.sum(TrackGenre.genre_id * 7 + TrackGenre.track_id), 0)
+        ).select_from(TrackGenre)
+    ).one()
     text = repr((tuple(tracks), tuple(profiles), tuple(tags)))
     return hashlib.sha256(text.encode()).hexdigest(), int(tracks[0])
 
 
-def build(database: Database, now: Callable[[], object], *, force: bool = False, feature_dim: int | None = None,
-          progress: Callable[[str], None] | None = None) -> BuildReport:
+def build(
+    database: Database,
+    now: Callable[[], object],
+    *,
+    force: bool = False,
+    feature_dim: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> BuildReport:
     """Rebuild the neighbour table when the catalogue changed since the last build."""
     started = time.perf_counter()
     if feature_dim is None:
@@ -261,15 +305,25 @@ def build(database: Database, now: Callable[[], object], *, force: bool = False,
     return BuildReport(len(cat.ids), profiled, time.perf_counter() - started, True)
 
 
-def write_neighbors(database: Database, track_ids: np.ndarray, idx: np.ndarray, sims: np.ndarray, at: object,
-                    sig: str, seconds: float, batch: int = 5000) -> None:
+def write_neighbors(
+    database: Database,
+    track_ids: np.ndarray,
+    idx: np.ndarray,
+    sims: np.ndarray,
+    at: object,
+    sig: str,
+    seconds: float,
+    batch: int = 5000,
+) -> None:
     """Replace the neighbour table in one transaction, so readers see the old or the new one."""
     ids32 = track_ids.astype("<i4")
     sims16 = np.clip(np.nan_to_num(sims, neginf=-1.0), -1, 1).astype("<f2")
     finite = np.isfinite(sims)
     when = TrackNeighbors.__table__.c.built_at.type.process_bind_param(at, None)  # type: ignore[attr-defined]
-    statement = ("INSERT INTO track_neighbors (track_id, neighbor_ids, similarities, built_at) "
-                 "VALUES (%s, %s, %s, %s)")
+    statement = (
+        "INSERT INTO track_neighbors (track_id, neighbor_ids, similarities, built_at) "
+        "VALUES (%s, %s, %s, %s)"
+    )
     with database.write() as db:
         db.execute(delete(TrackNeighbors))
         conn = db.connection()
@@ -279,25 +333,35 @@ def write_neighbors(database: Database, track_ids: np.ndarray, idx: np.ndarray, 
         rows = []
         for i in range(len(track_ids)):
             keep = finite[i]
-            rows.append((int(track_ids[i]), ids32[idx[i][keep]].tobytes(), sims16[i][keep].tobytes(), when))
+            rows.append(
+                (int(track_ids[i]), ids32[idx[i][keep]].tobytes(), sims16[i][keep].tobytes(), when)
+            )
             if len(rows) == batch:
                 conn.exec_driver_sql(statement, rows)
                 rows = []
         if rows:
             conn.exec_driver_sql(statement, rows)
         db.execute(delete(SimilarityIndex))
-        db.execute(insert(SimilarityIndex).values(id=1, signature=sig, tracks=len(track_ids), built_at=at,
-                                                  seconds=seconds))
+        db.execute(
+            insert(SimilarityIndex).values(
+                id=1, signature=sig, tracks=len(track_ids), built_at=at, seconds=seconds
+            )
+        )
 
 
 def decode(ids_blob: bytes, sims_blob: bytes) -> tuple[np.ndarray, np.ndarray]:
-    return np.frombuffer(ids_blob, "<i4").astype(np.int64), np.frombuffer(sims_blob, "<f2").astype(np.float32)
+    return np.frombuffer(ids_blob, "<i4").astype(np.int64), np.frombuffer(sims_blob, "<f2").astype(
+        np.float32
+    )
 
 
 def neighbors_of(db: Session, track_ids: list[int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """Neighbour lists (ids, similarities) of a bounded set of tracks."""
     if not track_ids:
         return {}
-    rows = db.execute(select(TrackNeighbors.track_id, TrackNeighbors.neighbor_ids, TrackNeighbors.similarities)
-                      .where(TrackNeighbors.track_id.in_(track_ids)))
+    rows = db.execute(
+        select(
+            TrackNeighbors.track_id, TrackNeighbors.neighbor_ids, TrackNeighbors.similarities
+        ).where(TrackNeighbors.track_id.in_(track_ids))
+    )
     return {track_id: decode(a, b) for track_id, a, b in rows}

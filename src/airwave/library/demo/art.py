@@ -80,13 +80,13 @@ def cover_art(seed: int, title: str, subtitle: str, genre: str, size: int = 600)
             size * rng.uniform(0.3, 0.45),
             size * rng.uniform(0.1, 0.22),
         )
-        for ring in range(rng.randint(1, 4)):
+        for _ring in range(rng.randint(1, 4)):
             draw.ellipse(
                 (cx - r, cy - r, cx + r, cy + r), outline=(*rng.choice((c2, c3)), 200), width=3
             )
             r *= 0.72
     else:
-        for i in range(rng.randint(4, 9)):
+        for _ in range(rng.randint(4, 9)):
             top = rng.uniform(0, size * 0.75)
             draw.rectangle(
                 (0, top, size, top + rng.uniform(8, 40)), fill=(*rng.choice((c2, c3)), 150)
