@@ -88,7 +88,7 @@ def serve(data_dir: Path, access_log: bool) -> None:
 
 def create_account(data_dir: Path, password: str) -> None:
     from airwave.config import Settings
-    from airwave.core import accounts
+    from airwave.core.accounts import accounts
     from airwave.core.services import Services
 
     services = Services.open(Settings(data_dir=data_dir, host=HOST, port=0))

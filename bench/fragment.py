@@ -269,8 +269,8 @@ BUILD_STEPS = (
 
 def timed_build(database: Any) -> tuple[float, dict[str, float], Any]:
     """space.build(force=True) as a scan runs it, with the seconds of each of its steps."""
+    from airwave.core.catalog import space
     from airwave.core.clock import Clock
-    from airwave.core.engine import space
 
     steps: dict[str, float] = {}
     originals = {name: getattr(space, name) for name in BUILD_STEPS}
@@ -301,7 +301,7 @@ def ensure_catalogue(
 ) -> tuple[Path, dict]:
     """The cached catalogue of this size (built now when absent), and the figures of its build."""
     from airwave.config import Settings
-    from airwave.core.engine import space
+    from airwave.core.catalog import space
     from airwave.core.services import Services
 
     # the neighbour table is the build code's output: a change to space.py means a new build

@@ -95,7 +95,7 @@ def scan_and_account(data_dir: Path, library: Path) -> tuple[dict[str, int], int
     from sqlalchemy import select
 
     from airwave.config import Settings
-    from airwave.core import accounts
+    from airwave.core.accounts import accounts
     from airwave.core.services import Services
     from airwave.library.scanner import Scanner
     from airwave.store.models import Track

@@ -112,7 +112,7 @@ def serve(
 ) -> None:
     """Run the server until SIGTERM or Ctrl-C; scans the library in the background."""
     from airwave import logs, server
-    from airwave.core.library import Library
+    from airwave.core.catalog.library import Library
     from airwave.core.services import Services
 
     settings = _settings(
@@ -269,7 +269,7 @@ def scan(
 
 def _index(services: Services, workers: int | None) -> None:
     """Sound analysis and the stations' similarity space after a scan, with progress and a summary line."""
-    from airwave.core.library import refresh_similarity
+    from airwave.core.catalog.library import refresh_similarity
 
     if workers:
         services.settings.analysis_workers = workers
@@ -308,8 +308,8 @@ def demo(
 
 def _ensure_demo_account(services: Services) -> None:
     """The demo account exists, is enabled and has the demo password (premium, to show everything)."""
-    from airwave.core import accounts
-    from airwave.core.passwords import verify_password
+    from airwave.core.accounts import accounts
+    from airwave.core.accounts.passwords import verify_password
 
     now = services.clock.now()
     # hashing and checking happen outside the write transaction
@@ -348,7 +348,7 @@ def user_add(
     data_dir: DataDir = None,
 ) -> None:
     """Create a listener account."""
-    from airwave.core import accounts
+    from airwave.core.accounts import accounts
 
     password = _read_password(password_stdin)
     services = _open(data_dir)
@@ -385,7 +385,7 @@ def user_list(
     ] = ListFormat.table,
 ) -> None:
     """List listener accounts."""
-    from airwave.core import accounts
+    from airwave.core.accounts import accounts
 
     services = _open(data_dir)
     try:
@@ -439,7 +439,7 @@ def user_list(
 
 
 def _change(data_dir: Path | None, name: str, action: str, change) -> None:  # noqa: ANN001
-    from airwave.core import accounts
+    from airwave.core.accounts import accounts
 
     services = _open(data_dir)
     try:
@@ -462,7 +462,7 @@ def user_passwd(
     data_dir: DataDir = None,
 ) -> None:
     """Set a listener's password; their sessions end."""
-    from airwave.core import accounts
+    from airwave.core.accounts import accounts
 
     password = _read_password(password_stdin)
     try:
@@ -480,7 +480,7 @@ def user_passwd(
 @user_app.command("disable")
 def user_disable(name: str, data_dir: DataDir = None) -> None:
     """Suspend an account: its calls answer LISTENER_SUSPENDED."""
-    from airwave.core import accounts
+    from airwave.core.accounts import accounts
 
     _change(data_dir, name, "disabled", lambda db, who: accounts.set_disabled(db, who, True))
 
@@ -488,7 +488,7 @@ def user_disable(name: str, data_dir: DataDir = None) -> None:
 @user_app.command("enable")
 def user_enable(name: str, data_dir: DataDir = None) -> None:
     """Lift a suspension."""
-    from airwave.core import accounts
+    from airwave.core.accounts import accounts
 
     _change(data_dir, name, "enabled", lambda db, who: accounts.set_disabled(db, who, False))
 
@@ -496,7 +496,7 @@ def user_enable(name: str, data_dir: DataDir = None) -> None:
 @user_app.command("tier")
 def user_tier(name: str, tier: str, data_dir: DataDir = None) -> None:
     """Set a listener's tier (free, plus or premium)."""
-    from airwave.core import accounts
+    from airwave.core.accounts import accounts
 
     _change(data_dir, name, f"set tier {tier} for", lambda db, who: accounts.set_tier(who, tier))
 
@@ -508,7 +508,7 @@ def user_delete(
     data_dir: DataDir = None,
 ) -> None:
     """Delete an account and everything of theirs."""
-    from airwave.core import accounts
+    from airwave.core.accounts import accounts
 
     if not yes and not typer.confirm(f"Delete listener {name} and all their data?"):
         raise typer.Exit(1)
@@ -784,7 +784,7 @@ def ads_add(
     data_dir: DataDir = None,
 ) -> None:
     """Add an ad campaign: its audio is read, checked and copied; served from --start until --end."""
-    from airwave.core import ads
+    from airwave.core.radio import ads
 
     new = ads.NewCampaign(
         source=file,
@@ -816,7 +816,7 @@ def _when(value: datetime | None) -> str:
 @ads_app.command("list")
 def ads_list(data_dir: DataDir = None) -> None:
     """List ad campaigns: window, weight, state (active, scheduled, ended, disabled, broken), impressions."""
-    from airwave.core import ads
+    from airwave.core.radio import ads
 
     services = _open(data_dir)
     try:
@@ -854,7 +854,7 @@ def ads_disable(
     campaign_id: Annotated[int, typer.Argument(metavar="ID")], data_dir: DataDir = None
 ) -> None:
     """Stop serving a campaign (its impressions stay in the report)."""
-    from airwave.core import ads
+    from airwave.core.radio import ads
 
     services = _open(data_dir)
     try:
@@ -882,7 +882,7 @@ def ads_report(
     import csv
     import json
 
-    from airwave.core import ads
+    from airwave.core.radio import ads
 
     if fmt not in ("table", "csv", "json"):
         err.print(f"[red]error:[/red] --format must be table, csv or json, not {fmt!r}")

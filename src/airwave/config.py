@@ -20,6 +20,8 @@ from pydantic_settings import (
 Tier = Literal["free", "plus", "premium"]
 TIERS: tuple[str, ...] = ("free", "plus", "premium")
 
+ADS_DIR = "ads"  # under data_dir: campaign audio and art copies
+
 
 class TierPolicy(BaseModel):
     """What one tier allows (spec §6.6); published to clients in the login `config`."""
@@ -287,6 +289,11 @@ class Settings(BaseSettings):
                 raise ValueError(f"config file {path} does not exist")
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=Path(path)))
         return tuple(sources)
+
+    @property
+    def ads_dir(self) -> Path:
+        """Where the operator's ad audio and art copies live (backups carry it)."""
+        return self.data_dir / ADS_DIR
 
     @property
     def resolved_database_url(self) -> str:

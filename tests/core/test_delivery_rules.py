@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from airwave.audio.signing import AudioGrant
 from airwave.core.clock import FixedClock
-from airwave.core.delivery import audio_source
+from airwave.core.radio.delivery import audio_source
 from airwave.errors import ApiError, ErrorCode
 
 from .conftest import Rows

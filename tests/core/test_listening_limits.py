@@ -15,8 +15,8 @@ import pytest
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings, TierPolicy
-from airwave.core import listening, playlist, stations
 from airwave.core.clock import FixedClock
+from airwave.core.radio import listening, playlist, stations
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import Listener, Spin, Station, Track
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from airwave.core.clock import FixedClock
-from airwave.core.engine.rules import WINDOW, History, Played, Rules, violations
+from airwave.core.radio.engine.rules import WINDOW, History, Played, Rules, violations
 
 
 def played(

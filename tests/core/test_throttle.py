@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from support import Backend
 
 from airwave.config import Settings
-from airwave.core import throttle
+from airwave.core.accounts import throttle
 from airwave.core.clock import FixedClock
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.db import Database

@@ -24,8 +24,8 @@ from airwave.api.endpoints import registry
 from airwave.api.openapi import openapi_document
 from airwave.api.protocol import CSRF_COOKIE, ApiDispatcher, cookie_header, send_error, send_json
 from airwave.audio.files import ZEROCOPY, OpenFile, open_file, send_file
-from airwave.core import sessions
-from airwave.core.library import Library, serving_roots
+from airwave.core.accounts import sessions
+from airwave.core.catalog.library import Library, serving_roots
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
 from airwave.library import artwork
@@ -264,7 +264,7 @@ class AirwaveApp:
             await anyio.sleep(self.services.settings.housekeeping_interval)
 
     def _purge(self) -> None:
-        from airwave.core import anonymous
+        from airwave.core.accounts import anonymous
 
         now = self.services.clock.now()
         with self.services.database.write() as db:

@@ -33,7 +33,8 @@ from airwave.audio.files import (
 from airwave.audio.formats import PROFILES, original_content_type
 from airwave.audio.signing import AudioGrant, ReceiptGrant
 from airwave.audio.transcode import TranscodeError
-from airwave.core import delivery, plays
+from airwave.core import plays
+from airwave.core.radio import delivery
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
 from airwave.library import containment
@@ -249,7 +250,7 @@ class AudioRoutes:
         now: datetime,
     ) -> None:
         """An ad's receipt counts its impression (once per ad); an ad's skip URL records nothing."""
-        from airwave.core import ads
+        from airwave.core.radio import ads
 
         def record() -> tuple[bool, float]:
             with self.services.database.write() as db:

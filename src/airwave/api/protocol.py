@@ -21,7 +21,7 @@ from starlette.types import Receive, Scope, Send
 
 from airwave.api.registry import Endpoint, Registry
 from airwave.config import Settings
-from airwave.core import sessions
+from airwave.core.accounts import sessions
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.db import contention_error

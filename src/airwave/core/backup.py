@@ -21,8 +21,7 @@ from typing import Any
 
 from airwave import __version__
 from airwave.audio.signing import KEY_FILE
-from airwave.config import Settings
-from airwave.core.ads import ADS_DIR  # campaign audio and art copies
+from airwave.config import ADS_DIR, Settings
 from airwave.store import backup as store
 from airwave.store.db import Database
 

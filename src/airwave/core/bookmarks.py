@@ -10,8 +10,9 @@ from sqlalchemy import delete, exists, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from airwave.core import catalog, ids
-from airwave.core.listening import spin_by_token
+from airwave.core import ids
+from airwave.core.catalog import catalog
+from airwave.core.plays import spin_by_token
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import Album, Artist, Bookmark, Track
 

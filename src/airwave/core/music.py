@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from airwave.core import bookmarks, catalog, stations
-from airwave.core.engine import similar
+from airwave.core import bookmarks
+from airwave.core.catalog import catalog, similar
+from airwave.core.radio import stations
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import Album, Artist, Artwork, Genre, Track
 

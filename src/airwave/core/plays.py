@@ -1,4 +1,4 @@
-"""The play log: how spins ended (receipt and skip URLs) and the export operators report royalties from."""
+"""The play log: the trackTokens naming spins, how spins ended (receipt and skip URLs) and the export operators report royalties from."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import math
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal, TextIO, cast
 
 from sqlalchemy import CursorResult, func, or_, select, update
@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from airwave.audio.signing import ReceiptGrant
 from airwave.core.clock import iso_timestamp
 from airwave.errors import ApiError, ErrorCode
-from airwave.store.models import Album, Artist, Spin, Station, Track
+from airwave.store.models import AdSpin, Album, Artist, Spin, Station, Track
 
 Outcome = Literal["completed", "skipped"]
 
@@ -165,3 +165,38 @@ def write_export(plays: Iterator[Play], handle: TextIO, fmt: Literal["csv", "jso
         count += 1
     handle.write("\n]\n" if count else "]\n")
     return count
+
+
+TOKEN_LIFETIME = timedelta(hours=24)  # a trackToken names its spin for a day
+
+
+def spin_by_token(
+    db: Session, listener_id: int, token: str, now: datetime, *, for_update: bool = False
+) -> Spin:
+    """The spin a trackToken names: NOT_FOUND, USER_NOT_AUTHORIZED (another listener's) or CONTENT_HAS_EXPIRED."""
+    query = select(Spin).where(Spin.token == token[:64])
+    spin = db.scalar(query.with_for_update() if for_update else query)
+    if spin is None:
+        refuse_ad_token(db, listener_id, token)
+        raise ApiError(ErrorCode.NOT_FOUND, "unknown trackToken")
+    if spin.listener_id != listener_id:
+        raise ApiError(
+            ErrorCode.USER_NOT_AUTHORIZED, "that trackToken was issued to another listener"
+        )
+    if now - spin.issued_at > TOKEN_LIFETIME:
+        raise ApiError(ErrorCode.CONTENT_HAS_EXPIRED, "that trackToken is more than 24 hours old")
+    return spin
+
+
+def refuse_ad_token(db: Session, listener_id: int, token: str) -> None:
+    """For track-token endpoints: a clear refusal when the token is an adToken (ads take no feedback)."""
+    owner = db.scalar(select(AdSpin.listener_id).where(AdSpin.token == token[:64]))
+    if owner is None:
+        return
+    if owner != listener_id:
+        raise ApiError(ErrorCode.USER_NOT_AUTHORIZED, "that adToken was issued to another listener")
+    raise ApiError(
+        ErrorCode.CALL_NOT_ALLOWED,
+        "that is an ad's token: ads take no feedback, tired or bookmark; report their plays with "
+        "ad/registerImpression",
+    )

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from airwave.core import catalog, stations
-from airwave.core.engine import similar
+from airwave.core.catalog import catalog, similar
+from airwave.core.radio import stations
 from airwave.library.names import search_key
 from airwave.store.models import Album, Artist, Genre, Track
 

@@ -8,7 +8,7 @@ from airwave.api.protocol import Call
 from airwave.api.registry import registry
 from airwave.api.schemas import EmptyResponse, RequestModel, ResponseModel
 from airwave.api.v1.objects import ArtImage, AudioFormat, art
-from airwave.core import ads
+from airwave.core.radio import ads
 from airwave.errors import ErrorCode
 
 

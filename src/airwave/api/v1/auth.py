@@ -8,7 +8,8 @@ from airwave.api.protocol import Call
 from airwave.api.registry import registry
 from airwave.api.schemas import Empty, EmptyResponse, RequestModel, ResponseModel
 from airwave.config import Settings
-from airwave.core import accounts, sessions, stations
+from airwave.core.accounts import accounts, sessions
+from airwave.core.radio import stations
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import Listener
 
@@ -231,7 +232,7 @@ def logout_all(call: Call, req: LogoutAllRequest) -> EmptyResponse:
 )
 def anonymous_login(call: Call, req: Empty) -> ListenerObject:
     """Listen without an account."""
-    from airwave.core import anonymous
+    from airwave.core.accounts import anonymous
 
     now = call.now()
     password_hash = anonymous.unusable_password_hash()

@@ -8,7 +8,7 @@ from airwave.api.protocol import Call
 from airwave.api.registry import registry
 from airwave.api.schemas import EmptyResponse, RequestModel, ResponseModel, Timestamp
 from airwave.api.v1.auth import ListenerObject, issue_listener_object
-from airwave.core import accounts, sessions, throttle
+from airwave.core.accounts import accounts, sessions, throttle
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import Listener
 
@@ -101,7 +101,7 @@ class TiredRequest(RequestModel):
 )
 def add_tired_song(call: Call, req: TiredRequest) -> EmptyResponse:
     """Rest a track the listener has heard too often."""
-    from airwave.core import playlist
+    from airwave.core.radio import playlist
 
     listener = call.require_listener()
     with call.write() as db:
@@ -404,7 +404,8 @@ class UpdateAccountRequest(RequestModel):
 )
 def update_account(call: Call, req: UpdateAccountRequest) -> ListenerObject:
     """Change username, password or explicit filter after re-entering the password."""
-    from airwave.core import resets, stations
+    from airwave.core.accounts import resets
+    from airwave.core.radio import stations
 
     listener = call.require_listener()
     session = call.session
@@ -516,7 +517,7 @@ class EmailPasswordRequest(RequestModel):
 )
 def email_password(call: Call, req: EmailPasswordRequest) -> EmptyResponse:
     """Mail a password reset link."""
-    from airwave.core import mail, resets
+    from airwave.core.accounts import mail, resets
 
     with call.write() as db:
         outgoing = resets.request_reset(
@@ -548,7 +549,7 @@ An unknown token: `NOT_FOUND`. A token already used, replaced by a newer request
 )
 def validate_password_reset_token(call: Call, req: ResetTokenRequest) -> EmptyResponse:
     """Check a password reset token from a mail."""
-    from airwave.core import resets
+    from airwave.core.accounts import resets
 
     resets.check_token(call.reader(), call.now(), req.token)
     return EmptyResponse()
@@ -576,7 +577,7 @@ class ResetPasswordRequest(RequestModel):
 )
 def reset_password(call: Call, req: ResetPasswordRequest) -> EmptyResponse:
     """Choose a new password with a reset token."""
-    from airwave.core import resets
+    from airwave.core.accounts import resets
 
     now = call.now()
     password_hash = resets.hash_for_reset(

@@ -10,10 +10,10 @@ from pydantic import Field
 from airwave.api.protocol import Call
 from airwave.api.schemas import ResponseModel, absent_when_none
 from airwave.core import ids
-from airwave.core.ads import ARTIST_NAME, AdItem
-from airwave.core.catalog import ArtistView, Picture, TrackView
+from airwave.core.catalog.catalog import ArtistView, Picture, TrackView
 from airwave.core.music import AlbumView
-from airwave.core.playlist import TrackItem
+from airwave.core.radio.ads import ARTIST_NAME, AdItem
+from airwave.core.radio.playlist import TrackItem
 from airwave.library.artwork import SIZES
 
 AudioFormat = Literal["aacplus", "mp3", "mp3-hifi", "opus", "original"]

@@ -8,7 +8,7 @@ from airwave.api.protocol import Call
 from airwave.api.registry import registry
 from airwave.api.schemas import RequestModel, ResponseModel
 from airwave.api.v1.objects import AudioFormat, TrackObject, track_object
-from airwave.core import playlist
+from airwave.core.radio import playlist
 from airwave.errors import ErrorCode
 
 

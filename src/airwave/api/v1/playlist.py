@@ -10,7 +10,7 @@ from airwave.api.protocol import Call
 from airwave.api.registry import registry
 from airwave.api.schemas import RequestModel, ResponseModel, absent_when_none
 from airwave.api.v1.objects import AudioFormat, TrackObject, ad_track_object, track_object
-from airwave.core import playlist
+from airwave.core.radio import playlist
 from airwave.errors import ErrorCode
 
 

@@ -15,8 +15,9 @@ from airwave.api.schemas import (
     absent_when_none,
 )
 from airwave.api.v1.objects import ArtImage, art, picture_art
-from airwave.core import ids, playlist, stations
-from airwave.core.stations import FeedbackView, SeedView, StationView
+from airwave.core import ids
+from airwave.core.radio import playlist, stations
+from airwave.core.radio.stations import FeedbackView, SeedView, StationView
 from airwave.errors import ApiError, ErrorCode
 
 

@@ -9,7 +9,7 @@ from sqlalchemy import exists, func, select
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings
-from airwave.core import accounts, passwords
+from airwave.core.accounts import accounts, passwords
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import AuthSession, Listener
 

@@ -1,37 +1,16 @@
-"""What a listener plays: the trackTokens naming their spins and the tier's monthly listening cap (spec §6.6
+"""The tier's monthly listening cap (spec §6.6
 `monthlyListeningCapHours`)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings
-from airwave.core import ads
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import Listener, Spin, Track
-
-TOKEN_LIFETIME = timedelta(hours=24)
-
-
-def spin_by_token(
-    db: Session, listener_id: int, token: str, now: datetime, *, for_update: bool = False
-) -> Spin:
-    """The spin a trackToken names: NOT_FOUND, USER_NOT_AUTHORIZED (another listener's) or CONTENT_HAS_EXPIRED."""
-    query = select(Spin).where(Spin.token == token[:64])
-    spin = db.scalar(query.with_for_update() if for_update else query)
-    if spin is None:
-        ads.refuse_ad_token(db, listener_id, token)
-        raise ApiError(ErrorCode.NOT_FOUND, "unknown trackToken")
-    if spin.listener_id != listener_id:
-        raise ApiError(
-            ErrorCode.USER_NOT_AUTHORIZED, "that trackToken was issued to another listener"
-        )
-    if now - spin.issued_at > TOKEN_LIFETIME:
-        raise ApiError(ErrorCode.CONTENT_HAS_EXPIRED, "that trackToken is more than 24 hours old")
-    return spin
 
 
 def month_start(now: datetime) -> datetime:

@@ -18,14 +18,13 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings
-from airwave.core import delivery, stations
+from airwave.core.radio import delivery, stations
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
 from airwave.library import tags
 from airwave.library.containment import Roots
 from airwave.store.models import AdCampaign, AdImpressionDay, AdSpin, Artwork, Listener, Spin, Track
 
-ADS_DIR = "ads"
 TOKEN_LIFETIME = timedelta(hours=24)
 ARTIST_NAME = "Advertisement"
 LOOKBACK_SPINS = (
@@ -117,7 +116,7 @@ def add_campaign(db: Session, settings: Settings, new: NewCampaign, now: datetim
         picture = tags.describe_image(str(new.art), art_root) if new.art.is_file() else None
         if picture is None:
             raise ApiError(ErrorCode.INVALID_REQUEST, f"{new.art}: not a readable image")
-    folder = settings.data_dir / ADS_DIR
+    folder = settings.ads_dir
     copied: list[Path] = []
     try:
         audio_copy = _copy(source, folder, f"{secrets.token_hex(8)}{source.suffix.lower()}")
@@ -432,20 +431,6 @@ def ad_spin_by_token(db: Session, listener_id: int, token: str, now: datetime) -
     if now - spin.issued_at > TOKEN_LIFETIME:
         raise ApiError(ErrorCode.CONTENT_HAS_EXPIRED, "that adToken is more than 24 hours old")
     return spin
-
-
-def refuse_ad_token(db: Session, listener_id: int, token: str) -> None:
-    """For track-token endpoints: a clear refusal when the token is an adToken (ads take no feedback)."""
-    owner = db.scalar(select(AdSpin.listener_id).where(AdSpin.token == token[:64]))
-    if owner is None:
-        return
-    if owner != listener_id:
-        raise ApiError(ErrorCode.USER_NOT_AUTHORIZED, "that adToken was issued to another listener")
-    raise ApiError(
-        ErrorCode.CALL_NOT_ALLOWED,
-        "that is an ad's token: ads take no feedback, tired or bookmark; report their plays with "
-        "ad/registerImpression",
-    )
 
 
 def register_impressions(

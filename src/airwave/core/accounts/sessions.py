@@ -12,8 +12,8 @@ from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings
-from airwave.core import passwords, throttle
-from airwave.core.accounts import find_listener, username_key
+from airwave.core.accounts import passwords, throttle
+from airwave.core.accounts.accounts import find_listener, username_key
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.db import Database
 from airwave.store.models import AuthSession, Listener, PasswordReset

@@ -9,7 +9,8 @@ from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings
-from airwave.core import catalog, ids
+from airwave.core import ids
+from airwave.core.catalog import catalog
 from airwave.errors import ApiError, ErrorCode
 from airwave.library.names import search_key
 from airwave.store.models import (

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from airwave.core.ads import ADS_DIR
 from airwave.core.services import Services
 from airwave.library.containment import Roots
 from airwave.library.profiler import ProfileReport
@@ -62,7 +61,7 @@ def refresh_similarity(
     The neighbour table is rebuilt before the (slower) sound analysis so new tracks play on stations
     right away, and again after it when the analysis changed anything.
     """
-    from airwave.core.engine import space
+    from airwave.core.catalog import space
     from airwave.library import profiler
 
     settings = services.settings
@@ -102,7 +101,7 @@ def serving_roots(services: Services, library: Library | None) -> Roots:
     """
     roots = library.roots if library is not None else services.settings.library_dirs
     known = [*(os.path.abspath(r) for r in roots), *recorded_roots(services.database)]
-    ads = services.settings.data_dir / ADS_DIR  # the operator's ad files and their art
+    ads = services.settings.ads_dir  # the operator's ad files and their art
     return Roots([*known, ads], deny=[services.settings.data_dir])
 
 

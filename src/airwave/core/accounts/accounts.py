@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from airwave.config import TIERS, Settings
-from airwave.core import passwords, throttle
+from airwave.core.accounts import passwords, throttle
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.db import Database
 from airwave.store.models import (
@@ -274,7 +274,7 @@ class Profile:
 
 
 def profile_of(db: Session, listener: Listener) -> Profile:
-    from airwave.core.stations import count_stations
+    from airwave.core.radio.stations import count_stations
 
     thumbs = (
         db.scalar(

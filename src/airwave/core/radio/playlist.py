@@ -13,10 +13,12 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings, TierPolicy
-from airwave.core import ads, bookmarks, catalog, delivery, listening, stations
-from airwave.core.engine.picker import Pick, Picker, Steering
-from airwave.core.engine.rules import History, Played, Rules
-from airwave.core.listening import spin_by_token
+from airwave.core import bookmarks
+from airwave.core.catalog import catalog
+from airwave.core.plays import spin_by_token
+from airwave.core.radio import ads, delivery, listening, stations
+from airwave.core.radio.engine.picker import Pick, Picker, Steering
+from airwave.core.radio.engine.rules import History, Played, Rules
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import (

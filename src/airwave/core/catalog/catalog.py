@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from airwave.core import ids
-from airwave.core.engine import similar
+from airwave.core.catalog import similar
 from airwave.errors import ApiError, ErrorCode
 from airwave.library import names
 from airwave.store.models import Album, Artist, Artwork, Genre, Track, TrackGenre, TrackProfile

@@ -14,9 +14,9 @@ import numpy as np
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from airwave.core.engine import space
-from airwave.core.engine.rules import History, Played
+from airwave.core.catalog import space
 from airwave.core.ids import music_id
+from airwave.core.radio.engine.rules import History, Played
 from airwave.store.models import Track, TrackGenre
 
 ANCHORS_PER_SEED = 24

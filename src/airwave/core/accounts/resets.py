@@ -13,8 +13,8 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings
-from airwave.core import mail, passwords, throttle
-from airwave.core.accounts import find_listener, mail_address, username_key
+from airwave.core.accounts import mail, passwords, throttle
+from airwave.core.accounts.accounts import find_listener, mail_address, username_key
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import AuthSession, Listener, PasswordReset
 

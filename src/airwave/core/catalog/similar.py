@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from airwave.core.engine import space
+from airwave.core.catalog import space
 from airwave.store.models import (
     Feedback,
     Genre,

@@ -1,0 +1,1 @@
+"""Accounts: listeners, sessions, passwords and reset mails, anonymous listeners, throttling."""

@@ -1,0 +1,1 @@
+"""The catalogue: lookups and pages, search, the library and its scans."""

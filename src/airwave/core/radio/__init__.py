@@ -1,0 +1,1 @@
+"""Radio: stations, fragments, listening (claims, skips, caps), audio delivery, the station engine."""

@@ -1,0 +1,1 @@
+"""The station engine: the picker that chooses the next tracks and the rules every fragment obeys."""
