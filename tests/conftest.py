@@ -75,6 +75,18 @@ def small_demo_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `sqlite_only` (the wire contract, not storage) skip their PostgreSQL run."""
+    kept, dropped = [], []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        on_postgres = params.get("backend_kind") == "postgresql"
+        (dropped if on_postgres and item.get_closest_marker("sqlite_only") else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
 def pytest_configure(config: pytest.Config) -> None:
     import sys
 

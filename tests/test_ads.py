@@ -135,6 +135,7 @@ def one_ad(api: Api, **body: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------- the CLI
 
 
+@pytest.mark.sqlite_only  # the CLI's shape; campaign storage runs on both in the tests below
 def test_cli_add_list_disable_report_and_errors(radio: Server, files: dict[str, Path]) -> None:
     campaign = add_ad(
         radio,

@@ -17,6 +17,9 @@ import media
 import pytest
 from support import Backend, Server, assert_error
 
+# The wire contract: its storage paths run on PostgreSQL in the storage tests.
+pytestmark = pytest.mark.sqlite_only
+
 SECONDS = 20.0
 ISRC, MBID = "USAW12000001", "0d4c6b5e-1f2a-4b3c-9d8e-7f6a5b4c3d2e"
 # what each encoding must be: codec as PyAV names its decoder, container, bit rate window (bit/s)

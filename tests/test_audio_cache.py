@@ -22,6 +22,9 @@ import pytest
 import trustme
 from support import Backend, Server
 
+# The wire contract: its storage paths run on PostgreSQL in the storage tests.
+pytestmark = pytest.mark.sqlite_only
+
 LONG_SECONDS = 90.0
 SHORT_SECONDS = 8.0
 VERY_LONG_SECONDS = 300.0

@@ -22,6 +22,9 @@ import httpx
 import pytest
 from support import Backend, Server
 
+# The wire contract: its storage paths run on PostgreSQL in the storage tests.
+pytestmark = pytest.mark.sqlite_only
+
 SECONDS = 6.0
 LONG_SECONDS = 90.0
 TMPFS_BYTES = 32 * 1024 * 1024

@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 from support import Backend, Server, assert_error
 
+# The wire contract: its storage paths run on PostgreSQL in the storage tests.
+pytestmark = pytest.mark.sqlite_only
+
 
 def airwave(
     *args: str, env: dict[str, str] | None = None, input: str | None = None

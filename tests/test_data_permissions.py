@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 from support import Backend, Server
 
+# The wire contract: its storage paths run on PostgreSQL in the storage tests.
+pytestmark = pytest.mark.sqlite_only
+
 
 @pytest.fixture(autouse=True)
 def usual_umask() -> Iterator[None]:

@@ -5,7 +5,11 @@ from __future__ import annotations
 import time
 
 import httpx
+import pytest
 from support import Server
+
+# The wire contract: its storage paths run on PostgreSQL in the storage tests.
+pytestmark = pytest.mark.sqlite_only
 
 
 def test_serve_demo_builds_and_serves_the_demo_library(make_backend) -> None:

@@ -27,6 +27,9 @@ from airwave.api.endpoints import registry
 from airwave.api.registry import Endpoint
 from airwave.errors import ErrorCode
 
+# The wire contract: its storage paths run on PostgreSQL in the storage tests.
+pytestmark = pytest.mark.sqlite_only
+
 EXAMPLES = int(os.environ.get("AIRWAVE_FUZZ_EXAMPLES", "200"))
 MAX_BODY = 1024 * 1024
 SESSION_COOKIE = "airwave_session"

@@ -19,6 +19,9 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
 from support import Api, Server, assert_error, unique
 
+# The wire contract: its storage paths run on PostgreSQL in the storage tests.
+pytestmark = pytest.mark.sqlite_only
+
 PASSWORD = "correct horse battery"
 NEW_PASSWORD = "a brand new secret"
 _TOKEN = re.compile(r"/#/reset\?token=([A-Za-z0-9_-]+)")

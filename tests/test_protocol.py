@@ -10,6 +10,9 @@ import httpx
 import pytest
 from support import Api, Server, assert_error, unique
 
+# The wire contract: its storage paths run on PostgreSQL in the storage tests.
+pytestmark = pytest.mark.sqlite_only
+
 
 @pytest.fixture(scope="module")
 def listener(server: Server) -> Api:

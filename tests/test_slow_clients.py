@@ -18,6 +18,9 @@ import pytest
 import trustme
 from support import Backend, Server, assert_error
 
+# The wire contract: its storage paths run on PostgreSQL in the storage tests.
+pytestmark = pytest.mark.sqlite_only
+
 HEADER_TIMEOUT = 1.5
 KEEP_ALIVE_TIMEOUT = 1.0
 FD_LIMIT = 256

@@ -12,6 +12,9 @@ import httpx
 import pytest
 from support import Api, Server, assert_error, unique, wait_indexed
 
+# The wire contract: its storage paths run on PostgreSQL in the storage tests.
+pytestmark = pytest.mark.sqlite_only
+
 
 @pytest.fixture(scope="module")
 def tiered(start_server: Callable[..., Server], small_demo_library: Path) -> Server:

@@ -20,6 +20,9 @@ import pytest
 import trustme
 from support import Api, Backend, Server, assert_error, unique
 
+# The wire contract: its storage paths run on PostgreSQL in the storage tests.
+pytestmark = pytest.mark.sqlite_only
+
 PASSWORD = "correct horse battery"
 PROXIES = '["127.0.0.1/32"]'
 

@@ -50,6 +50,9 @@ from web_support import (  # noqa: E402
     wait_track,
 )
 
+# The wire contract: its storage paths run on PostgreSQL in the storage tests.
+pytestmark = pytest.mark.sqlite_only
+
 SKIP_LIMIT = 2
 
 
