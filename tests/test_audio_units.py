@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from airwave.audio import ranges
+from airwave.api.http import ranges
 from airwave.audio.formats import ENCODINGS, PROFILES, negotiate, original_content_type
 from airwave.audio.signing import KEY_FILE, UrlSigner
 from airwave.audio.transcode import output_rate, system_lame_available, transcode

@@ -435,3 +435,36 @@ def test_without_smtp_nothing_is_sent_and_it_is_logged(start_server: Callable[..
     api = account(server)
     request_reset(server, api.username)  # type: ignore[attr-defined]
     assert server.wait_for_log(lambda line: "smtp_host is not set" in line)
+
+
+def test_airwave_user_passwd_is_the_same_password_change(
+    start_server: Callable[..., Server], plain: MailServer
+) -> None:
+    """The operator's `airwave user passwd` retires reset links, ends sessions, lifts throttling."""
+    server = start_server(
+        "--open-registration",
+        env=smtp_env(plain, AIRWAVE_LOGIN_FREE_FAILURES="2", AIRWAVE_LOGIN_BACKOFF_BASE="600"),
+    )
+    api = account(server)
+    phone = server.client()
+    phone.login(api.username, PASSWORD)  # type: ignore[attr-defined]
+    request_reset(server, api.username)  # type: ignore[attr-defined]
+    token = token_of(mails_to(plain.mailbox, f"{api.username}@example.org")[0])  # type: ignore[attr-defined]
+    for _ in range(2):
+        server.client().call("v1/auth/login", {"username": api.username, "password": "wrong wrong"})  # type: ignore
+    assert_error(
+        server.client().call("v1/auth/login", {"username": api.username, "password": PASSWORD}),  # type: ignore
+        429,
+        "RATE_LIMITED",
+    )
+
+    done = server.cli("user", "passwd", api.username, "--password-stdin", input=NEW_PASSWORD + "\n")  # type: ignore
+    assert done.returncode == 0, done.stderr
+    assert f"changed the password of {api.username}" in done.stdout  # type: ignore[attr-defined]
+
+    for link in ("v1/listener/validatePasswordResetToken", "v1/listener/resetPassword"):
+        body = {"token": token, "newPassword": "a password of mine"}
+        assert_error(server.client().call(link, body), 410, "CONTENT_HAS_EXPIRED")
+    for old in (api, phone):
+        assert_error(old.call("v1/listener/getProfile", {}), 401, "AUTH_INVALID_TOKEN")
+    assert server.client().login(api.username, NEW_PASSWORD)  # type: ignore[attr-defined]

@@ -128,15 +128,17 @@ def serve(
         library_dirs=library or None,
         watch_library=watch,
     )
+    if demo and "radio_rules" not in settings.model_fields_set:
+        # 12 artists of 16-second tracks: the strict 3-hour windows would end a station in minutes
+        settings = settings.model_copy(update={"radio_rules": "relaxed"})
     logs.configure(settings.log_level, settings.log_format)
     services = Services.open(settings)
     roots = list(settings.library_dirs)
     if demo:
-        _ensure_demo_account(services)
+        from airwave.core.accounts import credentials
+
+        credentials.ensure_account(services, DEMO_USER, DEMO_PASSWORD, tier="premium")
         roots.append(_ensure_demo_library(settings.data_dir / "demo-library"))
-        if "radio_rules" not in settings.model_fields_set:
-            # 12 artists of 16-second tracks: the strict 3-hour windows would end a station in minutes
-            settings.radio_rules = "relaxed"
     for root in roots:
         if not root.is_dir():
             err.print(f"[red]error:[/red] library folder {root} does not exist")
@@ -225,13 +227,15 @@ def scan(
     data_dir: DataDir = None,
 ) -> None:
     """Scan music folders into the catalogue, then analyse new tracks' sound (both resume when interrupted)."""
+    from airwave.core.services import Services
     from airwave.library.scanner import Scanner
 
     for root in library:
         if not root.is_dir():
             err.print(f"[red]error:[/red] library folder {root} does not exist")
             raise typer.Exit(1)
-    services = _open(data_dir)
+    settings = _settings(data_dir=data_dir, analyze_audio=analyze, analysis_workers=workers or None)
+    services = Services.open(settings)
     try:
         while True:
             with _bar("scan") as update:
@@ -252,9 +256,7 @@ def scan(
             if report.interrupted:
                 err.print("interrupted; run the same command again to finish")
                 raise typer.Exit(130)
-            if analyze is not None:
-                services.settings.analyze_audio = analyze
-            _index(services, workers)
+            _index(services)
             if not watch:
                 return
             from watchfiles import watch as watch_changes
@@ -267,12 +269,10 @@ def scan(
         services.close()
 
 
-def _index(services: Services, workers: int | None) -> None:
+def _index(services: Services) -> None:
     """Sound analysis and the stations' similarity space after a scan, with progress and a summary line."""
     from airwave.core.catalog.library import refresh_similarity
 
-    if workers:
-        services.settings.analysis_workers = workers
     started = time.perf_counter()
     with _bar("index") as update:
         report = refresh_similarity(services, progress=update)
@@ -304,34 +304,6 @@ def demo(
         f"wrote {summary.tracks} tracks by {summary.artists} artists on {summary.albums} albums "
         f"({', '.join(summary.genres)}) to {summary.root}"
     )
-
-
-def _ensure_demo_account(services: Services) -> None:
-    """The demo account exists, is enabled and has the demo password (premium, to show everything)."""
-    from airwave.core.accounts import accounts
-    from airwave.core.accounts.passwords import verify_password
-
-    now = services.clock.now()
-    # hashing and checking happen outside the write transaction
-    with services.database.read() as db:
-        found = accounts.find_listener(db, DEMO_USER)
-    password_hash = None
-    if found is None or not verify_password(found.password_hash, DEMO_PASSWORD):
-        password_hash = accounts.hash_new_password(DEMO_PASSWORD)
-    with services.database.write() as db:
-        listener = accounts.find_listener(db, DEMO_USER)
-        if listener is None:
-            checked = accounts.check_new_listener(
-                services.settings,
-                now,
-                accounts.NewListener(DEMO_USER, DEMO_PASSWORD, tier="premium"),
-                enforce_strength=False,
-            )
-            accounts.create_listener(db, now, checked)
-        else:
-            listener.disabled = False
-            if password_hash is not None:
-                accounts.set_password(db, listener, password_hash)
 
 
 @user_app.command("add")
@@ -461,20 +433,18 @@ def user_passwd(
     ] = False,
     data_dir: DataDir = None,
 ) -> None:
-    """Set a listener's password; their sessions end."""
-    from airwave.core.accounts import accounts
+    """Set a listener's password: their sessions end and outstanding reset links stop working."""
+    from airwave.core.accounts import credentials
 
     password = _read_password(password_stdin)
+    services = _open(data_dir)
     try:
-        password_hash = accounts.hash_new_password(password)
+        credentials.set_password(services, name, password)
+        out.print(f"changed the password of {name}")
     except ApiError as exc:
         raise _fail(exc) from None
-    _change(
-        data_dir,
-        name,
-        "changed the password of",
-        lambda db, who: accounts.set_password(db, who, password_hash),
-    )
+    finally:
+        services.close()
 
 
 @user_app.command("disable")

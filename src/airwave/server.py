@@ -103,13 +103,13 @@ def base_url(settings: Settings, port: int) -> str:
 
 
 def _http_protocol(header_timeout: float, max_connections: int) -> tuple[type | str, Any]:
-    """httptools with guards and zero-copy sends (airwave.zerocopy), else uvicorn's pick.
+    """httptools with guards and zero-copy sends (airwave.api.http.zerocopy), else uvicorn's pick.
 
     httptools comes with uvicorn[standard]; without it uvicorn's h11 protocol serves, still with the
     keep-alive and TLS handshake timeouts but without the head timeout and the connection cap.
     """
     try:
-        from airwave.zerocopy import ConnectionGuard, ZeroCopyHttpToolsProtocol
+        from airwave.api.http.zerocopy import ConnectionGuard, ZeroCopyHttpToolsProtocol
     except ImportError:
         log.warning("httptools is missing: serving without request-head timeout or connection cap")
         return "auto", None

@@ -14,23 +14,21 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import orjson
-from sqlalchemy import select
 from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from airwave.api.audio import AudioRoutes
 from airwave.api.endpoints import registry
+from airwave.api.http.files import ZEROCOPY, OpenFile, open_file, send_file
+from airwave.api.http.headers import request_headers
 from airwave.api.openapi import openapi_document
 from airwave.api.protocol import CSRF_COOKIE, ApiDispatcher, cookie_header, send_error, send_json
-from airwave.audio.files import ZEROCOPY, OpenFile, open_file, send_file
-from airwave.core.accounts import sessions
+from airwave.core.accounts import credentials
+from airwave.core.catalog import art
 from airwave.core.catalog.library import Library, serving_roots
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
-from airwave.library import artwork
-from airwave.library.containment import Roots
-from airwave.store.models import Artwork
 
 access_log = logging.getLogger("airwave.access")
 _ART_PATH = re.compile(r"^/art/((?:mosaic/)?[0-9a-f]{40}(?:-[0-9a-f]{40}){0,3})/(\d{2,4})\.jpg$")
@@ -136,7 +134,7 @@ class AirwaveApp:
         if page is None:
             await send_error(send, ApiError(ErrorCode.NOT_FOUND, "the web player is not installed"))
             return
-        cookies = cookie_parser(_header(scope, b"cookie") or "")
+        cookies = cookie_parser(request_headers(scope).get("cookie") or "")
         extra: list[tuple[bytes, bytes]] = [(b"cache-control", b"no-cache")]
         if not cookies.get(CSRF_COOKIE):
             value = cookie_header(
@@ -171,12 +169,12 @@ class AirwaveApp:
             return
         match = _ART_PATH.match(scope["path"])
         size = int(match.group(2)) if match else 0
-        if match is None or size not in artwork.SIZES:
+        if match is None or size not in art.SIZES:
             await send_error(send, ApiError(ErrorCode.NOT_FOUND, "no such picture"))
             return
         key = match.group(1)
         etag = f'"{hashlib.sha1(key.encode()).hexdigest()[:24]}-{size}"'
-        if _header(scope, b"if-none-match") in (etag, f"W/{etag}", "*"):
+        if request_headers(scope).get("if-none-match") in (etag, f"W/{etag}", "*"):
             await send(
                 {
                     "type": "http.response.start",
@@ -204,43 +202,8 @@ class AirwaveApp:
             await send_error(send, error)
 
     def _open_art(self, key: str, size: int) -> OpenFile | None:
-        path = self._art_file(key, size)
+        path = art.art_file(self.services, self.roots, key, size)
         return open_file(path) if path is not None else None
-
-    def _art_file(self, key: str, size: int) -> Path | None:
-        cache = self.services.settings.data_dir / "cache" / "art"
-        if key.startswith("mosaic/"):
-            return self._mosaic_file(key.removeprefix("mosaic/").split("-"), size, cache)
-        with self.services.database.read() as db:
-            row = db.scalar(select(Artwork).where(Artwork.content_hash == key))
-        if row is None:
-            return None
-        return artwork.resized(
-            cache, row.content_hash, size, row.source_path, row.embedded, self.roots
-        )
-
-    def _mosaic_file(self, hashes: list[str], size: int, cache: Path) -> Path | None:
-        if not 1 <= len(hashes) <= 4:
-            return None
-        with self.services.database.read() as db:
-            rows = {
-                r.content_hash: r
-                for r in db.scalars(select(Artwork).where(Artwork.content_hash.in_(hashes)))
-            }
-        if len(rows) != len(set(hashes)):
-            return None
-        key = hashlib.sha1("-".join(hashes).encode()).hexdigest()
-        done = cache / key[:2] / f"{key}_{size}.jpg"
-        if done.exists():
-            return done
-        covers = [
-            artwork.original_bytes(rows[h].source_path, rows[h].embedded, self.roots)
-            for h in hashes
-        ]
-        made = artwork.mosaic([c for c in covers if c], cache / "mosaics", max(size, 600))
-        if made is None:
-            return None
-        return artwork.resized(cache, key, size, str(made[1]), False, Roots([cache / "mosaics"]))
 
     async def _health(self, scope: Scope, send: Send) -> None:
         try:
@@ -264,15 +227,9 @@ class AirwaveApp:
             await anyio.sleep(self.services.settings.housekeeping_interval)
 
     def _purge(self) -> None:
-        from airwave.core.accounts import anonymous
-
-        now = self.services.clock.now()
-        with self.services.database.write() as db:
-            removed = sessions.purge_expired(db, self.services.settings, now)
+        removed, idle = credentials.purge_expired(self.services)
         if removed:
             access_log.info("expired sessions removed", extra={"count": removed})
-        with self.services.database.write() as db:
-            idle = anonymous.purge_idle(db, self.services.settings, now)
         if idle:
             access_log.info("idle anonymous listeners removed", extra={"count": idle})
 
@@ -281,12 +238,18 @@ async def _send_asset(
     scope: Scope, send: Send, asset: WebAsset, extra: list[tuple[bytes, bytes]], revalidate: bool
 ) -> None:
     headers = [(b"etag", asset.etag.encode()), (b"vary", b"accept-encoding"), *extra]
-    if revalidate and _header(scope, b"if-none-match") in (asset.etag, f"W/{asset.etag}", "*"):
+    if revalidate and request_headers(scope).get("if-none-match") in (
+        asset.etag,
+        f"W/{asset.etag}",
+        "*",
+    ):
         await send({"type": "http.response.start", "status": 304, "headers": headers})
         await send({"type": "http.response.body", "body": b""})
         return
     body = asset.body
-    if asset.gzipped is not None and _accepts_gzip(_header(scope, b"accept-encoding") or ""):
+    if asset.gzipped is not None and _accepts_gzip(
+        request_headers(scope).get("accept-encoding") or ""
+    ):
         body = asset.gzipped
         headers.append((b"content-encoding", b"gzip"))
     headers += [
@@ -328,11 +291,6 @@ def _loggable(path: str) -> str:
     return f"{match.group(1)}{match.group(2)[:8]}..." if match else path[:300]
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
-    values = [v.decode("latin-1") for k, v in scope["headers"] if k.lower() == name]
-    return "; ".join(values) if values else None
-
-
 class AccessLog:
     """Gives every request an id (X-Request-Id in and out) and logs one structured line for it."""
 
@@ -344,7 +302,7 @@ class AccessLog:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        incoming = _header(scope, b"x-request-id")
+        incoming = request_headers(scope).get("x-request-id")
         request_id = incoming if incoming and _REQUEST_ID.match(incoming) else secrets.token_hex(8)
         state: dict[str, Any] = scope.setdefault("state", {})
         state["request_id"] = request_id

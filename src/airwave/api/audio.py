@@ -19,17 +19,17 @@ import anyio.to_thread
 import orjson
 from starlette.types import Message, Receive, Scope, Send
 
-from airwave.api.protocol import read_body, request_id_of, send_error, send_json
-from airwave.audio import cache
-from airwave.audio.cache import CacheFull, Job, TranscodeCache
-from airwave.audio.files import (
+from airwave.api.http.files import (
     Incomplete,
     OpenFile,
     open_file,
-    request_headers,
     send_file,
     send_growing,
 )
+from airwave.api.http.headers import request_headers
+from airwave.api.protocol import read_body, request_id_of, send_error, send_json
+from airwave.audio import cache
+from airwave.audio.cache import CacheFull, Job, TranscodeCache
 from airwave.audio.formats import PROFILES, original_content_type
 from airwave.audio.signing import AudioGrant, ReceiptGrant
 from airwave.audio.transcode import TranscodeError

@@ -15,17 +15,16 @@ from typing import Any
 import anyio.to_thread
 import orjson
 from pydantic import BaseModel, ValidationError
-from sqlalchemy.orm import Session
 from starlette.requests import cookie_parser
 from starlette.types import Receive, Scope, Send
 
+from airwave.api.http.headers import request_headers
 from airwave.api.registry import Endpoint, Registry
 from airwave.config import Settings
 from airwave.core.accounts import sessions
+from airwave.core.entities import AuthSession, Listener, Session
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
-from airwave.store.db import contention_error
-from airwave.store.models import AuthSession, Listener
 
 log = logging.getLogger("airwave.api")
 
@@ -164,7 +163,7 @@ class ApiDispatcher:
         except ApiError as error:
             await send_error(send, error)
         except Exception as exc:
-            busy = contention_error(exc)
+            busy = self.services.busy_error(exc)
             if busy is not None:
                 log.warning("database busy", extra={"request_id": request_id_of(scope)})
                 await send_error(send, busy)
@@ -185,7 +184,7 @@ class ApiDispatcher:
                 allow="POST",
             )
         endpoint = self._route(scope["path"])
-        headers = _headers(scope)
+        headers = request_headers(scope)
         cookies = cookie_parser(headers.get("cookie", ""))
         _check_csrf(headers.get("x-csrftoken"), cookies.get(CSRF_COOKIE))
         if endpoint.enabled is not None and not endpoint.enabled(self.services.settings):
@@ -281,15 +280,6 @@ def _base_url(scope: Scope, headers: dict[str, str]) -> str:
         server = scope.get("server") or ("127.0.0.1", 80)
         host = f"{server[0]}:{server[1]}"
     return f"{scope.get('scheme', 'http')}://{host}"
-
-
-def _headers(scope: Scope) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for raw_name, raw_value in scope["headers"]:
-        name = raw_name.decode("latin-1").lower()
-        value = raw_value.decode("latin-1")
-        out[name] = f"{out[name]}; {value}" if name == "cookie" and name in out else value
-    return out
 
 
 def _check_csrf(header: str | None, cookie: str | None) -> None:

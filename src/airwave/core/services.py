@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from airwave.audio.signing import UrlSigner
 from airwave.config import Settings
 from airwave.core.clock import Clock
-from airwave.store.db import Database
+from airwave.errors import ApiError
+from airwave.store.db import Database, contention_error
 from airwave.store.private import private_dir
 
 
@@ -32,6 +33,11 @@ class Services:
         database.migrate()
         signer = UrlSigner.open(settings.data_dir, grace_seconds=settings.url_key_grace)
         return cls(settings, database, clock or Clock(), signer)
+
+    @staticmethod
+    def busy_error(exc: BaseException) -> ApiError | None:
+        """The answer for an exception that means the database is too busy (a lock wait ran out)."""
+        return contention_error(exc)
 
     def close(self) -> None:
         self.database.dispose()

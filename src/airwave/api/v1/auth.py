@@ -8,10 +8,9 @@ from airwave.api.protocol import Call
 from airwave.api.registry import registry
 from airwave.api.schemas import Empty, EmptyResponse, RequestModel, ResponseModel
 from airwave.config import Settings
-from airwave.core.accounts import accounts, sessions
-from airwave.core.radio import stations
-from airwave.errors import ApiError, ErrorCode
-from airwave.store.models import Listener
+from airwave.core.accounts import accounts, credentials
+from airwave.core.entities import Listener
+from airwave.errors import ErrorCode
 
 
 class Flags(ResponseModel):
@@ -79,10 +78,13 @@ def listener_config(
     )
 
 
-def issue_listener_object(
-    call: Call, issued: sessions.Issued, station_count: int
-) -> ListenerObject:
+def client_of(call: Call) -> credentials.Client:
+    return credentials.Client(call.client, call.user_agent, call.device_cookie)
+
+
+def issue_listener_object(call: Call, signed_in: credentials.SignedIn) -> ListenerObject:
     """Shape a fresh session as the listener object and set the session cookie."""
+    issued, station_count = signed_in.issued, signed_in.station_count
     listener, session = issued.listener, issued.session
     call.start_session_cookie(
         issued.cookie, session.timeout_seconds if session.keep_logged_in else None
@@ -142,37 +144,22 @@ class LoginRequest(RequestModel):
 )
 def login(call: Call, req: LoginRequest) -> ListenerObject:
     """Log in with username and password, or resume a session; sets the session cookie."""
-    services, now = call.services, call.now()
-    if req.existing_auth_token and not req.password:
-        with services.database.write() as db:
-            issued = sessions.resume_session(db, now, req.existing_auth_token, req.username)
-            count = stations.count_stations(db, issued.listener.id)
-            return issue_listener_object(call, issued, count)
-    if not req.username:
-        raise ApiError(ErrorCode.INVALID_REQUEST, "username: field required")
-    if not req.password:
-        raise ApiError(ErrorCode.INVALID_REQUEST, "password: field required")
-    issued = sessions.login(
-        services.database,
-        services.settings,
-        now,
+    signed_in = credentials.log_in(
+        call.services,
         username=req.username,
         password=req.password,
         keep_logged_in=req.keep_logged_in,
-        address=call.client,
-        user_agent=call.user_agent,
-        device_cookie=call.device_cookie,
+        existing_auth_token=req.existing_auth_token,
+        client=client_of(call),
     )
-    count = stations.count_stations(call.reader(), issued.listener.id)
-    return issue_listener_object(call, issued, count)
+    return issue_listener_object(call, signed_in)
 
 
 @registry.endpoint("auth/logout", request=Empty, response=EmptyResponse)
 def logout(call: Call, req: Empty) -> EmptyResponse:
     """End this session: the token stops working at once and the session cookie is cleared."""
     assert call.session is not None
-    with call.services.database.write() as db:
-        sessions.end_session(db, call.session.id)
+    credentials.log_out(call.services, call.session)
     call.clear_session_cookie()
     return EmptyResponse()
 
@@ -196,19 +183,9 @@ class LogoutAllRequest(RequestModel):
 )
 def logout_all(call: Call, req: LogoutAllRequest) -> EmptyResponse:
     """End every session of the account."""
-    listener = call.require_listener()
-    now = call.now()
-    sessions.reauthenticate(
-        call.services.database,
-        call.settings,
-        now,
-        listener,
-        req.current_password,
-        call.client,
-        call.device_cookie,
+    credentials.log_out_everywhere(
+        call.services, call.require_listener(), req.current_password, client_of(call)
     )
-    with call.services.database.write() as db:
-        sessions.end_other_sessions(db, listener.id, None)
     call.clear_session_cookie()
     return EmptyResponse()
 
@@ -232,19 +209,6 @@ def logout_all(call: Call, req: LogoutAllRequest) -> EmptyResponse:
 )
 def anonymous_login(call: Call, req: Empty) -> ListenerObject:
     """Listen without an account."""
-    from airwave.core.accounts import anonymous
-
-    now = call.now()
-    password_hash = anonymous.unusable_password_hash()
-    with call.services.database.write() as db:
-        listener = anonymous.create(db, call.settings, now, call.client, password_hash)
-        issued = sessions.start_session(
-            db,
-            call.settings,
-            now,
-            listener,
-            keep_logged_in=False,
-            address=call.client,
-            user_agent=call.user_agent,
-        )
-        return issue_listener_object(call, issued, 0)
+    return issue_listener_object(
+        call, credentials.log_in_anonymously(call.services, client_of(call))
+    )

@@ -7,10 +7,10 @@ from pydantic import Field
 from airwave.api.protocol import Call
 from airwave.api.registry import registry
 from airwave.api.schemas import EmptyResponse, RequestModel, ResponseModel, Timestamp
-from airwave.api.v1.auth import ListenerObject, issue_listener_object
-from airwave.core.accounts import accounts, sessions, throttle
-from airwave.errors import ApiError, ErrorCode
-from airwave.store.models import Listener
+from airwave.api.v1.auth import ListenerObject, client_of, issue_listener_object
+from airwave.core.accounts import accounts, credentials, resets
+from airwave.core.entities import Listener
+from airwave.errors import ErrorCode
 
 
 class RegisterRequest(RequestModel):
@@ -52,34 +52,18 @@ class RegisterRequest(RequestModel):
 )
 def register(call: Call, req: RegisterRequest) -> ListenerObject:
     """Create an account and log it in."""
-    services, now = call.services, call.now()
-    checked = accounts.check_new_listener(  # validates and hashes before the write lock is taken
-        services.settings,
-        now,
-        accounts.NewListener(
-            username=req.username,
-            password=req.password,
-            birth_year=req.birth_year,
-            zip_code=req.zip_code,
-            gender=req.gender,
-            email_opt_out=req.email_opt_out,
-        ),
+    new = accounts.NewListener(
+        username=req.username,
+        password=req.password,
+        birth_year=req.birth_year,
+        zip_code=req.zip_code,
+        gender=req.gender,
+        email_opt_out=req.email_opt_out,
     )
-    with services.database.write() as db:
-        listener = accounts.create_listener(db, now, checked)
-        issued = sessions.start_session(
-            db,
-            services.settings,
-            now,
-            listener,
-            keep_logged_in=req.keep_logged_in,
-            address=call.client,
-            user_agent=call.user_agent,
-        )
-        issued.device_cookie = throttle.device_cookie(
-            services.settings, now, listener.id, call.device_cookie
-        )
-        return issue_listener_object(call, issued, 0)
+    signed_in = credentials.register(
+        call.services, new, keep_logged_in=req.keep_logged_in, client=client_of(call)
+    )
+    return issue_listener_object(call, signed_in)
 
 
 class TiredRequest(RequestModel):
@@ -286,20 +270,10 @@ def settings_response(call: Call, listener: Listener) -> SettingsResponse:
 )
 def update_settings(call: Call, req: UpdateSettingsRequest) -> SettingsResponse:
     """Read the listener's settings, or change any of them."""
-    listener = call.require_listener()
     given = {
         _SETTINGS[name]: getattr(req, name) for name in req.model_fields_set if name in _SETTINGS
     }
-    if not given:
-        return settings_response(call, listener)
-    now = call.now()
-    clean = accounts.validate_settings(call.settings, now, given)
-    pin_checked = False
-    if accounts.needs_pin(listener, clean):
-        accounts.verify_pin(call.services.database, call.settings, now, listener.id, req.pin)
-        pin_checked = True
-    with call.write() as db:
-        row = accounts.apply_settings(db, listener.id, clean, pin_checked=pin_checked)
+    row = credentials.update_settings(call.services, call.require_listener(), given, req.pin)
     return settings_response(call, row)
 
 
@@ -332,32 +306,14 @@ class SetPinRequest(RequestModel):
 )
 def set_explicit_pin(call: Call, req: SetPinRequest) -> EmptyResponse:
     """Lock the explicit filter with a PIN."""
-    listener = call.require_listener()
-    accounts.check_pin_format(req.pin)
-    now = call.now()
-    if listener.explicit_pin_hash is not None:
-        if req.current_password is not None:
-            sessions.reauthenticate(
-                call.services.database,
-                call.settings,
-                now,
-                listener,
-                req.current_password,
-                call.client,
-                call.device_cookie,
-            )
-        else:
-            accounts.verify_pin(
-                call.services.database,
-                call.settings,
-                now,
-                listener.id,
-                req.current_pin,
-                field="currentPin",
-            )
-    pin_hash = accounts.hash_pin(req.pin)
-    with call.write() as db:
-        accounts.set_explicit_pin(db, listener.id, pin_hash)
+    credentials.set_explicit_pin(
+        call.services,
+        call.require_listener(),
+        req.pin,
+        current_pin=req.current_pin,
+        current_password=req.current_password,
+        client=client_of(call),
+    )
     return EmptyResponse()
 
 
@@ -404,51 +360,20 @@ class UpdateAccountRequest(RequestModel):
 )
 def update_account(call: Call, req: UpdateAccountRequest) -> ListenerObject:
     """Change username, password or explicit filter after re-entering the password."""
-    from airwave.core.accounts import resets
-    from airwave.core.radio import stations
-
-    listener = call.require_listener()
-    session = call.session
-    assert session is not None
-    if accounts.username_key(req.current_username) != listener.username_key:
-        raise ApiError(
-            ErrorCode.USER_NOT_AUTHORIZED, "currentUsername is not the username of this account"
-        )
-    now = call.now()
-    sessions.reauthenticate(
-        call.services.database,
-        call.settings,
-        now,
-        listener,
-        req.current_password,
-        call.client,
-        call.device_cookie,
-    )
-    password_hash = accounts.check_account_changes(
-        call.reader(),
-        call.settings,
-        listener,
+    assert call.session is not None and call.auth_token is not None
+    signed_in = credentials.update_account(
+        call.services,
+        call.require_listener(),
+        call.session,
+        call.auth_token,
+        current_username=req.current_username,
+        current_password=req.current_password,
         new_username=req.new_username,
         new_password=req.new_password,
+        explicit_filter=req.enable_explicit_content_filter,
+        client=client_of(call),
     )
-    with call.write() as db:
-        row, password_changed = accounts.update_account(
-            db,
-            now,
-            listener.id,
-            new_username=req.new_username,
-            new_password_hash=password_hash,
-            explicit_filter=req.enable_explicit_content_filter,
-        )
-        if password_changed:
-            sessions.end_other_sessions(db, listener.id, session.id)
-            resets.retire_all(db, listener.id, now)
-        renewed, cookie = sessions.renew_cookie(db, session.id, now)
-        count = stations.count_stations(db, listener.id)
-        assert call.auth_token is not None
-        return issue_listener_object(
-            call, sessions.Issued(row, renewed, call.auth_token, cookie, is_new=False), count
-        )
+    return issue_listener_object(call, signed_in)
 
 
 class DeleteListenerRequest(RequestModel):
@@ -472,18 +397,9 @@ class DeleteListenerRequest(RequestModel):
 )
 def delete_listener(call: Call, req: DeleteListenerRequest) -> EmptyResponse:
     """Delete the caller's account and all its data."""
-    listener = call.require_listener()
-    sessions.reauthenticate(
-        call.services.database,
-        call.settings,
-        call.now(),
-        listener,
-        req.current_password,
-        call.client,
-        call.device_cookie,
+    credentials.delete_account(
+        call.services, call.require_listener(), req.current_password, client_of(call)
     )
-    with call.write() as db:
-        accounts.delete_listener(db, listener)
     call.clear_session_cookie()
     return EmptyResponse()
 
@@ -517,14 +433,7 @@ class EmailPasswordRequest(RequestModel):
 )
 def email_password(call: Call, req: EmailPasswordRequest) -> EmptyResponse:
     """Mail a password reset link."""
-    from airwave.core.accounts import mail, resets
-
-    with call.write() as db:
-        outgoing = resets.request_reset(
-            db, call.settings, call.now(), req.username, call.client, call.base_url
-        )
-    if outgoing is not None:
-        mail.send_later(call.settings, outgoing.message, "password reset")
+    resets.mail_reset_link(call.services, req.username, call.client, call.base_url)
     return EmptyResponse()
 
 
@@ -549,7 +458,6 @@ An unknown token: `NOT_FOUND`. A token already used, replaced by a newer request
 )
 def validate_password_reset_token(call: Call, req: ResetTokenRequest) -> EmptyResponse:
     """Check a password reset token from a mail."""
-    from airwave.core.accounts import resets
 
     resets.check_token(call.reader(), call.now(), req.token)
     return EmptyResponse()
@@ -577,12 +485,5 @@ class ResetPasswordRequest(RequestModel):
 )
 def reset_password(call: Call, req: ResetPasswordRequest) -> EmptyResponse:
     """Choose a new password with a reset token."""
-    from airwave.core.accounts import resets
-
-    now = call.now()
-    password_hash = resets.hash_for_reset(
-        call.reader(), call.settings, now, req.token, req.new_password
-    )
-    with call.write() as db:
-        resets.reset_password(db, now, req.token, password_hash)
+    credentials.reset_password(call.services, req.token, req.new_password)
     return EmptyResponse()

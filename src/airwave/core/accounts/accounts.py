@@ -17,7 +17,6 @@ from airwave.core.accounts import passwords, throttle
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.db import Database
 from airwave.store.models import (
-    AuthSession,
     Base,
     Bookmark,
     Feedback,
@@ -211,12 +210,6 @@ def hash_new_password(password: str) -> str:
     if not password:
         raise ApiError(ErrorCode.INVALID_PASSWORD, "password must not be empty")
     return passwords.hash_password(password)
-
-
-def set_password(db: Session, listener: Listener, password_hash: str) -> None:
-    """New password (hashed by hash_new_password); every session of the listener ends with it."""
-    listener.password_hash = password_hash
-    db.execute(delete(AuthSession).where(AuthSession.listener_id == listener.id))
 
 
 def set_disabled(db: Session, listener: Listener, disabled: bool) -> None:
@@ -481,17 +474,12 @@ def _check_name_free(db: Session, name: str, own_key: str) -> None:
 
 
 def update_account(
-    db: Session,
-    now: datetime,
-    listener_id: int,
-    *,
-    new_username: str | None,
-    new_password_hash: str | None,
-    explicit_filter: bool | None,
-) -> tuple[Listener, bool]:
-    """Rename, new password, explicit filter (checked by check_account_changes); True: new password.
+    db: Session, listener_id: int, *, new_username: str | None, explicit_filter: bool | None
+) -> Listener:
+    """Rename and explicit filter (checked by check_account_changes); the locked row.
 
-    The caller has re-authenticated with the account password, which outranks the explicit filter PIN.
+    The caller has re-authenticated with the account password, which outranks the explicit filter
+    PIN. A new password goes through credentials.change_password.
     """
     row = _locked(db, listener_id)
     if new_username is not None:
@@ -509,11 +497,7 @@ def update_account(
                 ) from exc
     if explicit_filter is not None:
         row.explicit_filter = explicit_filter
-    if new_password_hash is not None:
-        row.password_hash = new_password_hash
-        row.password_changed_at = now
-        throttle.forget_name(db, row.username_key)
-    return row, new_password_hash is not None
+    return row
 
 
 def delete_listener(db: Session, listener: Listener) -> None:

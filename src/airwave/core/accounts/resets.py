@@ -15,8 +15,9 @@ from sqlalchemy.orm import Session
 from airwave.config import Settings
 from airwave.core.accounts import mail, passwords, throttle
 from airwave.core.accounts.accounts import find_listener, mail_address, username_key
+from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
-from airwave.store.models import AuthSession, Listener, PasswordReset
+from airwave.store.models import Listener, PasswordReset
 
 log = logging.getLogger("airwave.resets")
 
@@ -104,6 +105,19 @@ def request_reset(
     return ResetMail(to, _message(settings, listener, to, token, base_url, lifetime))
 
 
+def mail_reset_link(services: Services, username: str, address: str | None, base_url: str) -> None:
+    """listener/emailPassword: count the request and, when the account has an address, mail a link.
+
+    The mail goes out in the background: a slow or dead mail server never delays the answer.
+    """
+    with services.database.write() as db:
+        outgoing = request_reset(
+            db, services.settings, services.clock.now(), username, address, base_url
+        )
+    if outgoing is not None:
+        mail.send_later(services.settings, outgoing.message, "password reset")
+
+
 def _message(
     settings: Settings, listener: Listener, to: str, token: str, base_url: str, lifetime: int
 ) -> EmailMessage:
@@ -159,7 +173,7 @@ def hash_for_reset(
 ) -> str:
     """Check the token and the new password's strength on a read session; the new password's hash.
 
-    Hashing is slow, so it happens here, before reset_password opens the write transaction.
+    Hashing is slow, so it happens here, before the write transaction of the change.
     """
     reset = check_token(db, now, token)
     listener = db.get(Listener, reset.listener_id)
@@ -169,20 +183,15 @@ def hash_for_reset(
     return passwords.hash_password(new_password)
 
 
-def reset_password(db: Session, now: datetime, token: str, password_hash: str) -> Listener:
-    """Set the hash_for_reset password: the token is spent, sessions end, throttling is lifted."""
+def holder(db: Session, now: datetime, token: str) -> Listener:
+    """The listener a usable token belongs to, locked for the password change that spends it."""
     reset = check_token(db, now, token, for_update=True)
     listener = db.get(Listener, reset.listener_id, with_for_update=True, populate_existing=True)
     if listener is None:  # cannot happen while the foreign key cascades; kept for a clear answer
         raise ApiError(ErrorCode.NOT_FOUND, "unknown password reset token")
-    listener.password_hash = password_hash
-    listener.password_changed_at = now
-    _retire(db, listener.id, now)
-    db.execute(delete(AuthSession).where(AuthSession.listener_id == listener.id))
-    throttle.forget_name(db, listener.username_key)
     return listener
 
 
 def retire_all(db: Session, listener_id: int, now: datetime) -> None:
-    """A password change elsewhere (listener/updateAccount) makes outstanding reset links useless."""
+    """A new password (credentials.change_password) makes outstanding reset links useless."""
     _retire(db, listener_id, now)

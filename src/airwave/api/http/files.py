@@ -1,7 +1,7 @@
 """Serving bytes from files over ASGI: validators, 304/206/416, zero-copy when the server offers it.
 
 A complete file goes out through the ASGI `http.response.zerocopysend` extension (os.sendfile in
-airwave.zerocopy) when the server advertises it, else in bounded chunks read by worker threads; memory
+airwave.api.http.zerocopy) when the server advertises it, else in bounded chunks read by worker threads; memory
 stays flat whatever the file size. A file still being written (a transcode in progress) is streamed as
 it grows, with chunked transfer coding, until its writer says it is complete.
 """
@@ -17,7 +17,8 @@ import anyio
 import anyio.to_thread
 from starlette.types import Receive, Scope, Send
 
-from airwave.audio.ranges import (
+from airwave.api.http.headers import request_headers
+from airwave.api.http.ranges import (
     RangeNotSatisfiable,
     file_etag,
     http_date,
@@ -57,15 +58,6 @@ def open_file(path: str | os.PathLike[str]) -> OpenFile | None:
         os.close(fd)
         return None
     return OpenFile(fd, st.st_size, st.st_mtime_ns)
-
-
-def request_headers(scope: Scope) -> dict[str, str]:
-    """Lower-case request headers; repeated ones joined with commas."""
-    out: dict[str, str] = {}
-    for raw_name, raw_value in scope["headers"]:
-        name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
-        out[name] = f"{out[name]}, {value}" if name in out else value
-    return out
 
 
 async def send_file(
