@@ -1,0 +1,119 @@
+"""Shared by the commands: console output, settings, opening the instance, progress bars."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+
+from airwave.config import Settings, load_settings
+from airwave.errors import ApiError
+
+if TYPE_CHECKING:  # imported lazily: worker processes re-import the CLI and need none of it
+    from datetime import datetime
+
+    from airwave.core.services import Services
+
+
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+
+
+DataDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--data-dir",
+        help="Instance data directory [default: $AIRWAVE_DATA_DIR or a per-user directory]",
+    ),
+]
+
+
+ConfigFile = Annotated[Path | None, typer.Option("--config", help="TOML settings file")]
+
+
+def settings_from(**overrides: object) -> Settings:
+    try:
+        return load_settings(**overrides)
+    except (ValidationError, ValueError) as exc:
+        err.print(f"[red]Invalid settings:[/red] {exc}")
+        raise typer.Exit(2) from None
+
+
+def open_services(data_dir: Path | None, config: Path | None = None) -> Services:
+    from airwave.core.services import Services
+
+    return Services.open(settings_from(data_dir=data_dir, config_file=config))
+
+
+def fail(exc: ApiError) -> typer.Exit:
+    err.print(f"[red]error:[/red] {exc.message}")
+    return typer.Exit(1)
+
+
+def read_password(from_stdin: bool, confirm: bool = True) -> str:
+    if from_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = typer.prompt("Password", hide_input=True, confirmation_prompt=confirm)
+    if not password:
+        err.print("[red]error:[/red] the password is empty")
+        raise typer.Exit(1)
+    return password
+
+
+@contextmanager
+def progress(label: str) -> Iterator[Callable[[str, int, int], None]]:
+    """A Rich progress bar fed by (stage, done, total) callbacks; quiet when not on a terminal."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+    ) as progress:
+        task = progress.add_task(label, total=None)
+
+        def update(stage: str, done: int, total: int) -> None:
+            progress.update(
+                task, description=f"{label}: {stage}", completed=done, total=total or None
+            )
+
+        yield update
+
+
+def human_bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+def instant(text: str, option: str) -> datetime:
+    from datetime import datetime
+
+    try:
+        value = datetime.fromisoformat(text.strip())
+    except ValueError:
+        err.print(
+            f"[red]error:[/red] {option} {text!r} is not a date (YYYY-MM-DD) or an ISO 8601 time"
+        )
+        raise typer.Exit(2) from None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value

@@ -1,0 +1,102 @@
+"""`airwave scan`: scan music folders into the catalogue, then analyse and index their sound."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from airwave.cli.common import (
+    DataDir,
+    err,
+    out,
+    progress,
+    settings_from,
+)
+
+if TYPE_CHECKING:  # imported lazily: worker processes re-import the CLI and need none of it
+    from airwave.core.services import Services
+
+
+def scan(
+    library: Annotated[list[Path], typer.Option("--library", help="Music folder (repeatable)")],
+    full: Annotated[
+        bool, typer.Option("--full", help="Re-read every file, not only new and changed ones")
+    ] = False,
+    watch: Annotated[
+        bool, typer.Option("--watch", help="Keep running and rescan on changes")
+    ] = False,
+    workers: Annotated[
+        int | None, typer.Option(help="Worker processes [default: one per core]")
+    ] = None,
+    analyze: Annotated[
+        bool | None,
+        typer.Option(
+            "--analyze/--no-analyze",
+            help="Compute sound profiles for stations [default: setting analyze_audio]",
+        ),
+    ] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Scan music folders into the catalogue, then analyse new tracks' sound (both resume when interrupted)."""
+    from airwave.core.services import Services
+    from airwave.library.scanner import Scanner
+
+    for root in library:
+        if not root.is_dir():
+            err.print(f"[red]error:[/red] library folder {root} does not exist")
+            raise typer.Exit(1)
+    settings = settings_from(
+        data_dir=data_dir, analyze_audio=analyze, analysis_workers=workers or None
+    )
+    services = Services.open(settings)
+    try:
+        while True:
+            with progress("scan") as update:
+                report = Scanner(
+                    services.database,
+                    now=services.clock.now,
+                    workers=workers or None,
+                    progress=update,
+                ).scan(library, full=full)
+            for path, message in report.errors:
+                err.print(f"[yellow]skipped[/yellow] {path}: {message}")
+            out.print(
+                f"{report.files_seen} files in {report.seconds:.2f} s ({report.files_per_second:.0f} files/s): "
+                f"{report.added} added, {report.updated} updated, {report.moved} moved, {report.removed} removed, "
+                f"{report.unchanged} unchanged, {len(report.errors)} skipped ({report.known_bad} known unreadable); "
+                f"{report.tags_read} tag reads"
+            )
+            if report.interrupted:
+                err.print("interrupted; run the same command again to finish")
+                raise typer.Exit(130)
+            _index(services)
+            if not watch:
+                return
+            from watchfiles import watch as watch_changes
+
+            for _ in watch_changes(*[str(r) for r in library], debounce=1500):
+                break
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    finally:
+        services.close()
+
+
+def _index(services: Services) -> None:
+    """Sound analysis and the stations' similarity space after a scan, with progress and a summary line."""
+    from airwave.core.catalog.library import refresh_similarity
+
+    started = time.perf_counter()
+    with progress("index") as update:
+        report = refresh_similarity(services, progress=update)
+    if report is not None and (report.analysed or report.failed):
+        out.print(
+            f"analysed {report.analysed} tracks in {report.seconds:.2f} s "
+            f"({report.tracks_per_cpu_second:.1f} tracks per CPU-second), {report.failed} not analysable; "
+            f"similarity index ready in {time.perf_counter() - started:.2f} s"
+        )
+    else:
+        out.print(f"similarity index ready in {time.perf_counter() - started:.2f} s")
