@@ -73,7 +73,8 @@ def serve(data_dir: Path, access_log: bool) -> None:
 
         return app
 
-    # server.run builds its app with create_app(services, library); wrapping that one call keeps every
+    # server.run builds its app with create_app(services, library); wrapping that one call keeps
+    # every
     # uvicorn setting identical to production. The parent checks that /bare answers.
     server.create_app = lambda services, *rest: with_bare(api_app.create_app(services, *rest))
 
@@ -347,7 +348,8 @@ def main() -> None:
             f"wrk ({wrk}, 1 thread)" if use_wrk else "python-asyncio (wrk not found or not chosen)"
         )
         print(
-            f"config loadgen={loadgen} server=uvicorn via airwave.server.run (1 process, subprocess) "
+            f"config loadgen={loadgen} server=uvicorn via airwave.server.run (1 process, "
+            "subprocess) "
             f"db=sqlite(tmp) access_log={'on (production default)' if args.access_log else 'OFF'} "
             f"duration_s={args.duration:g} warmup_s={args.warmup:g} cpus={os.cpu_count()}",
             flush=True,
@@ -361,7 +363,8 @@ def main() -> None:
                 r = results[name] = measure(path, conns, args.duration)
                 errors = f" errors={r.errors}" if r.errors else ""
                 print(
-                    f"{name} conns={conns} rps={r.rps:.0f} p50_ms={r.p50_ms:.2f} p99_ms={r.p99_ms:.2f} "
+                    f"{name} conns={conns} rps={r.rps:.0f} p50_ms={r.p50_ms:.2f} "
+                    f"p99_ms={r.p99_ms:.2f} "
                     f"requests={r.requests}{errors}",
                     flush=True,
                 )
@@ -384,7 +387,8 @@ def main() -> None:
         )
         if server.process is not None and server.process.poll() is not None:
             print(
-                f"warning: server exited early (code {server.process.returncode}); log:\n{tail(log_file)}",
+                f"warning: server exited early (code {server.process.returncode}); "
+                f"log:\n{tail(log_file)}",
                 flush=True,
             )
     except KeyboardInterrupt:

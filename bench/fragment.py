@@ -1,24 +1,27 @@
-"""Station engine latency: v1/playlist/getFragment over real HTTP on catalogues of 10k, 100k and 1M tracks.
+"""Station engine latency: v1/playlist/getFragment over real HTTP on catalogues of 10k, 100k and 1M
+tracks.
 
-For each size a synthetic catalogue is built once (artists ~N/12, albums ~N/10, 60 genres, 1-2 genres per
-track, 37 sound features with cluster structure: 200 centroids, one per artist, plus noise) with SQLAlchemy
-Core bulk inserts, and its neighbour table by the real code path, `space.build` (timed step by step; above
-40k tracks that is the approximate k-means search). Built catalogues are cached (default
-/tmp/airwave-bench-fragment) and copied into a fresh data dir for every run.
+For each size a synthetic catalogue is built once (artists ~N/12, albums ~N/10, 60 genres, 1-2
+genres per track, 37 sound features with cluster structure: 200 centroids, one per artist, plus
+noise) with SQLAlchemy Core bulk inserts, and its neighbour table by the real code path,
+`space.build` (timed step by step; above 40k tracks that is the approximate k-means search). Built
+catalogues are cached (default /tmp/airwave-bench-fragment) and copied into a fresh data dir for
+every run.
 
-Then `airwave serve` runs as a child process (SQLite, strict radio rules, access log on as in production,
-AIRWAVE_FRAGMENT_LIMIT lifted), one plus-tier listener creates the stations from artist, track and genre
-seeds over the API and thumbs tracks of their fragments up and down, and one keep-alive client asks for
-fragments round-robin over the stations, one request at a time: latency, not throughput. The client's
-figure is the one that counts; the server's own time per request (from its access log) is shown beside it.
+Then `airwave serve` runs as a child process (SQLite, strict radio rules, access log on as in
+production, AIRWAVE_FRAGMENT_LIMIT lifted), one plus-tier listener creates the stations from artist,
+track and genre seeds over the API and thumbs tracks of their fragments up and down, and one
+keep-alive client asks for fragments round-robin over the stations, one request at a time: latency,
+not throughput. The client's figure is the one that counts; the server's own time per request (from
+its access log) is shown beside it.
 
     .venv/bin/python bench/fragment.py [--sizes 10000,100000,1000000] [--requests 1000] [--profile]
 
---profile samples the server with py-spy in an extra pass after the measured one (never during it) and the
-similarity build while it runs (py-spy needs ptrace rights: root, or kernel.yama.ptrace_scope=0), and prints
-where the time goes. A catalogue is rebuilt when space.py changes, and with --rebuild. Prints one line per figure and
-p50(largest)/p50(smallest) measured in the same run; never asserts. Targets (issue): p99 < 25 ms at every
-size and p50(1M)/p50(10k) < 2.
+--profile samples the server with py-spy in an extra pass after the measured one (never during it)
+and the similarity build while it runs (py-spy needs ptrace rights: root, or
+kernel.yama.ptrace_scope=0), and prints where the time goes. A catalogue is rebuilt when space.py
+changes, and with --rebuild. Prints one line per figure and p50(largest)/p50(smallest) measured in
+the same run; never asserts. Targets (issue): p99 < 25 ms at every size and p50(1M)/p50(10k) < 2.
 """
 
 from __future__ import annotations
@@ -64,7 +67,8 @@ UPS, DOWNS = 10, 5
 DEFAULT_CACHE = Path(tempfile.gettempdir()) / "airwave-bench-fragment"
 
 
-# --------------------------------------------------------------------------- the synthetic catalogue
+# --------------------------------------------------------------------------- the synthetic
+# catalogue
 
 
 def _batches(n: int, size: int) -> Iterator[tuple[int, int]]:
@@ -74,7 +78,8 @@ def _batches(n: int, size: int) -> Iterator[tuple[int, int]]:
 
 @dataclass
 class Shape:
-    """Who made what: album -> artist, track -> album (contiguous, as a scan inserts), genres, sound clusters."""
+    """Who made what: album -> artist, track -> album (contiguous, as a scan inserts), genres,
+    sound clusters."""
 
     tracks: int
     artists: int
@@ -118,7 +123,8 @@ class Shape:
 
 
 def insert_catalogue(database: Any, n: int, seed: int, batch: int = 20_000) -> dict[str, float]:
-    """Bulk-insert the synthetic catalogue (SQLAlchemy Core executemany); seconds per table group."""
+    """Bulk-insert the synthetic catalogue (SQLAlchemy Core executemany); seconds per table
+    group."""
     from sqlalchemy import insert
 
     from airwave.library.analysis import FEATURE_DIM, PROFILE_VERSION
@@ -253,7 +259,8 @@ def insert_catalogue(database: Any, n: int, seed: int, batch: int = 20_000) -> d
     return seconds
 
 
-# the functions of space.build timed one by one (build calls them through the module, so wrapping works)
+# the functions of space.build timed one by one (build calls them through the module, so wrapping
+# works)
 BUILD_STEPS = (
     "signature",
     "load_catalogue",
@@ -399,7 +406,8 @@ def read_stacks(path: Path) -> list[tuple[list[str], int]]:
 
 
 def _frame_matches(frame: str, pattern: str) -> bool:
-    """'file.py:Class.function' (or several joined by '|') matches the py-spy frame 'Class.function (file.py:line)'."""
+    """'file.py:Class.function' (or several joined by '|') matches the py-spy frame
+    'Class.function (file.py:line)'."""
     for one in pattern.split("|"):
         file_part, _, func = one.rpartition(":")
         if frame.startswith(func + " (") and (not file_part or f"{file_part}:" in frame):
@@ -460,7 +468,8 @@ FRAGMENT_PARTS = (
 )
 
 
-# --------------------------------------------------------------------------- the server and its client
+# --------------------------------------------------------------------------- the server and its
+# client
 
 
 def start_server(data_dir: Path, log: Path, rules: str) -> Server:
@@ -487,7 +496,8 @@ class ApiError(RuntimeError):
 
 
 class Client:
-    """One keep-alive HTTP/1.1 connection speaking the protocol (CSRF cookie + header, X-AuthToken)."""
+    """One keep-alive HTTP/1.1 connection speaking the protocol (CSRF cookie + header,
+    X-AuthToken)."""
 
     def __init__(self, base: str) -> None:
         import httpx
@@ -569,7 +579,8 @@ def station_seeds(size: int, count: int, rng: random.Random) -> list[str]:
 
 
 def set_up_stations(client: Client, seeds: list[str]) -> tuple[list[str], dict[str, float]]:
-    """Create one station per seed and thumb UPS tracks up and DOWNS down on each, from its own fragments."""
+    """Create one station per seed and thumb UPS tracks up and DOWNS down on each, from its own
+    fragments."""
     figures: dict[str, list[float]] = {
         "createStation": [],
         "addFeedback": [],
@@ -612,7 +623,8 @@ class Run:
 
 @dataclass
 class Instance:
-    """One catalogue size: its server, a logged-in client and the stations, and what was measured."""
+    """One catalogue size: its server, a logged-in client and the stations, and what was
+    measured."""
 
     size: int
     server: Server
@@ -652,7 +664,8 @@ class Instance:
 
 
 def server_durations(log: Path, request_ids: list[str]) -> list[float]:
-    """The server's own time per request (its access log's duration_ms), for the given request ids."""
+    """The server's own time per request (its access log's duration_ms), for the given request
+    ids."""
     wanted = set(request_ids)
     for _ in range(30):  # the last lines may still be on their way to the file
         found = []
@@ -695,7 +708,8 @@ def _proc_jiffies(pid: int) -> int:
 
 
 class CpuWatch:
-    """CPU seconds of the servers, of this client and of everything else on the machine meanwhile."""
+    """CPU seconds of the servers, of this client and of everything else on the machine
+    meanwhile."""
 
     def __init__(self, server_pids: list[int]) -> None:
         self.pids = server_pids
@@ -727,7 +741,8 @@ class CpuWatch:
         ), per_server
 
 
-# --------------------------------------------------------------------------- one size: catalogue, server, stations
+# --------------------------------------------------------------------------- one size: catalogue,
+# server, stations
 
 
 def prepare(size: int, args: argparse.Namespace, work: Path, profiler: Profiler | None) -> Instance:
@@ -736,8 +751,10 @@ def prepare(size: int, args: argparse.Namespace, work: Path, profiler: Profiler 
     how = "cached build; its figures are from when it was built" if info["cached"] else "built now"
     inserted = info["insert_s"]
     print(
-        f"catalog size={size} tracks={info['tracks']} profiled={info['profiled']} artists={max(4, size // 12)} "
-        f"albums={max(4, size // 12, size // 10)} genres={GENRES} db_mb={info['db_mb']:.0f} ({how})",
+        f"catalog size={size} tracks={info['tracks']} profiled={info['profiled']} "
+        f"artists={max(4, size // 12)} "
+        f"albums={max(4, size // 12, size // 10)} genres={GENRES} db_mb={info['db_mb']:.0f} "
+        f"({how})",
         flush=True,
     )
     print(
@@ -749,7 +766,8 @@ def prepare(size: int, args: argparse.Namespace, work: Path, profiler: Profiler 
     step_text = " ".join(f"{k.lstrip('_')}_s={steps[k]:.2f}" for k in BUILD_STEPS if k in steps)
     print(
         f"similarity_build catalog={size} seconds={info['build_s']:.1f} {step_text} "
-        f"peak_rss_mb={info['peak_rss_mb']:.0f} (space.build force=True; nested steps are inside their callers)",
+        f"peak_rss_mb={info['peak_rss_mb']:.0f} (space.build force=True; nested steps are "
+        "inside their callers)",
         flush=True,
     )
     if profiler and not info["cached"] and profiler.last is not None:
@@ -773,7 +791,8 @@ def prepare(size: int, args: argparse.Namespace, work: Path, profiler: Profiler 
             log = tail(server.log_file, 200)
             if "signer" in log or "audio_url_lifetime" in log:
                 raise RuntimeError(
-                    f"{exc}\nthe server lacks Services.signer / Settings.audio_url_lifetime; until the "
+                    f"{exc}\nthe server lacks Services.signer / "
+                    "Settings.audio_url_lifetime; until the "
                     "audio module lands, run with PYTHONPATH=/tmp/awshim (a local shim)"
                 ) from None
             raise RuntimeError(f"{exc}\n{tail(server.log_file)}") from None
@@ -799,7 +818,8 @@ def print_build_profile(path: Path, size: int) -> None:
         where[own[-1] if own else "outside space.py: " + frames[-1]] += count
     for frame, count in where.most_common(10):
         print(
-            f"  build_profile catalog={size} seconds={count / Profiler.RATE:.1f} pct={100 * count / total:.1f} "
+            f"  build_profile catalog={size} seconds={count / Profiler.RATE:.1f} "
+            f"pct={100 * count / total:.1f} "
             f"at={frame}",
             flush=True,
         )
@@ -812,9 +832,12 @@ def report(inst: Instance, args: argparse.Namespace) -> float:
     errors = " errors=" + ",".join(f"{k}:{v}" for k, v in run.errors.items()) if run.errors else ""
     p50 = pct(lat, 50)
     print(
-        f"getFragment p50_ms={p50:.2f} p90_ms={pct(lat, 90):.2f} p99_ms={pct(lat, 99):.2f} max_ms={max(lat):.2f} "
-        f"mean_ms={float(np.mean(lat)):.2f} catalog={size} requests={len(lat)} stations={len(inst.station_ids)} "
-        f"tracks_per_fragment={run.tracks / max(1, served):.2f}{errors} target_p99_ms<{TARGET_P99_MS:g}",
+        f"getFragment p50_ms={p50:.2f} p90_ms={pct(lat, 90):.2f} p99_ms={pct(lat, 99):.2f} "
+        f"max_ms={max(lat):.2f} "
+        f"mean_ms={float(np.mean(lat)):.2f} catalog={size} requests={len(lat)} "
+        f"stations={len(inst.station_ids)} "
+        f"tracks_per_fragment={run.tracks / max(1, served):.2f}{errors} "
+        f"target_p99_ms<{TARGET_P99_MS:g}",
         flush=True,
     )
     kinds: dict[str, list[float]] = {}
@@ -823,21 +846,27 @@ def report(inst: Instance, args: argparse.Namespace) -> float:
     for kind, values in sorted(kinds.items()):
         name = {"R": "artist", "S": "track", "G": "genre"}[kind]
         print(
-            f"getFragment_by_seed seed={name} p50_ms={pct(values, 50):.2f} p90_ms={pct(values, 90):.2f} "
+            f"getFragment_by_seed seed={name} p50_ms={pct(values, 50):.2f} "
+            f"p90_ms={pct(values, 90):.2f} "
             f"p99_ms={pct(values, 99):.2f} catalog={size} requests={len(values)}",
             flush=True,
         )
     own = server_durations(inst.server.log_file, run.request_ids)
     if own:
         print(
-            f"getFragment_server p50_ms={pct(own, 50):.2f} p90_ms={pct(own, 90):.2f} p99_ms={pct(own, 99):.2f} "
-            f"max_ms={max(own):.2f} catalog={size} requests={len(own)} (the server's access-log duration_ms: "
+            f"getFragment_server p50_ms={pct(own, 50):.2f} p90_ms={pct(own, 90):.2f} "
+            f"p99_ms={pct(own, 99):.2f} "
+            f"max_ms={max(own):.2f} catalog={size} requests={len(own)} (the server's "
+            "access-log duration_ms: "
             "no client or socket time)",
             flush=True,
         )
     print(
-        f"getFragment_cpu server_cpu_ms_per_request={inst.cpu_s * 1000 / max(1, len(lat)):.2f} catalog={size} "
-        "(the server process's CPU time over the measured calls: less sensitive than latency to waiting for a CPU "
+        "getFragment_cpu "
+        f"server_cpu_ms_per_request={inst.cpu_s * 1000 / max(1, len(lat)):.2f} "
+        f"catalog={size} "
+        "(the server process's CPU time over the measured calls: less sensitive than "
+        "latency to waiting for a CPU "
         "on a busy machine)",
         flush=True,
     )
@@ -845,7 +874,8 @@ def report(inst: Instance, args: argparse.Namespace) -> float:
 
 
 def profile_pass(inst: Instance, args: argparse.Namespace, profiler: Profiler) -> None:
-    """A further pass under py-spy (never the measured one): ms per fragment in each part of the handler."""
+    """A further pass under py-spy (never the measured one): ms per fragment in each part of the
+    handler."""
     requests = args.profile_requests
     out = inst.run_dir / "fragment.spy"
     run = Run()
@@ -860,7 +890,8 @@ def profile_pass(inst: Instance, args: argparse.Namespace, profiler: Profiler) -
         for label, pattern in FRAGMENT_PARTS
     )
     print(
-        f"fragment_profile catalog={inst.size} requests={requests} sampled_ms_per_request={all_ms:.2f} "
+        f"fragment_profile catalog={inst.size} requests={requests} "
+        f"sampled_ms_per_request={all_ms:.2f} "
         f"client_p50_ms={pct(run.latencies_ms, 50):.2f} ms_per_request(inclusive): {parts}",
         flush=True,
     )
@@ -872,7 +903,8 @@ def profile_pass(inst: Instance, args: argparse.Namespace, profiler: Profiler) -
 
 
 def measure(instances: list[Instance], args: argparse.Namespace) -> None:
-    """Warm-up, then the measured calls; with several sizes, interleaved (one call to each size in turn, the order
+    """Warm-up, then the measured calls; with several sizes, interleaved (one call to each size in
+    turn, the order
     rotating) so that whatever else the machine is doing weighs on every size alike."""
     for inst in instances:
         for _ in range(args.warmup):
@@ -973,8 +1005,10 @@ def main() -> None:
     args.cache.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="airwave-bench-fragment-run-"))
     print(
-        f"config sizes={','.join(map(str, args.sizes))} requests={args.requests} warmup={args.warmup} "
-        f"stations={args.stations} rules={args.rules} db=sqlite client=httpx keep-alive, one request at a time "
+        f"config sizes={','.join(map(str, args.sizes))} requests={args.requests} "
+        f"warmup={args.warmup} "
+        f"stations={args.stations} rules={args.rules} db=sqlite client=httpx keep-alive, "
+        "one request at a time "
         f"server=`airwave serve` subprocess per size (access log on) cpus={os.cpu_count()} "
         f"loadavg_1m={os.getloadavg()[0]:.2f} cache={args.cache}",
         flush=True,
@@ -988,7 +1022,8 @@ def main() -> None:
         if len(p50s) >= 2:
             small, large = min(p50s), max(p50s)
             print(
-                f"ratio p50({large})/p50({small})={p50s[large] / p50s[small]:.3f} target<{TARGET_RATIO:g}"
+                f"ratio p50({large})/p50({small})={p50s[large] / p50s[small]:.3f} "
+                f"target<{TARGET_RATIO:g}"
                 + (
                     ""
                     if (small, large) == (10_000, 1_000_000)

@@ -221,7 +221,8 @@ def plan(files: int, seed: int = 1) -> list[AlbumJob]:
 
 
 def encode_templates(folder: Path) -> dict[str, bytes]:
-    """One short, untagged file per format, encoded with PyAV; every library file is a tagged copy."""
+    """One short, untagged file per format, encoded with PyAV; every library file is a tagged
+    copy."""
     import av
     import numpy as np
 
@@ -322,7 +323,8 @@ def _cover(seed: int) -> bytes:
 
 
 def write_albums(root: str, templates: dict[str, bytes], jobs: list[AlbumJob]) -> int:
-    """Worker: write some album folders (tracks via a temp name and rename: a file appears whole)."""
+    """Worker: write some album folders (tracks via a temp name and rename: a file appears
+    whole)."""
     written = 0
     for job in jobs:
         folder = Path(root) / job.folder
@@ -412,7 +414,8 @@ def idle_share(seconds: float = 1.0) -> float:
 
 
 def other_cpu(machine_busy: float, own_cpu: float) -> str:
-    """CPU-seconds others took during a measurement: more than a few tenths means a skewed figure."""
+    """CPU-seconds others took during a measurement: more than a few tenths means a skewed
+    figure."""
     return f"other_cpu_s={max(0.0, machine_busy - own_cpu):.1f}"
 
 
@@ -452,7 +455,8 @@ def _pss_kb(pid: int) -> int:
 
 
 class TreeMemory:
-    """Polls /proc for a process and its descendants: per-process VmHWM, and tree-wide RSS/PSS sums."""
+    """Polls /proc for a process and its descendants: per-process VmHWM, and tree-wide RSS/PSS
+    sums."""
 
     def __init__(self, pid: int, interval: float = 0.1) -> None:
         self.pid, self.interval = pid, interval
@@ -655,7 +659,8 @@ class MpdRun:
 def run_mpd(
     mpd: str, library: Path, tmp: Path, timeout: float, cpus: set[int] | None = None
 ) -> MpdRun:
-    """mpd from an empty database: full build, then an unchanged `update`; optionally pinned to `cpus`."""
+    """mpd from an empty database: full build, then an unchanged `update`; optionally pinned to
+    `cpus`."""
     tmp.mkdir()
     (tmp / "playlists").mkdir()
     conf = tmp / "mpd.conf"
@@ -754,7 +759,8 @@ def find_or_install_mpd() -> tuple[str | None, str]:
         result = subprocess.run(install, capture_output=True, text=True, env=env)
         if result.returncode != 0:
             return None, f"apt-get install mpd failed: {result.stderr.strip().splitlines()[-1:]}"
-    # The package starts a system mpd where an init system runs; this bench uses its own instance only.
+    # The package starts a system mpd where an init system runs; this bench uses its own instance
+    # only.
     return shutil.which("mpd") or "/usr/bin/mpd", "installed now with apt-get"
 
 
@@ -776,8 +782,10 @@ def compare_with_mpd(
     mismatch = "" if run.songs == args.files else f" WARNING songs!={args.files}"
     print(
         f"mpd full files={run.songs} seconds={run.full_seconds:.2f} files_per_s={files_per_s:.0f} "
-        f"peak_rss_mb={run.max_rss_mb:.0f} ({run.version}, {how}; seconds from process start to database "
-        f"written; mpd's default log level, which logs every added file) {run.full_other_cpu}{mismatch}",
+        f"peak_rss_mb={run.max_rss_mb:.0f} ({run.version}, {how}; seconds from process "
+        "start to database "
+        "written; mpd's default log level, which logs every added file) "
+        f"{run.full_other_cpu}{mismatch}",
         flush=True,
     )
     print(
@@ -785,7 +793,8 @@ def compare_with_mpd(
         f"{run.rescan_other_cpu}",
         flush=True,
     )
-    # mpd's update swings with where its threads run (on a 2-vCPU VM: ~2x faster on one CPU, or with the
+    # mpd's update swings with where its threads run (on a 2-vCPU VM: ~2x faster on one CPU, or with
+    # the
     # other CPU busy), so the same build pinned to one CPU is shown beside it, with its ratio.
     try:
         pinned = run_mpd(
@@ -801,14 +810,16 @@ def compare_with_mpd(
     if pinned is not None:
         print(
             f"mpd full_one_cpu files={pinned.songs} seconds={pinned.full_seconds:.2f} "
-            f"files_per_s={pinned.songs / pinned.full_seconds:.0f} (the same build with mpd pinned to one CPU) "
+            f"files_per_s={pinned.songs / pinned.full_seconds:.0f} (the same build with mpd "
+            "pinned to one CPU) "
             f"{pinned.full_other_cpu}",
             flush=True,
         )
     ratio = (full.files / full.seconds) / files_per_s
     internal = (full.files / full.scan_seconds) / files_per_s
     print(
-        f"ratio full_scan airwave/mpd={ratio:.3f} (files/s, both timed from process start; with the "
+        f"ratio full_scan airwave/mpd={ratio:.3f} (files/s, both timed from process start; "
+        "with the "
         f"scanner's own clock {internal:.3f}) target>={TARGET_MPD_RATIO}",
         flush=True,
     )
@@ -830,8 +841,8 @@ def compare_with_mpd(
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        description="Full scan files/s, unchanged rescan seconds and peak RSS of `airwave scan` on a "
-        "generated library, beside mpd's database update of the same tree in the same run.",
+        description="Full scan files/s, unchanged rescan seconds and peak RSS of `airwave scan` "
+        "on a generated library, beside mpd's database update of the same tree in the same run.",
     )
     parser.add_argument("--files", type=int, default=20_000, help="library size (default 20000)")
     parser.add_argument(
@@ -869,7 +880,8 @@ def main() -> None:
         covers = sum(1 for _ in library.glob("*/*/cover.jpg"))
         idle = idle_share()
         print(
-            f"config library={library} files={args.files} formats=mp3,flac,ogg(vorbis) covers={covers} "
+            f"config library={library} files={args.files} formats=mp3,flac,ogg(vorbis) "
+            f"covers={covers} "
             f"bytes_total={size} ({how}) cache=warm (all {count} files read once before measuring) "
             f"cpus={os.cpu_count()} idle_before={idle:.0%} airwave_db=sqlite(fresh data dir) "
             f"scan_workers=default",
@@ -877,7 +889,8 @@ def main() -> None:
         )
         if idle < 0.9:
             print(
-                f"warning: the machine was only {idle:.0%} idle before measuring; other work skews every "
+                f"warning: the machine was only {idle:.0%} idle before measuring; other "
+                "work skews every "
                 "figure (see other_cpu_s)",
                 flush=True,
             )
@@ -885,9 +898,12 @@ def main() -> None:
         full = run_airwave(library, tmp / "airwave-data")
         m = full.memory
         print(
-            f"scan full files={full.files} seconds={full.seconds:.2f} files_per_s={full.files / full.seconds:.0f} "
-            f"peak_rss_mb={m.parent_hwm_kb / 1024:.0f} (parent; wait4 largest process {full.max_rss_mb:.0f}) "
-            f"tree_peak_rss_mb={m.tree_rss_kb / 1024:.0f} tree_peak_pss_mb={m.tree_pss_kb / 1024:.0f} "
+            f"scan full files={full.files} seconds={full.seconds:.2f} "
+            f"files_per_s={full.files / full.seconds:.0f} "
+            f"peak_rss_mb={m.parent_hwm_kb / 1024:.0f} (parent; wait4 largest process "
+            f"{full.max_rss_mb:.0f}) "
+            f"tree_peak_rss_mb={m.tree_rss_kb / 1024:.0f} "
+            f"tree_peak_pss_mb={m.tree_pss_kb / 1024:.0f} "
             f"worker_peak_rss_mb={m.worker_hwm_kb / 1024:.0f} processes={m.processes} "
             f"cpu_s={full.cpu_seconds:.1f} {other_cpu(full.machine_busy, full.cpu_seconds)} "
             f"targets: files_per_s>={TARGET_FILES_PER_S} "
@@ -905,8 +921,10 @@ def main() -> None:
 
         again = run_airwave(library, tmp / "airwave-data")
         print(
-            f"scan rescan_unchanged files={again.files} seconds={again.seconds:.3f} tag_reads={again.tag_reads} "
-            f"scanner_seconds={again.scan_seconds:.2f} peak_rss_mb={again.memory.parent_hwm_kb / 1024:.0f} "
+            f"scan rescan_unchanged files={again.files} seconds={again.seconds:.3f} "
+            f"tag_reads={again.tag_reads} "
+            f"scanner_seconds={again.scan_seconds:.2f} "
+            f"peak_rss_mb={again.memory.parent_hwm_kb / 1024:.0f} "
             f"{other_cpu(again.machine_busy, again.cpu_seconds)} "
             f"target: seconds<{TARGET_RESCAN_S:g} tag_reads=0",
             flush=True,

@@ -52,7 +52,8 @@ class Truth:
 def make_library(
     root: Path, genres: tuple[str, ...], artists: int, seconds: float, demo: bool, albums: int = 2
 ) -> Truth:
-    """Generate (once) a library of known clusters and learn each artist's cluster from the generator."""
+    """Generate (once) a library of known clusters and learn each artist's cluster from the
+    generator."""
     from airwave.library import demo as generator
     from airwave.library.containment import Roots
     from airwave.library.tags import read
@@ -186,7 +187,8 @@ def measure(
 
 
 def serve(data_dir: Path, library: Path, rules: str) -> Server:
-    """`airwave serve` on the library through the shared test harness, once it is scanned and analysed."""
+    """`airwave serve` on the library through the shared test harness, once it is scanned and
+    analysed."""
     env = {
         "AIRWAVE_FRAGMENT_LIMIT": "100000",
         "AIRWAVE_ACCESS_LOG": "false",
@@ -237,7 +239,8 @@ def main() -> None:
         url = server.url
         try:
             print(
-                f"library tracks={sum(1 for _ in library.rglob('*.flac')) or 'demo'} artists={len(truth.cluster)} "
+                f"library tracks={sum(1 for _ in library.rglob('*.flac')) or 'demo'} "
+                f"artists={len(truth.cluster)} "
                 f"generated_s={made:.1f}"
             )
             runs = [
@@ -262,7 +265,8 @@ def main() -> None:
         f"control={statistics.mean(r.down_share_control for r in runs):.0%}"
     )
     print(
-        f"thumbs_up {label} substyle_share_after={statistics.mean(r.up_share_after for r in runs):.0%} "
+        f"thumbs_up {label} "
+        f"substyle_share_after={statistics.mean(r.up_share_after for r in runs):.0%} "
         f"control={statistics.mean(r.up_share_control for r in runs):.0%}"
     )
 

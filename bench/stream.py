@@ -1,20 +1,22 @@
 """Audio delivery figures: streaming originals beside nginx, transcoding beside ffmpeg, first bytes.
 
 1. Throughput (MB/s) of 1, 16 and 64 concurrent keep-alive streams of original files, Airwave
-   (`airwave serve`, one process, signed /audio URLs) beside nginx (Debian package, throw-away config:
-   one worker, sendfile on, access log off, loopback port) serving the same files in the same run,
-   with wrk (one thread) as the load generator; the ratio airwave/nginx (target >= 0.5).
-2. Time to first body byte of a new stream while that many streams run (a probe connection, fresh TCP
+   (`airwave serve`, one process, signed /audio URLs) beside nginx (Debian package, throw-away
+   config: one worker, sendfile on, access log off, loopback port) serving the same files in the
+   same run, with wrk (one thread) as the load generator; the ratio airwave/nginx (target >= 0.5).
+2. Time to first body byte of a new stream while that many streams run (a probe connection, fresh
+   TCP
    connection per request, closed after the first bytes), p50 and p99, for both servers.
-3. Transcode speed as a multiple of real time per core (audio seconds / CPU seconds of one thread) for
+3. Transcode speed as a multiple of real time per core (audio seconds / CPU seconds of one thread)
+   for
    every encoding, beside the `ffmpeg` command line (-threads 1) doing the same conversion
    (target ratio >= 0.8).
 4. Time to the first audio byte of an uncached transcode through the server (target < 300 ms).
 
     .venv/bin/python bench/stream.py [--duration 5] [--connections 1,16,64]
 
-Prints one line per figure; never asserts. Needs wrk, nginx and ffmpeg (apt-get install wrk nginx-light
-ffmpeg); missing peers are reported and their figures skipped.
+Prints one line per figure; never asserts. Needs wrk, nginx and ffmpeg (apt-get install wrk
+nginx-light ffmpeg); missing peers are reported and their figures skipped.
 """
 
 from __future__ import annotations
@@ -62,8 +64,8 @@ request = function()
   return wrk.format("GET", paths[i])
 end
 done = function(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format("WRKRESULT %%d %%d %%d %%d\\n", summary.requests, summary.bytes, summary.duration,
+  local e = summary.errors io.write(string.format("WRKRESULT %%d %%d %%d %%d\\n", summary.requests,
+  summary.bytes, summary.duration,
     e.connect + e.read + e.write + e.status + e.timeout))
 end
 """
@@ -91,7 +93,8 @@ def make_library(root: Path) -> None:
 
 
 def scan_and_account(data_dir: Path, library: Path) -> tuple[dict[str, int], int]:
-    """Scan the library into a fresh instance; a listener; returns (track id by file name, listener id)."""
+    """Scan the library into a fresh instance; a listener; returns (track id by file name,
+    listener id)."""
     from sqlalchemy import select
 
     from airwave.config import Settings
@@ -120,7 +123,8 @@ def scan_and_account(data_dir: Path, library: Path) -> tuple[dict[str, int], int
 
 
 def start_airwave(data_dir: Path, log_file: Path) -> Server:
-    """`airwave serve` on the bench's data dir, through the shared test harness; its log in log_file."""
+    """`airwave serve` on the bench's data dir, through the shared test harness; its log in
+    log_file."""
     server = Server(Backend("sqlite", data_dir), log_file=log_file, clean_env=True)
     try:
         return server.start(timeout=30)
@@ -224,12 +228,14 @@ def wrk(script: Path, base: str, connections: int, seconds: float) -> tuple[floa
 
 
 def first_byte(url: str, *, drain: bool = False) -> float:
-    """Seconds from connecting to the first byte of the body of a GET; the rest is read only if `drain`."""
+    """Seconds from connecting to the first byte of the body of a GET; the rest is read only if
+    `drain`."""
     parts = urlsplit(url)
     started = time.perf_counter()
     with socket.create_connection((parts.hostname, parts.port), timeout=60) as sock:
         sock.sendall(
-            f"GET {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nConnection: close\r\n\r\n".encode()
+            f"GET {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nConnection: "
+            "close\r\n\r\n".encode()
         )
         data = b""
         while b"\r\n\r\n" not in data:
@@ -374,8 +380,10 @@ def main() -> None:
             scripts[name].write_text(_WRK_SCRIPT % {"paths": ", ".join(f'"{p}"' for p in paths)})
         print(
             f"config files={len(stream_names)} file_mb={statistics.mean(sizes) / 1e6:.1f} "
-            f"loadgen=wrk(1 thread) airwave=1 process nginx={'1 worker, sendfile' if nginx else 'absent'} "
-            f"duration_s={args.duration:g} cpus={os.cpu_count()} loadavg_1m={os.getloadavg()[0]:.2f}",
+            "loadgen=wrk(1 thread) airwave=1 process "
+            f"nginx={'1 worker, sendfile' if nginx else 'absent'} "
+            f"duration_s={args.duration:g} cpus={os.cpu_count()} "
+            f"loadavg_1m={os.getloadavg()[0]:.2f}",
             flush=True,
         )
 
@@ -390,13 +398,15 @@ def main() -> None:
                 )
                 print(
                     f"stream server={name} conns={conns} MBps={mbps:.0f} requests={requests} "
-                    f"ttfb_p50_ms={percentile(ttfb, 0.5) * 1000:.2f} ttfb_p99_ms={percentile(ttfb, 0.99) * 1000:.2f}"
+                    f"ttfb_p50_ms={percentile(ttfb, 0.5) * 1000:.2f} "
+                    f"ttfb_p99_ms={percentile(ttfb, 0.99) * 1000:.2f}"
                     + (f" errors={errors}" if errors else ""),
                     flush=True,
                 )
             if "nginx" in figures:
                 print(
-                    f"stream conns={conns} airwave_MBps={figures['airwave']:.0f} nginx_MBps={figures['nginx']:.0f} "
+                    f"stream conns={conns} airwave_MBps={figures['airwave']:.0f} "
+                    f"nginx_MBps={figures['nginx']:.0f} "
                     f"ratio={figures['airwave'] / figures['nginx']:.2f} target>=0.5",
                     flush=True,
                 )
@@ -418,7 +428,8 @@ def main() -> None:
                     for _ in range(args.repeat)
                 )
                 line += (
-                    f" ffmpeg_x_realtime={TRANSCODE_SECONDS / theirs:.1f} ratio={theirs / ours:.2f} "
+                    f" ffmpeg_x_realtime={TRANSCODE_SECONDS / theirs:.1f} "
+                    f"ratio={theirs / ours:.2f} "
                     f"target>=0.8"
                 )
             print(line + " (per core: audio seconds / CPU seconds)", flush=True)
@@ -443,7 +454,8 @@ def main() -> None:
         every = [t for times in firsts.values() for t in times]
         for encoding, times in firsts.items():
             print(
-                f"first_audio_byte uncached encoding={encoding} p50_ms={statistics.median(times) * 1000:.1f} "
+                f"first_audio_byte uncached encoding={encoding} "
+                f"p50_ms={statistics.median(times) * 1000:.1f} "
                 f"max_ms={max(times) * 1000:.1f} samples={len(times)}",
                 flush=True,
             )

@@ -19,7 +19,8 @@ RATE = 44100
 
 
 def music(seconds: float, rate: int = RATE, seed: int = 1) -> np.ndarray:
-    """Stereo float32 (2, n) that codecs treat like music: chords, a moving melody and some noise."""
+    """Stereo float32 (2, n) that codecs treat like music: chords, a moving melody and some
+    noise."""
     rng = np.random.default_rng(seed)
     t = np.arange(int(seconds * rate)) / rate
     chord = sum(0.12 * np.sin(2 * np.pi * f * t) for f in (220.0, 277.2, 329.6, 440.0))
@@ -141,7 +142,8 @@ def add_spin(
     started_ago: float | None = 10.0,
     station_name: str | None = "Test Radio",
 ) -> int:
-    """A spin as getFragment writes it (plus trackStarted when started_ago is given); returns its id."""
+    """A spin as getFragment writes it (plus trackStarted when started_ago is given); returns its
+    id."""
     from airwave.store.models import Spin, Station, Track
 
     db = database(backend)
@@ -178,7 +180,8 @@ def add_spin(
 
 
 def clone_track(backend: Backend, track: int, path: Path, codec: str = "mp3") -> int:
-    """A new catalogue track like `track` whose file is `path` (files the scanner would not accept)."""
+    """A new catalogue track like `track` whose file is `path` (files the scanner would not
+    accept)."""
     from airwave.store.models import Track
 
     db = database(backend)

@@ -67,8 +67,10 @@ def image_bytes(
 
 
 def tag(path: Path, **fields: Any) -> Path:
-    """Tag any supported file; fields: title, artist, album, albumartist, tracknumber, discnumber, date,
-    genre (str or list), compilation, composer, lyrics, picture (bytes), mbid, explicit, isrc, rg_gain."""
+    """Tag any supported file; fields: title, artist, album, albumartist, tracknumber, discnumber,
+    date,
+    genre (str or list), compilation, composer, lyrics, picture (bytes), mbid, explicit, isrc,
+    rg_gain."""
     suffix = path.suffix.lower()
     if suffix == ".mp3":
         _tag_id3(path, fields)

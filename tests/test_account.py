@@ -1,4 +1,5 @@
-"""The account over HTTP: profile, settings, explicit PIN, updateAccount, deleteListener (and what it leaves)."""
+"""The account over HTTP: profile, settings, explicit PIN, updateAccount, deleteListener (and
+what it leaves)."""
 
 from __future__ import annotations
 
@@ -80,7 +81,8 @@ def fragment(api: Api, station_id: str, **extra: Any) -> list[dict[str, Any]]:
     return api.ok("v1/playlist/getFragment", {"stationId": station_id, **extra})["tracks"]
 
 
-# --- profile ------------------------------------------------------------------------------------------------
+# --- profile
+# ------------------------------------------------------------------------------------------------
 
 
 def test_own_profile_and_another_listeners_public_profile(radio: Server) -> None:
@@ -152,7 +154,8 @@ def test_set_profile_changes_only_given_fields_and_checks_lengths(radio: Server)
     assert (cleared["displayName"], cleared["bio"]) == (cleared["webname"], "")
 
 
-# --- settings ---------------------------------------------------------------------------------------------
+# --- settings
+# ---------------------------------------------------------------------------------------------
 
 
 def test_update_settings_reads_with_an_empty_body_and_writes_any_subset(radio: Server) -> None:
@@ -377,7 +380,8 @@ def test_high_quality_setting_decides_mp3_hifi(radio: Server) -> None:
     } == {"mp3"}
 
 
-# --- updateAccount ---------------------------------------------------------------------------------------------
+# --- updateAccount
+# ---------------------------------------------------------------------------------------------
 
 
 def account_change(api: Api, **fields: Any) -> Any:
@@ -442,7 +446,8 @@ def test_update_account_renames_and_sets_the_filter(radio: Server) -> None:
     assert data["username"] == new_name and data["explicitContentFilterEnabled"] is True
     assert data["webname"] == api.data["webname"]  # type: ignore[attr-defined]
     assert data["listenerId"] == api.data["listenerId"]  # type: ignore[attr-defined]
-    # the caller's session continues with the same token; the answer's new session cookie replaces the old one
+    # the caller's session continues with the same token; the answer's new session cookie replaces
+    # the old one
     assert data["authToken"] == old_token
     assert api.ok("v1/listener/getProfile", {})["webname"] == data["webname"]
     header_only = radio.client()
@@ -507,7 +512,8 @@ def test_wrong_current_passwords_are_throttled_like_logins(
     assert_error(
         api.call("v1/listener/deleteListener", {"currentPassword": PASSWORD}), 429, "RATE_LIMITED"
     )
-    # they count as failed logins from this device, which a stolen session cannot turn against other devices
+    # they count as failed logins from this device, which a stolen session cannot turn against other
+    # devices
     assert_error(
         api.call("v1/auth/login", {"username": api.username, "password": PASSWORD}),  # type: ignore
         429,
@@ -516,7 +522,8 @@ def test_wrong_current_passwords_are_throttled_like_logins(
     assert server.client().login(api.username, PASSWORD)  # type: ignore[attr-defined]
 
 
-# --- deleteListener ----------------------------------------------------------------------------------------------
+# --- deleteListener
+# ----------------------------------------------------------------------------------------------
 
 
 def test_delete_listener(radio: Server) -> None:
@@ -560,7 +567,8 @@ def _station_ids(engine: sa.Engine, listener_id: int) -> list[int]:
 
 
 def _rows_by_table(engine: sa.Engine, listener_id: int, stations: list[int]) -> dict[str, int]:
-    """Rows naming the listener, per table: every table with a listener_id column, and their stations' children."""
+    """Rows naming the listener, per table: every table with a listener_id column, and their
+    stations' children."""
     counts: dict[str, int] = {}
     inspector = sa.inspect(engine)
     assert stations

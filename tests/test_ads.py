@@ -1,4 +1,5 @@
-"""Ads over HTTP and the CLI: campaigns, getAdList, ad items in free fragments at the configured interval,
+"""Ads over HTTP and the CLI: campaigns, getAdList, ad items in free fragments at the configured
+interval,
 impressions once per token, broken reports, the date window and the token errors."""
 
 from __future__ import annotations
@@ -430,7 +431,8 @@ def test_date_window(radio: Server, files: dict[str, Path]) -> None:
     assert later != now != over
 
 
-# ---------------------------------------------------------------- impressions, broken reports, tokens
+# ---------------------------------------------------------------- impressions, broken reports,
+# tokens
 
 
 def test_impressions_are_counted_once_per_token(radio: Server, files: dict[str, Path]) -> None:

@@ -1,4 +1,5 @@
-"""The sound analysis after a scan, through the CLI: summary, nothing redone, and resume after a kill."""
+"""The sound analysis after a scan, through the CLI: summary, nothing redone, and resume after a
+kill."""
 
 from __future__ import annotations
 

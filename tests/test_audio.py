@@ -1,4 +1,5 @@
-"""Audio delivery over the real server (spec §8): signed URLs, ranges, validators, transcodes, receipts, export."""
+"""Audio delivery over the real server (spec §8): signed URLs, ranges, validators, transcodes,
+receipts, export."""
 
 from __future__ import annotations
 
@@ -246,7 +247,8 @@ def test_transcodes_decode_to_the_source(ctx: Ctx, encoding: str) -> None:
     )
     assert cached.headers["etag"] and cached.headers["accept-ranges"] == "bytes"
     assert abs(audiokit.decode(cached.content).seconds - SECONDS) <= SECONDS * 0.01
-    # The first listener's copy differs at most in the header frame a muxer rewrites when it finishes (MP3's
+    # The first listener's copy differs at most in the header frame a muxer rewrites when it
+    # finishes (MP3's
     # LAME/Info frame: without it a decoder keeps the encoder's ~50 ms of priming and padding).
     assert (
         len(first.content) == len(cached.content)

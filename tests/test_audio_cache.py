@@ -1,5 +1,7 @@
-"""The transcode cache and file serving under stress: kill -9 mid-transcode, two servers sharing one cache,
-the size bound, the cache CLI, a 1 GB file served with flat memory, and the TLS (non zero-copy) path.
+"""The transcode cache and file serving under stress: kill -9 mid-transcode, two servers sharing one
+cache,
+the size bound, the cache CLI, a 1 GB file served with flat memory, and the TLS (non zero-copy)
+path.
 
 These run on SQLite only: what they exercise lives in files, not in the database.
 """

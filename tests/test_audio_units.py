@@ -1,4 +1,5 @@
-"""Audio delivery parts without a server: ranges and validators, URL signing, negotiation, transcoding."""
+"""Audio delivery parts without a server: ranges and validators, URL signing, negotiation,
+transcoding."""
 
 from __future__ import annotations
 

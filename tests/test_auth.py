@@ -304,7 +304,8 @@ def test_attackers_failures_never_lock_out_a_known_device(start_server) -> None:
     )  # unknown device in back-off: even the right password waits
     assert_error(limited, 429, "RATE_LIMITED")
     assert 590 <= int(limited.headers["retry-after"]) <= 600
-    # the real user on their device is not affected, and logging in there lifts nothing for the attacker
+    # the real user on their device is not affected, and logging in there lifts nothing for the
+    # attacker
     assert _login(victim, name, PASSWORD).status_code == 200
     assert_error(_login(attacker, name, PASSWORD), 429, "RATE_LIMITED")
     # a forged device cookie, or a valid one of another account, is an unknown device
@@ -416,7 +417,8 @@ def test_unexpected_failures_answer_500_envelope_without_internals(start_server)
     server = start_server("--open-registration")
     api = server.client()
     api.register(unique("boom"))
-    # the database breaks under the running server (PostgreSQL needs CASCADE: other tables point at stations)
+    # the database breaks under the running server (PostgreSQL needs CASCADE: other tables point at
+    # stations)
     server.backend.execute(
         "DROP TABLE stations" + (" CASCADE" if server.backend.pg is not None else "")
     )

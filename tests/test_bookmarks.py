@@ -1,4 +1,5 @@
-"""Bookmarks over HTTP: add by every kind of reference, idempotence, listing, isBookmarked, deletion, other listeners."""
+"""Bookmarks over HTTP: add by every kind of reference, idempotence, listing, isBookmarked,
+deletion, other listeners."""
 
 from __future__ import annotations
 

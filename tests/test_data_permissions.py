@@ -1,4 +1,5 @@
-"""The data directory and what holds secrets in it (password hashes, URL-signing keys) are owner-only."""
+"""The data directory and what holds secrets in it (password hashes, URL-signing keys) are
+owner-only."""
 
 from __future__ import annotations
 

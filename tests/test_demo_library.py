@@ -1,5 +1,6 @@
 """Demo library: counts, formats, decodable audio, tags, art, lyrics, genres that sound apart, and
-larger libraries of known sound clusters (genres and their two sub-styles) for measuring stations."""
+larger libraries of known sound clusters (genres and their two sub-styles) for measuring
+stations."""
 
 from __future__ import annotations
 

@@ -37,7 +37,8 @@ SESSION_COOKIE = "airwave_session"
 FUZZ_SETTINGS = settings(
     max_examples=EXAMPLES,
     deadline=None,
-    derandomize=False,  # new inputs each run; failures are kept in (and replayed from) the example database
+    # new inputs each run; failures are kept in (and replayed from) the example database
+    derandomize=False,
     suppress_health_check=[
         HealthCheck.function_scoped_fixture,
         HealthCheck.too_slow,
@@ -242,7 +243,8 @@ EDGE_TEXT = [
     "mcS1",
     "ST:0:1",
 ]
-# Lengths around the limits (64 username, 256/1024 max_length, 1 MiB body), built lazily to keep reprs short.
+# Lengths around the limits (64 username, 256/1024 max_length, 1 MiB body), built lazily to keep
+# reprs short.
 LONG_TEXT = st.tuples(
     st.sampled_from(["x", "é", "😀", "\ud800", " "]),
     st.sampled_from([63, 64, 65, 255, 256, 257, 1023, 1024, 1025, 70_000]),
@@ -445,7 +447,8 @@ def bodies(draw: st.DrawFn, endpoint: Endpoint | None, clean: bool = False) -> B
 
 
 def header_bytes(max_size: int = 40) -> st.SearchStrategy[bytes]:
-    """Header values an HTTP/1.1 client can put on the wire (visible ASCII, obs-text, inner spaces)."""
+    """Header values an HTTP/1.1 client can put on the wire (visible ASCII, obs-text, inner
+    spaces)."""
     octet = st.one_of(st.integers(0x21, 0x7E), st.integers(0x80, 0xFF), st.just(0x20))
     return st.lists(octet, max_size=max_size).map(bytes).map(lambda b: b.strip(b" "))
 
@@ -516,9 +519,11 @@ def csrf_pairs(draw: st.DrawFn) -> tuple[bytes | None, bytes | None]:
 
 @st.composite
 def requests(draw: st.DrawFn, endpoint: Endpoint | None, path: str, clean: bool = False) -> Request:
-    """Any request to `path`; with `clean`, the transport is right and only the body's values vary."""
+    """Any request to `path`; with `clean`, the transport is right and only the body's values
+    vary."""
     csrf_header, csrf_cookie = (b"lol", b"lol") if clean else draw(csrf_pairs())
-    # The real token mostly where it is needed; rarely for logout, after which a new listener is needed.
+    # The real token mostly where it is needed; rarely for logout, after which a new listener is
+    # needed.
     real = (
         25
         if endpoint is None or not endpoint.auth
@@ -572,7 +577,8 @@ def endpoint_requests(draw: st.DrawFn) -> Request:
 
 @st.composite
 def body_requests(draw: st.DrawFn) -> Request:
-    """A well-formed call of a registered endpoint whose body values are fuzzed: reaches the handlers."""
+    """A well-formed call of a registered endpoint whose body values are fuzzed: reaches the
+    handlers."""
     endpoint = draw(st.sampled_from(ENDPOINTS))
     return draw(requests(endpoint, f"/api/v{endpoint.versions[0]}/{endpoint.path}", clean=True))
 
@@ -832,7 +838,8 @@ def check_response(req: Request, response: httpx.Response) -> None:
 
 
 def check_routing(req: Request, response: httpx.Response) -> None:
-    """An /api answer other than 404/405 means the path was routed: it must name a registered route (§5)."""
+    """An /api answer other than 404/405 means the path was routed: it must name a registered
+    route (§5)."""
     if (
         not req.path.startswith("/api")
         or req.method != "POST"
@@ -842,7 +849,8 @@ def check_routing(req: Request, response: httpx.Response) -> None:
     sent = unquote(response.request.url.raw_path.split(b"?")[0].decode("ascii"), errors="replace")
     match = ROUTE.fullmatch(sent)
     assert match and registry.resolve(int(match.group(1)), match.group(2)), (
-        f"{sent!r} was routed ({response.status_code} {response.content[:200]!r}) but is no registered route"
+        f"{sent!r} was routed ({response.status_code} {response.content[:200]!r}) but is no "
+        "registered route"
     )
 
 
@@ -966,5 +974,6 @@ def test_registered_http_methods_answer_405_envelope(server: Server, method: str
     ],
 )
 def test_only_ascii_versions_and_exact_paths_are_routed(server: Server, path: str) -> None:
-    """'v١' (Arabic-Indic one), 'v１' (fullwidth one) are no version; a trailing newline is no endpoint."""
+    """'v١' (Arabic-Indic one), 'v１' (fullwidth one) are no version; a trailing newline is no
+    endpoint."""
     assert_error(server.client().call(path), 404, "NOT_FOUND")

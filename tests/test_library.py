@@ -344,8 +344,8 @@ def test_rescan_of_unchanged_library_reads_no_tags(served, library: Path) -> Non
     result = server.cli("scan", "--library", str(library))
     assert result.returncode == 0, result.stderr
     assert (
-        "0 added, 0 updated, 0 moved, 0 removed, 14 unchanged, 0 skipped (3 known unreadable); 0 tag reads"
-        in result.stdout
+        "0 added, 0 updated, 0 moved, 0 removed, 14 unchanged, 0 skipped (3 known "
+        "unreadable); 0 tag reads" in result.stdout
     ), result.stdout
     touched = library / "The Static" / "Noise Floor" / "01 Hum.mp3"
     os.utime(

@@ -1,4 +1,5 @@
-"""Password reset by mail, against a real local SMTP server (aiosmtpd): plain, STARTTLS with AUTH, implicit TLS."""
+"""Password reset by mail, against a real local SMTP server (aiosmtpd): plain, STARTTLS with
+AUTH, implicit TLS."""
 
 from __future__ import annotations
 
@@ -145,7 +146,8 @@ def server(start_server: Callable[..., Server], plain: MailServer) -> Server:
 
 
 def account(server: Server, email_setting: bool = True) -> Api:
-    """A listener whose resets go to NAME@example.org (through the email setting, or as the username)."""
+    """A listener whose resets go to NAME@example.org (through the email setting, or as the
+    username)."""
     api = server.client()
     name = unique("reset")
     if email_setting:

@@ -232,7 +232,8 @@ def test_meta_get_endpoints_lists_registry_and_error_table(server: Server) -> No
         "enabled": True,
     }
     assert paths["station/getStations"]["auth"] is True
-    # switched-off endpoints are listed as such (the `server` fixture has open registration, no anonymous login)
+    # switched-off endpoints are listed as such (the `server` fixture has open registration, no
+    # anonymous login)
     assert (
         paths["listener/register"]["enabled"] is True
         and paths["auth/anonymousLogin"]["enabled"] is False

@@ -1,4 +1,5 @@
-"""Acceptance: stations stay in their seed's sound cluster and adapt to thumbs (figures: bench/station_quality.py)."""
+"""Acceptance: stations stay in their seed's sound cluster and adapt to thumbs (figures:
+bench/station_quality.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Stations over HTTP: creation, seeds, feedback, fragments, skips, the active player, shuffle, Thumbprint, replays."""
+"""Stations over HTTP: creation, seeds, feedback, fragments, skips, the active player, shuffle,
+Thumbprint, replays."""
 
 from __future__ import annotations
 

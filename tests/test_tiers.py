@@ -1,4 +1,5 @@
-"""Tiers (spec §6.6) end to end: flags, configurable policies, high quality, on-demand; anonymous listening."""
+"""Tiers (spec §6.6) end to end: flags, configurable policies, high quality, on-demand; anonymous
+listening."""
 
 from __future__ import annotations
 
@@ -201,7 +202,8 @@ def test_anonymous_login_gives_a_throwaway_free_listener(tiered: Server) -> None
         f"UPDATE listeners SET created_at = '2000-01-01 00:00:00' WHERE id = {listener_id}"
     )
     tiered.backend.execute(
-        f"UPDATE auth_sessions SET last_seen_at = '2000-01-01 00:00:00' WHERE listener_id = {listener_id}"
+        "UPDATE auth_sessions SET last_seen_at = '2000-01-01 00:00:00' WHERE listener_id = "
+        f"{listener_id}"
     )
     deadline = time.monotonic() + 30
 

@@ -128,7 +128,8 @@ def test_session_cookie_is_httponly_and_secure_over_tls(tls_server: Server, pki:
 
 
 def test_documented_flow_over_tls(tls_server: Server, pki: Pki) -> None:
-    """HEAD / for the csrf cookie, log in, getStations: the §2 flow with certificate verification on."""
+    """HEAD / for the csrf cookie, log in, getStations: the §2 flow with certificate verification
+    on."""
     name = unique("tlsflow")
     tls_server.client(verify=pki.context()).register(name)
     with httpx.Client(base_url=tls_server.url, verify=pki.context()) as http:
@@ -158,7 +159,8 @@ def test_errors_over_tls_are_envelopes(tls_server: Server, pki: Pki) -> None:
 
 
 def test_certificate_is_checked_by_clients(tls_server: Server) -> None:
-    """The server presents the configured certificate: a client trusting only the system CAs refuses it."""
+    """The server presents the configured certificate: a client trusting only the system CAs
+    refuses it."""
     with pytest.raises(httpx.ConnectError):
         httpx.get(tls_server.url + "/healthz")
 
@@ -208,7 +210,8 @@ def test_half_a_tls_configuration_is_refused(
 def test_unusable_certificate_is_refused_before_announcing(
     make_backend: Callable[[], Backend], pki: Pki, tmp_path: Path, problem: str
 ) -> None:
-    """A certificate that cannot be loaded: exit non-zero, name the file, never claim to be listening."""
+    """A certificate that cannot be loaded: exit non-zero, name the file, never claim to be
+    listening."""
     cert = tmp_path / "server-cert.pem"
     if problem == "not-pem":
         cert.write_text("this is not a certificate\n")
@@ -335,7 +338,8 @@ def test_forwarded_for_is_ignored_without_trusted_proxies(unproxied: Server) -> 
 def test_tls_server_stops_promptly_with_idle_keep_alive_clients(
     start_server: Callable[..., Server], pki: Pki
 ) -> None:
-    """An idle TLS client never sends close_notify; shutdown must not wait for it (SIGTERM -> exit 0)."""
+    """An idle TLS client never sends close_notify; shutdown must not wait for it (SIGTERM ->
+    exit 0)."""
     server = start_server("--tls-cert", str(pki.cert), "--tls-key", str(pki.key))
     idle = [httpx.Client(verify=pki.context()) for _ in range(3)]
     try:

@@ -119,7 +119,8 @@ def servers(
     tls_files: tuple[Path, Path],
     mailbox: Mailbox,
 ) -> Callable[[str], Server]:
-    """One server per scheme, both started at once (the HTTPS one gets ready while HTTP tests run)."""
+    """One server per scheme, both started at once (the HTTPS one gets ready while HTTP tests
+    run)."""
     env = {
         "AIRWAVE_SMTP_HOST": "127.0.0.1",
         "AIRWAVE_SMTP_PORT": str(mailbox.port),
@@ -219,7 +220,8 @@ def _play(tab: Tab, station: dict[str, Any]) -> str:
 
 
 def test_player_page_and_assets_over_the_wire(site: Server) -> None:
-    """`/` is the player (csrftoken cookie as spec §2 says); /web/ serves only its files, revalidated by ETag."""
+    """`/` is the player (csrftoken cookie as spec §2 says); /web/ serves only its files,
+    revalidated by ETag."""
     secure = "; Secure" if site.url.startswith("https://") else ""
     with httpx.Client(base_url=site.url, verify=False) as http:
         for method in ("GET", "HEAD"):
@@ -277,8 +279,8 @@ def test_sign_in_messages_resume_and_secure_cookies(tabs: Callable[..., Tab], si
     page.get_by_label("Username").wait_for()
     page.wait_for_load_state("networkidle")
     transfer = page.evaluate("""() => [...performance.getEntriesByType('navigation'),
-        ...performance.getEntriesByType('resource')]
-        .filter(e => !/[/](art|audio)[/]/.test(e.name)).reduce((sum, e) => sum + e.transferSize, 0)""")
+        ...performance.getEntriesByType('resource')] .filter(e =>
+        !/[/](art|audio)[/]/.test(e.name)).reduce((sum, e) => sum + e.transferSize, 0)""")
     assert 0 < transfer < 400_000, transfer  # first load, art and audio aside
     print(f"first-load transfer {transfer} bytes over {site.url.split(':')[0]}")
     page.get_by_label("Username").fill(api.username)

@@ -1,4 +1,5 @@
-"""Helpers for the browser tests: Chromium from Debian, pages that record console errors, servers, listeners."""
+"""Helpers for the browser tests: Chromium from Debian, pages that record console errors,
+servers, listeners."""
 
 from __future__ import annotations
 
@@ -87,7 +88,8 @@ _CLIENTS: list[Api] = []
 
 
 def client(server: Server) -> Api:
-    """An API client, closed by close_clients() (a TLS server waits ~10 s on shutdown for idle keep-alives)."""
+    """An API client, closed by close_clients() (a TLS server waits ~10 s on shutdown for idle
+    keep-alives)."""
     api = Api(server.url, verify=False)
     _CLIENTS.append(api)
     return api
@@ -123,9 +125,9 @@ def sign_in(tab: Tab, username: str, password: str = PASSWORD, keep: bool = Fals
 def audio_state(page: Any) -> dict[str, Any]:
     """The audio element that is playing (or the first one): its time, paused flag and source."""
     return page.evaluate("""() => {
-        const els = [...document.querySelectorAll('audio')];
-        const el = els.find(a => !a.paused) || els.find(a => a.currentTime > 0) || els[0];
-        return {time: el.currentTime, paused: el.paused, src: el.currentSrc, playing: els.some(a => !a.paused)};
+        const els = [...document.querySelectorAll('audio')]; const el = els.find(a => !a.paused) ||
+        els.find(a => a.currentTime > 0) || els[0]; return {time: el.currentTime, paused: el.paused,
+        src: el.currentSrc, playing: els.some(a => !a.paused)};
     }""")
 
 

@@ -170,7 +170,8 @@ class Settings(BaseSettings):
     password_reset_limit: int = Field(
         3,
         ge=1,
-        description="reset mails per username (and 10x per client address) per password_reset_window",
+        description="reset mails per username (and 10x per client address) "
+        "per password_reset_window",
     )
     password_reset_window: int = Field(3600, ge=1)
 

@@ -33,7 +33,10 @@ class JsonFormatter(logging.Formatter):
 class TextFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         extras = " ".join(f"{k}={v}" for k, v in record.__dict__.items() if k not in _STANDARD)
-        line = f"{datetime.now().strftime('%H:%M:%S')} {record.levelname:<7} {record.name}: {record.getMessage()}"
+        line = (
+            f"{datetime.now().strftime('%H:%M:%S')} {record.levelname:<7} {record.name}: "
+            f"{record.getMessage()}"
+        )
         line = f"{line} {extras}" if extras else line
         if record.exc_info:
             line += "\n" + self.formatException(record.exc_info)

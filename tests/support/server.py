@@ -135,7 +135,8 @@ class Server:
         return "".join(self.log_lines()[-lines:]).rstrip("\n") or "(no log)"
 
     def wait_for_log(self, predicate: Any, timeout: float = 10) -> bool:
-        """True once a line of the server's stderr satisfies predicate (lines come asynchronously)."""
+        """True once a line of the server's stderr satisfies predicate (lines come
+        asynchronously)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if any(predicate(line) for line in self.log_lines()):

@@ -56,7 +56,8 @@ _COMPRESSIBLE = (".html", ".js", ".css", ".svg", ".webmanifest", ".json", ".txt"
 
 
 class WebAsset:
-    """One file of the web player, read once: its bytes, a gzip copy when that is smaller, and an ETag."""
+    """One file of the web player, read once: its bytes, a gzip copy when that is smaller, and an
+    ETag."""
 
     def __init__(self, path: Path) -> None:
         import gzip
@@ -147,7 +148,8 @@ class AirwaveApp:
         await _send_asset(scope, send, page, extra, revalidate=False)
 
     async def _web(self, scope: Scope, send: Send) -> None:
-        """GET/HEAD /web/{file}: the player's static assets, revalidated by ETag, gzip when accepted."""
+        """GET/HEAD /web/{file}: the player's static assets, revalidated by ETag, gzip when
+        accepted."""
         if scope["method"] not in ("GET", "HEAD"):
             await send_error(
                 send, ApiError(ErrorCode.METHOD_NOT_ALLOWED, "web assets answer GET and HEAD")
@@ -161,7 +163,8 @@ class AirwaveApp:
         await _send_asset(scope, send, asset, [(b"cache-control", b"no-cache")], revalidate=True)
 
     async def _art(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """GET/HEAD /art/{hash}/{size}.jpg and /art/mosaic/{hash-hash-...}/{size}.jpg: no auth, cacheable."""
+        """GET/HEAD /art/{hash}/{size}.jpg and /art/mosaic/{hash-hash-...}/{size}.jpg: no auth,
+        cacheable."""
         if scope["method"] not in ("GET", "HEAD"):
             await send_error(
                 send, ApiError(ErrorCode.METHOD_NOT_ALLOWED, "art answers GET and HEAD")
@@ -286,7 +289,8 @@ async def _lifespan(
 
 
 def _loggable(path: str) -> str:
-    """The path for the access log, with the secret part of signed audio URLs cut to a recognisable stub."""
+    """The path for the access log, with the secret part of signed audio URLs cut to a
+    recognisable stub."""
     match = _SIGNED_PATH.match(path)
     return f"{match.group(1)}{match.group(2)[:8]}..." if match else path[:300]
 

@@ -1,8 +1,10 @@
-"""The audio routes of spec §8: GET/HEAD /audio/{token}, POST /audio/receipt/{token} and /audio/skip/{token}.
+"""The audio routes of spec §8: GET/HEAD /audio/{token}, POST /audio/receipt/{token} and
+/audio/skip/{token}.
 
 The token is the credential (no CSRF, no auth header). Every refusal is the §4 envelope. A transcode
-that is still being produced is streamed to a plain GET as it grows (200, chunked); a Range (other than
-`bytes=0-`), HEAD or an HTTP/1.0 request waits for it to complete and is then served like any file.
+that is still being produced is streamed to a plain GET as it grows (200, chunked); a Range (other
+than `bytes=0-`), HEAD or an HTTP/1.0 request waits for it to complete and is then served like any
+file.
 """
 
 from __future__ import annotations
@@ -158,7 +160,9 @@ class AudioRoutes:
                         raise _no_space(grant.encoding) from None
                     except TranscodeError:
                         if attempt == 1 and (found.remote or found.abandoned):
-                            continue  # the other process's transcode, or an abandoned one, ended: start afresh
+                            # the other process's transcode, or an abandoned one, ended: start
+                            # afresh
+                            continue
                         raise ApiError(
                             ErrorCode.SERVER_ERROR,  # the cache logged why, once for all waiters
                             f"this track could not be transcoded to {grant.encoding}; "
@@ -282,7 +286,8 @@ def _no_space(encoding: str) -> ApiError:
 
 
 async def _first_bytes(job: Job) -> int | None:
-    """A descriptor on the job's part once it holds bytes (so a source that fails at once still gets an
+    """A descriptor on the job's part once it holds bytes (so a source that fails at once still gets
+    an
     envelope); None when the job finished first."""
     fd = await job.open_part()
     while fd is not None:
@@ -298,7 +303,8 @@ async def _first_bytes(job: Job) -> int | None:
 
 
 def _streams_whole(scope: Scope) -> bool:
-    """Whether a request for a transcode in progress can take it as it grows: a plain HTTP/1.1 GET."""
+    """Whether a request for a transcode in progress can take it as it grows: a plain HTTP/1.1
+    GET."""
     if scope["method"] != "GET" or scope.get("http_version") == "1.0":
         return False
     value = request_headers(scope).get("range")
@@ -306,7 +312,8 @@ def _streams_whole(scope: Scope) -> bool:
 
 
 def _reported_seconds(scope: Scope, body: bytes) -> float | None:
-    """Seconds played as the client reports them: JSON {"secondsPlayed": n} or ?secondsPlayed= / ?elapsed=."""
+    """Seconds played as the client reports them: JSON {"secondsPlayed": n} or ?secondsPlayed= /
+    ?elapsed=."""
     value: object = None
     if body.strip():
         try:

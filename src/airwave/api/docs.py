@@ -41,44 +41,48 @@ These routes take no CSRF token and no `X-AuthToken`; their refusals are the err
 
 ### `GET|HEAD /audio/{token}`: the track object's `audioURL`
 
-- The token is the credential: HMAC-signed listener, track, encoding and expiry (`audio_url_lifetime`,
+- The token is the credential: HMAC-signed listener, track, encoding and expiry
+  (`audio_url_lifetime`,
   default 12 h). Altered, forged or foreign-server token: 403 `USER_NOT_AUTHORIZED`; expired: 410
   `CONTENT_HAS_EXPIRED`; the listener deleted: 403 `USER_NOT_AUTHORIZED`, suspended: 403
   `LISTENER_SUSPENDED`; the track left the library or its file is gone: 404 `NOT_FOUND`; a file that
   cannot be decoded: 500 `SERVER_ERROR` (logged); other methods: 405 `METHOD_NOT_ALLOWED`.
-- `audioEncoding` says what the URL delivers: `original` (the stored file; `Content-Type` by its format),
-  `mp3` (128 kbit/s CBR, `audio/mpeg`), `mp3-hifi` (320 kbit/s; only when the tier has high quality and
-  the listener's `highQualityStreaming` is on, else `mp3`), `aacplus` (AAC-LC 64 kbit/s in ADTS,
-  `audio/aac`: FFmpeg has no HE-AAC encoder, and ADTS plays while it downloads), `opus` (96 kbit/s in
-  Ogg, `audio/ogg`). A request without `audioFormat` gets `aacplus`.
-- Complete files: `Accept-Ranges: bytes`; one range per request (`bytes=a-b`, `a-`, `-n`) answers 206
-  with `Content-Range`; a range outside the file answers 416 `INVALID_REQUEST` with
-  `Content-Range: bytes */{size}`; several ranges, or a malformed `Range`, get the whole file (200).
-  Strong `ETag` and `Last-Modified`; `If-None-Match` (or `If-Modified-Since`) answers 304; `If-Range`
-  that does not match strongly turns a range request into 200. `Cache-Control: private, max-age=` the
-  seconds until the URL expires.
-- A transcode made for the first time is streamed to a plain `GET` while it is written: 200 with chunked
-  transfer coding and no `Content-Length`. `HEAD`, HTTP/1.0 and ranges other than `bytes=0-` wait until it
-  is complete and are then answered as above. For MP3 the first listener's copy carries the LAME header
-  frame before its final values are known (filled in when the encoder finishes), so that copy lacks the
-  gapless trimming (about 50 ms); every later request gets the finished file.
+- `audioEncoding` says what the URL delivers: `original` (the stored file; `Content-Type` by its
+  format),
+  `mp3` (128 kbit/s CBR, `audio/mpeg`), `mp3-hifi` (320 kbit/s; only when the tier has high quality
+  and the listener's `highQualityStreaming` is on, else `mp3`), `aacplus` (AAC-LC 64 kbit/s in ADTS,
+  `audio/aac`: FFmpeg has no HE-AAC encoder, and ADTS plays while it downloads), `opus` (96 kbit/s
+  in Ogg, `audio/ogg`). A request without `audioFormat` gets `aacplus`.
+- Complete files: `Accept-Ranges: bytes`; one range per request (`bytes=a-b`, `a-`, `-n`) answers
+  206
+  with `Content-Range`; a range outside the file answers 416 `INVALID_REQUEST` with `Content-Range:
+  bytes */{size}`; several ranges, or a malformed `Range`, get the whole file (200). Strong `ETag`
+  and `Last-Modified`; `If-None-Match` (or `If-Modified-Since`) answers 304; `If-Range` that does
+  not match strongly turns a range request into 200. `Cache-Control: private, max-age=` the seconds
+  until the URL expires.
+- A transcode made for the first time is streamed to a plain `GET` while it is written: 200 with
+  chunked
+  transfer coding and no `Content-Length`. `HEAD`, HTTP/1.0 and ranges other than `bytes=0-` wait
+  until it is complete and are then answered as above. For MP3 the first listener's copy carries the
+  LAME header frame before its final values are known (filled in when the encoder finishes), so that
+  copy lacks the gapless trimming (about 50 ms); every later request gets the finished file.
 - A transcode is shared by all concurrent requests for it and kept in a size-bounded cache
-  (`transcode_cache_mb`, least recently used first out); it is stopped when its last listener has been
-  gone for 2 seconds.
+  (`transcode_cache_mb`, least recently used first out); it is stopped when its last listener has
+  been gone for 2 seconds.
 
 ### `POST /audio/receipt/{token}` and `POST /audio/skip/{token}`: `audioReceiptURL`, `audioSkipUrl`
 
 - Record that the spin was played to the end (receipt) or skipped. The body may be empty or a JSON
-  object `{"secondsPlayed": n}`; `?secondsPlayed=n` or `?elapsed=n` in the query work too. Without it,
-  a completed spin counts the track's length and a skipped one the time since `trackStarted` (or since
-  it was issued), at most the track's length.
+  object `{"secondsPlayed": n}`; `?secondsPlayed=n` or `?elapsed=n` in the query work too. Without
+  it, a completed spin counts the track's length and a skipped one the time since `trackStarted` (or
+  since it was issued), at most the track's length.
 - The first report for a spin wins; later ones change nothing. Answer:
-  `{"outcome": "completed"|"skipped", "secondsPlayed": n, "recorded": bool}` (`recorded` is false when
-  an earlier report had settled the spin).
+  `{"outcome": "completed"|"skipped", "secondsPlayed": n, "recorded": bool}` (`recorded` is false
+  when an earlier report had settled the spin).
 - Errors: altered token or a spin of another listener 403 `USER_NOT_AUTHORIZED`; expired 410
   `CONTENT_HAS_EXPIRED`; unknown spin 404 `NOT_FOUND`; a body that is not a JSON object or a
-  `secondsPlayed` that is not a number of seconds 400 `INVALID_REQUEST`; a body over 4 KiB 413; read-only
-  mode 503 `READONLY_MODE`; other methods 405.
+  `secondsPlayed` that is not a number of seconds 400 `INVALID_REQUEST`; a body over 4 KiB 413;
+  read-only mode 503 `READONLY_MODE`; other methods 405.
 - `airwave export plays --since DATE [--until DATE] --format csv|json` writes these play logs.
 
 ### `GET|HEAD /art/{hash}/{size}.jpg` and `/art/mosaic/{hash-...}/{size}.jpg`

@@ -78,7 +78,8 @@ class Call:
 
     @contextmanager
     def write(self) -> Iterator[Session]:
-        """A write transaction; afterwards this call's reads see what it wrote (a fresh read snapshot)."""
+        """A write transaction; afterwards this call's reads see what it wrote (a fresh read
+        snapshot)."""
         with self.services.database.write() as db:
             yield db
         if self.db is not None:
@@ -286,7 +287,8 @@ def _check_csrf(header: str | None, cookie: str | None) -> None:
     if not header or not cookie:
         raise ApiError(
             ErrorCode.INVALID_CSRF_TOKEN,
-            "send the csrftoken cookie and an X-CsrfToken header with the same value (HEAD / sets the cookie)",
+            "send the csrftoken cookie and an X-CsrfToken header with the same value (HEAD "
+            "/ sets the cookie)",
         )
     if not hmac.compare_digest(header.encode("latin-1"), cookie.encode("latin-1")):
         raise ApiError(

@@ -1,4 +1,5 @@
-"""Endpoint declarations: each endpoint once; routing, validation, meta, OpenAPI and docs read them."""
+"""Endpoint declarations: each endpoint once; routing, validation, meta, OpenAPI and docs read
+them."""
 
 from __future__ import annotations
 
@@ -83,7 +84,7 @@ class Registry:
                 auth=auth,
                 writes=writes,
                 errors=tuple(errors),
-                summary=inspect.getdoc(handler) or "",
+                summary=_paragraphs(inspect.getdoc(handler) or ""),
                 enabled=enabled,
                 notes=inspect.cleandoc(notes) if notes else "",
                 hashes=hashes,
@@ -106,3 +107,8 @@ class Registry:
 
 
 registry = Registry()
+
+
+def _paragraphs(text: str) -> str:
+    """Docstring paragraphs with their line breaks undone (source lines wrap at 100 columns)."""
+    return "\n\n".join(" ".join(p.split()) for p in text.split("\n\n") if p.strip())

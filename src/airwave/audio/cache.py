@@ -1,17 +1,18 @@
-"""The transcode cache: each (source file, encoding) is transcoded once into a size-bounded directory.
+"""The transcode cache: each (source file, encoding) is transcoded once into a size-bounded
+directory.
 
 Layout under data_dir/cache/audio/ab/: `<key>.<ext>` complete entries, `<key>.lock` held (flock) by
-the one process transcoding that key, `<key>.<random>.part` the file being written. A part becomes an
-entry by fsync and atomic rename, so a crash, a kill or a disconnect never leaves a partial entry; the
-next writer of the key, the cache's start-up and eviction, and `airwave cache clear` delete stale
-parts (those whose lock nobody holds). The transcode itself runs in a child process
+the one process transcoding that key, `<key>.<random>.part` the file being written. A part becomes
+an entry by fsync and atomic rename, so a crash, a kill or a disconnect never leaves a partial
+entry; the next writer of the key, the cache's start-up and eviction, and `airwave cache clear`
+delete stale parts (those whose lock nobody holds). The transcode itself runs in a child process
 (airwave.audio.workers), at most `workers` at once. Readers follow a part while it grows: through an
 in-memory Job in the process that owns the transcode, by polling the files in other processes.
 
 A transcode runs to completion while anyone listens; when its last listener has been gone for
-ABANDON_AFTER seconds it is stopped and its part deleted (the next request starts afresh), so clients
-that skip through tracks do not queue new transcodes behind ones nobody hears.
-Eviction is least-recently-used by access time, which serving a hit refreshes (at most once a minute).
+ABANDON_AFTER seconds it is stopped and its part deleted (the next request starts afresh), so
+clients that skip through tracks do not queue new transcodes behind ones nobody hears. Eviction is
+least-recently-used by access time, which serving a hit refreshes (at most once a minute).
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ class Job:
         self._changed = asyncio.Event()
 
     async def changed(self, seen: int) -> None:
-        """Return once something happened after version `seen`: the part grew, or the job started or ended."""
+        """Return once something happened after version `seen`: the part grew, or the job started
+        or ended."""
         if self.finished or self.version != seen:
             return
         if not self.remote:
@@ -108,7 +110,8 @@ class Job:
         self._refresh_remote()
 
     async def open_part(self) -> int | None:
-        """A read descriptor on the part being written, or None when the job already finished (use `final`)."""
+        """A read descriptor on the part being written, or None when the job already finished
+        (use `final`)."""
         deadline = time.monotonic() + STALL
         while True:
             seen = self.version
@@ -149,7 +152,8 @@ class Job:
         return self.final
 
     def _refresh_remote(self) -> None:
-        """Another process writes this job: done when the entry is our part renamed, failed when it went away."""
+        """Another process writes this job: done when the entry is our part renamed, failed when
+        it went away."""
         if self.finished:
             return
         if self._part_ino is None and self.part is None and self.final.exists():
@@ -197,7 +201,8 @@ class _Claim:
     part: Path
 
     def release(self, keep_part: bool = False) -> None:
-        """Delete the part (unless published) and the lock file, then let the lock go; idempotent."""
+        """Delete the part (unless published) and the lock file, then let the lock go;
+        idempotent."""
         if not keep_part:
             self.part.unlink(missing_ok=True)
         if self.lock_fd >= 0:
@@ -207,7 +212,8 @@ class _Claim:
 
 
 class TranscodeCache:
-    """Transcodes on demand into data_dir/cache/audio, at most `workers` at a time, bounded to `limit` bytes."""
+    """Transcodes on demand into data_dir/cache/audio, at most `workers` at a time, bounded to
+    `limit` bytes."""
 
     def __init__(
         self, root: Path, *, limit: int, workers: int = 0, system_lame: bool = True
@@ -215,7 +221,8 @@ class TranscodeCache:
         self.root = root
         self.limit = limit
         self.system_lame = system_lame
-        # more than one per core: a new listener's first bytes should not queue behind whole transcodes
+        # more than one per core: a new listener's first bytes should not queue behind whole
+        # transcodes
         self.workers = workers or 2 * (os.cpu_count() or 1)
         self._slots: asyncio.Semaphore | None = None
         self._jobs: dict[str, Job] = {}
@@ -237,7 +244,8 @@ class TranscodeCache:
     # ------------------------------------------------------------------ lookups
 
     def key(self, source: str, size: int, mtime_ns: int, profile: Profile) -> str:
-        """Names one transcode: profile, source path and the source file's size and modification time."""
+        """Names one transcode: profile, source path and the source file's size and modification
+        time."""
         text = f"{VERSION}|{profile.encoding}|{profile.bitrate}|{source}|{size}|{mtime_ns}"
         return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:40]
 
@@ -245,7 +253,8 @@ class TranscodeCache:
         return self.root / key[:2] / f"{key}.{profile.extension}"
 
     async def get(self, source: str, profile: Profile) -> Path | Job:
-        """The complete entry if cached, else the (possibly shared) job producing it. FileNotFoundError: no source.
+        """The complete entry if cached, else the (possibly shared) job producing it.
+        FileNotFoundError: no source.
 
         Whoever waits for or reads a returned job does so inside `listening(job)`.
         """
@@ -430,7 +439,8 @@ class TranscodeCache:
                 )
 
     async def _follow_remote(self, job: Job) -> None:
-        """Keep another process's job in the table until it ends (readers refresh its state as they poll)."""
+        """Keep another process's job in the table until it ends (readers refresh its state as
+        they poll)."""
         try:
             await job.wait()
         except TranscodeError:
@@ -452,7 +462,8 @@ class TranscodeCache:
         future.add_done_callback(lambda _f: setattr(self, "_evicting", False))
 
     def evict(self) -> int:
-        """Delete least recently used entries until the cache is within its bound; returns bytes freed."""
+        """Delete least recently used entries until the cache is within its bound; returns bytes
+        freed."""
         self.sweep()  # parts left by killed transcodes take space too
         entries = sorted(self._entries(), key=lambda e: e[0])
         total = sum(size for _, size, _ in entries)
@@ -505,7 +516,8 @@ class TranscodeCache:
         return CacheStats(self.root, len(entries), total, self.limit, live, dead)
 
     def clear(self) -> tuple[int, int]:
-        """Delete every complete entry and every abandoned part; returns (entries, bytes) deleted."""
+        """Delete every complete entry and every abandoned part; returns (entries, bytes)
+        deleted."""
         entries = self._entries()
         for _, _, path in entries:
             path.unlink(missing_ok=True)
@@ -514,7 +526,8 @@ class TranscodeCache:
         return len(entries), sum(size for _, size, _ in entries)
 
     def sweep(self) -> int:
-        """Delete parts and lock files that no live transcode holds (left by a crash); returns parts deleted."""
+        """Delete parts and lock files that no live transcode holds (left by a crash); returns
+        parts deleted."""
         removed = 0
         if not self.root.is_dir():
             return 0
@@ -550,7 +563,8 @@ class TranscodeCache:
 
 
 def _publish(part: Path, final: Path) -> int:
-    """Make a complete (already fsynced) part the entry: atomic rename, then make the rename durable."""
+    """Make a complete (already fsynced) part the entry: atomic rename, then make the rename
+    durable."""
     size = part.stat().st_size
     os.rename(part, final)
     _fsync_dir(final.parent)

@@ -1,4 +1,5 @@
-"""The audio encodings of spec §8: what each delivers, how it is made, and which one a request gets."""
+"""The audio encodings of spec §8: what each delivers, how it is made, and which one a request
+gets."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ class Profile:
 
 
 # aacplus is AAC-LC (FFmpeg's native encoder has no HE-AAC/SBR) in ADTS: a plain sequence of
-# self-delimiting frames that <audio> elements and mobile players play progressively while it is written.
+# self-delimiting frames that <audio> elements and mobile players play progressively while it is
+# written.
 PROFILES: dict[str, Profile] = {
     "mp3": Profile("mp3", "libmp3lame", "mp3", 128_000, "mp3", "audio/mpeg", (44100, 48000, 32000)),
     "mp3-hifi": Profile(
@@ -74,9 +76,11 @@ _CODEC_TYPES = {
 
 
 def negotiate(requested: str | None, *, high_quality: bool, source_codec: str) -> str:
-    """The encoding a request will really get: aacplus by default, mp3 instead of mp3-hifi without high quality.
+    """The encoding a request will really get: aacplus by default, mp3 instead of mp3-hifi without
+    high quality.
 
-    `original` is the stored file whatever its codec (`source_codec` only decides its Content-Type when served).
+    `original` is the stored file whatever its codec (`source_codec` only decides its Content-Type
+    when served).
     """
     encoding = requested or DEFAULT_ENCODING
     if encoding not in ENCODINGS:

@@ -1,4 +1,5 @@
-"""HMAC-signed audio and receipt tokens (spec §8); the key lives in the data dir and rotates with a grace period."""
+"""HMAC-signed audio and receipt tokens (spec §8); the key lives in the data dir and rotates with
+a grace period."""
 
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ _AD_AUDIO, _AD_RECEIPT = (
     0x49,
 )  # "D", "I": the same for an ad (campaign audio; an impression receipt)
 _MAC_BYTES = 16
-# version, kind, key id, listener, track (ads: campaign), spin (ads: ad spin; 0 = none), encoding, expiry (epoch s)
+# version, kind, key id, listener, track (ads: campaign), spin (ads: ad spin; 0 = none), encoding,
+# expiry (epoch s)
 _AUDIO_LAYOUT = struct.Struct(">BBHIIIBI")
 # version, kind, key id, listener, spin, expiry
 _RECEIPT_LAYOUT = struct.Struct(">BBHIII")
@@ -56,7 +58,8 @@ _RELOAD_EVERY = 2.0  # seconds between checks whether another process rotated th
 
 @dataclass(frozen=True)
 class AudioGrant:
-    """What a valid audio token allows: this listener may fetch this track in this encoding until expiry."""
+    """What a valid audio token allows: this listener may fetch this track in this encoding until
+    expiry."""
 
     listener_id: int
     track_id: int
@@ -166,7 +169,8 @@ class UrlSigner:
         encoding: str,
         expires_at: datetime,
     ) -> str:
-        """Token for /audio/{token} delivering an ad campaign's audio to the listener it was issued to."""
+        """Token for /audio/{token} delivering an ad campaign's audio to the listener it was
+        issued to."""
         key = self._current()
         payload = _AUDIO_LAYOUT.pack(
             _VERSION,
@@ -191,7 +195,8 @@ class UrlSigner:
     # ------------------------------------------------------------------ verifying
 
     def verify_audio(self, token: str, now: datetime) -> AudioGrant:
-        """The grant of an audio token: USER_NOT_AUTHORIZED when forged or altered, CONTENT_HAS_EXPIRED when old."""
+        """The grant of an audio token: USER_NOT_AUTHORIZED when forged or altered,
+        CONTENT_HAS_EXPIRED when old."""
         fields = self._open(token, (_AUDIO, _AD_AUDIO), _AUDIO_LAYOUT, now)
         _, kind, _, listener_id, track_id, spin_id, encoding, expiry = fields
         if encoding >= len(ENCODINGS):
@@ -227,7 +232,8 @@ class UrlSigner:
         if _epoch(now) >= fields[-1]:
             raise ApiError(
                 ErrorCode.CONTENT_HAS_EXPIRED,
-                f"this URL expired at {_datetime(fields[-1]).isoformat()}; ask for a new playlist fragment",
+                f"this URL expired at {_datetime(fields[-1]).isoformat()}; ask for a new "
+                "playlist fragment",
             )
         return fields
 
@@ -239,7 +245,8 @@ class UrlSigner:
         return self._keys
 
     def rotate(self, now: datetime) -> SigningKey:
-        """Start signing with a fresh key; the previous one verifies for the grace period, older ones are dropped."""
+        """Start signing with a fresh key; the previous one verifies for the grace period, older
+        ones are dropped."""
         private_dir(self.path.parent)
         with open(private_file(self.path.with_suffix(".lock")), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -273,7 +280,8 @@ class UrlSigner:
         return key
 
     def _refresh(self, force: bool = False) -> None:
-        """Load the key file when it changed (at most every couple of seconds unless forced); create it if absent."""
+        """Load the key file when it changed (at most every couple of seconds unless forced);
+        create it if absent."""
         if not force and self._keys and time.monotonic() - self._checked < _RELOAD_EVERY:
             return
         with self._lock:
@@ -299,7 +307,8 @@ class UrlSigner:
 
 
 def _write_keys(path: Path, keys: list[SigningKey], *, replace: bool) -> None:
-    """Write the key file (0600) through a temporary file: replaced atomically, or created only if absent."""
+    """Write the key file (0600) through a temporary file: replaced atomically, or created only
+    if absent."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:

@@ -1,8 +1,10 @@
-"""One transcode: decode with PyAV, resample, encode and mux into a file that readers may follow as it grows.
+"""One transcode: decode with PyAV, resample, encode and mux into a file that readers may follow as
+it grows.
 
 MP3 goes through the system's libmp3lame when it is installed (Debian: libmp3lame0): PyAV's bundled
-build of LAME runs about 3.5x slower than the distribution's (bench/stream.py measures both), and the
-two produce the same bitstream format. Everything else, and MP3 without a system LAME, is PyAV alone.
+build of LAME runs about 3.5x slower than the distribution's (bench/stream.py measures both), and
+the two produce the same bitstream format. Everything else, and MP3 without a system LAME, is PyAV
+alone.
 """
 
 from __future__ import annotations
@@ -63,7 +65,8 @@ def transcode(
 
 
 def output_rate(rate: int, allowed: tuple[int, ...]) -> int:
-    """The source rate when the format takes it, else the allowed rate of the same family (44.1 or 48 kHz)."""
+    """The source rate when the format takes it, else the allowed rate of the same family (44.1
+    or 48 kHz)."""
     if rate in allowed:
         return rate
     preferred = 44100 if rate % 11025 == 0 else 48000
@@ -71,7 +74,8 @@ def output_rate(rate: int, allowed: tuple[int, ...]) -> int:
 
 
 def _decoded(container: Any, stream: Any) -> Iterator[Any]:
-    """Decoded frames without their timestamps (the resampler renumbers them); skips a few corrupt packets."""
+    """Decoded frames without their timestamps (the resampler renumbers them); skips a few
+    corrupt packets."""
     import av
 
     bad = 0
@@ -177,7 +181,8 @@ def _encode_lame(
 
 @cache
 def _system_lame() -> ctypes.CDLL | None:
-    """The distribution's libmp3lame, if installed and recent enough (float input, LAME tag frame)."""
+    """The distribution's libmp3lame, if installed and recent enough (float input, LAME tag
+    frame)."""
     name = ctypes.util.find_library("mp3lame")
     if name is None:
         return None
@@ -218,7 +223,8 @@ def system_lame_available() -> bool:
 
 
 class _Sink(io.RawIOBase):
-    """Unbuffered, seekable output over a file descriptor that reports each write (readers follow the file)."""
+    """Unbuffered, seekable output over a file descriptor that reports each write (readers follow
+    the file)."""
 
     def __init__(self, fd: int, progress: Progress) -> None:
         super().__init__()

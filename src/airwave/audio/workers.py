@@ -3,7 +3,8 @@
 A child shares no GIL with the server's event loop, a decoder that crashes on a damaged file takes
 only the child down, and a transcode nobody listens to any more is stopped by ending its process.
 The child writes the part file it is given, reports progress over a pipe, fsyncs and exits 0; the
-parent publishes the result. When the server dies the child's next progress report fails and it exits.
+parent publishes the result. When the server dies the child's next progress report fails and it
+exits.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def _context() -> ForkServerContext | SpawnContext:
 
 
 def warm_up() -> None:
-    """Start the forkserver now (blocking, ~0.3 s) so that the first transcode does not wait for it."""
+    """Start the forkserver now (blocking, ~0.3 s) so that the first transcode does not wait for
+    it."""
     if _context().get_start_method() == "forkserver":
         multiprocessing.forkserver.ensure_running()
 
@@ -108,7 +110,10 @@ class Worker:
         if code == 0:
             return Outcome(True)
         if not error:
-            error = f"the transcoding process ended with {'signal ' + str(-code) if code and code < 0 else code}"
+            error = (
+                "the transcoding process ended with "
+                f"{'signal ' + str(-code) if code and code < 0 else code}"
+            )
         return Outcome(False, error, no_space)
 
     def stop(self) -> None:

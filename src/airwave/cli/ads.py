@@ -29,7 +29,8 @@ ads_app = typer.Typer(help="Ad campaigns for listeners whose tier has ads.", no_
 
 
 def _window_edge(text: str | None, option: str, *, end: bool) -> datetime | None:
-    """A --start/--end value: a day (an --end day counts in full) or an ISO 8601 time; UTC unless it says."""
+    """A --start/--end value: a day (an --end day counts in full) or an ISO 8601 time; UTC unless
+    it says."""
     from datetime import date, datetime, time, timedelta
 
     if text is None:
@@ -77,7 +78,8 @@ def ads_add(
     ] = 1,
     data_dir: DataDir = None,
 ) -> None:
-    """Add an ad campaign: its audio is read, checked and copied; served from --start until --end."""
+    """Add an ad campaign: its audio is read, checked and copied; served from --start until
+    --end."""
     from airwave.core.radio import ads
 
     new = ads.NewCampaign(
@@ -109,7 +111,8 @@ def _when(value: datetime | None) -> str:
 
 @ads_app.command("list")
 def ads_list(data_dir: DataDir = None) -> None:
-    """List ad campaigns: window, weight, state (active, scheduled, ended, disabled, broken), impressions."""
+    """List ad campaigns: window, weight, state (active, scheduled, ended, disabled, broken),
+    impressions."""
     from airwave.core.radio import ads
 
     services = open_services(data_dir)

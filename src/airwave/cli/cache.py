@@ -38,7 +38,8 @@ def cache_show(ctx: typer.Context, data_dir: DataDir = None) -> None:
 
 @cache_app.command("clear")
 def cache_clear(data_dir: DataDir = None) -> None:
-    """Delete every cached transcode (running transcodes finish; listeners mid-stream are unaffected)."""
+    """Delete every cached transcode (running transcodes finish; listeners mid-stream are
+    unaffected)."""
     from airwave.audio import cache
 
     entries, size = cache.for_settings(settings_from(data_dir=data_dir)).clear()

@@ -33,7 +33,8 @@ def export_plays(
     ] = None,
     data_dir: DataDir = None,
 ) -> None:
-    """Write the play log for royalty reporting: track, artist, album, ISRC, MusicBrainz id, listener,
+    """Write the play log for royalty reporting: track, artist, album, ISRC, MusicBrainz id,
+    listener,
     station, start time, seconds played, completed/skipped."""
     from datetime import datetime
 

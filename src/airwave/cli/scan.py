@@ -40,7 +40,8 @@ def scan(
     ] = None,
     data_dir: DataDir = None,
 ) -> None:
-    """Scan music folders into the catalogue, then analyse new tracks' sound (both resume when interrupted)."""
+    """Scan music folders into the catalogue, then analyse new tracks' sound (both resume when
+    interrupted)."""
     from airwave.core.services import Services
     from airwave.library.scanner import Scanner
 
@@ -64,9 +65,12 @@ def scan(
             for path, message in report.errors:
                 err.print(f"[yellow]skipped[/yellow] {path}: {message}")
             out.print(
-                f"{report.files_seen} files in {report.seconds:.2f} s ({report.files_per_second:.0f} files/s): "
-                f"{report.added} added, {report.updated} updated, {report.moved} moved, {report.removed} removed, "
-                f"{report.unchanged} unchanged, {len(report.errors)} skipped ({report.known_bad} known unreadable); "
+                f"{report.files_seen} files in {report.seconds:.2f} s "
+                f"({report.files_per_second:.0f} files/s): "
+                f"{report.added} added, {report.updated} updated, {report.moved} moved, "
+                f"{report.removed} removed, "
+                f"{report.unchanged} unchanged, {len(report.errors)} skipped "
+                f"({report.known_bad} known unreadable); "
                 f"{report.tags_read} tag reads"
             )
             if report.interrupted:
@@ -86,7 +90,8 @@ def scan(
 
 
 def _index(services: Services) -> None:
-    """Sound analysis and the stations' similarity space after a scan, with progress and a summary line."""
+    """Sound analysis and the stations' similarity space after a scan, with progress and a
+    summary line."""
     from airwave.core.catalog.library import refresh_similarity
 
     started = time.perf_counter()
@@ -95,7 +100,8 @@ def _index(services: Services) -> None:
     if report is not None and (report.analysed or report.failed):
         out.print(
             f"analysed {report.analysed} tracks in {report.seconds:.2f} s "
-            f"({report.tracks_per_cpu_second:.1f} tracks per CPU-second), {report.failed} not analysable; "
+            f"({report.tracks_per_cpu_second:.1f} tracks per CPU-second), {report.failed} "
+            "not analysable; "
             f"similarity index ready in {time.perf_counter() - started:.2f} s"
         )
     else:

@@ -48,7 +48,9 @@ def secret_list(data_dir: DataDir = None) -> None:
         state = (
             "signing"
             if key.retired_at is None
-            else f"verifies until {key.retired_at + timedelta(seconds=settings.url_key_grace):%Y-%m-%d %H:%M} UTC"
+            else "verifies until "
+            f"{key.retired_at + timedelta(seconds=settings.url_key_grace):%Y-%m-%d %H:%M} "
+            "UTC"
         )
         table.add_row(str(key.id), f"{key.created_at:%Y-%m-%d %H:%M} UTC", state)
     out.print(table)

@@ -1,4 +1,5 @@
-"""`airwave serve` and `airwave version`: run the server (with the demo library and account on --demo)."""
+"""`airwave serve` and `airwave version`: run the server (with the demo library and account on
+--demo)."""
 
 from __future__ import annotations
 

@@ -148,7 +148,8 @@ class BookmarkView:
 
 
 def views(db: Session, rows: list[Bookmark]) -> list[BookmarkView]:
-    """Bookmarks with what a client lists them with (bookmarks of objects gone from the catalogue are left out)."""
+    """Bookmarks with what a client lists them with (bookmarks of objects gone from the catalogue
+    are left out)."""
     tracks = {
         v.track.id: v for v in catalog.track_views(db, [r.ref_id for r in rows if r.kind == "TR"])
     }
@@ -182,7 +183,8 @@ def add_bookmark(
     kind: BookmarkType | None,
     now: datetime,
 ) -> BookmarkView:
-    """bookmark/add: an artist or track named by its id, or the track (or its artist) of a trackToken."""
+    """bookmark/add: an artist or track named by its id, or the track (or its artist) of a
+    trackToken."""
     if track_token is not None:
         spin = spin_by_token(db, listener_id, track_token, now)
         target_kind, ref_id = ("AR", spin.artist_id) if kind == "artist" else ("TR", spin.track_id)
@@ -221,7 +223,8 @@ class BookmarkPage:
 def lists(
     db: Session, listener_id: int, kind: BookmarkType | None, start: int, size: int
 ) -> dict[str, BookmarkPage]:
-    """bookmark/getBookmarks: a page of each kind ("AR", "TR"); a kind left out still counts its total."""
+    """bookmark/getBookmarks: a page of each kind ("AR", "TR"); a kind left out still counts its
+    total."""
     out = {}
     for code, name in (("AR", "artist"), ("TR", "track")):
         total, rows = page(db, listener_id, code, start, size if kind in (None, name) else 0)

@@ -1,4 +1,5 @@
-"""The catalogue pages of music/*: an artist, album or track with what this listener did with it, genres, lyrics."""
+"""The catalogue pages of music/*: an artist, album or track with what this listener did with it,
+genres, lyrics."""
 
 from __future__ import annotations
 
@@ -148,7 +149,8 @@ def track_page(db: Session, listener_id: int, token: str) -> TrackPage:
 
 
 def genre_categories(db: Session) -> list[GenreCategory]:
-    """music/genrecategories: categories with playable genres, each pictured by a track of its biggest genre."""
+    """music/genrecategories: categories with playable genres, each pictured by a track of its
+    biggest genre."""
     out = []
     for name, _tracks in catalog.genre_categories(db):
         genres = catalog.genres_in(db, name)

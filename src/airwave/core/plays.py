@@ -1,4 +1,5 @@
-"""The play log: the trackTokens naming spins, how spins ended (receipt and skip URLs) and the export operators report royalties from."""
+"""The play log: the trackTokens naming spins, how spins ended (receipt and skip URLs) and the
+export operators report royalties from."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ Outcome = Literal["completed", "skipped"]
 
 @dataclass(frozen=True)
 class SpinEnd:
-    """How a spin ended; `recorded` is False when an earlier receipt had already settled it (the first wins)."""
+    """How a spin ended; `recorded` is False when an earlier receipt had already settled it (the
+    first wins)."""
 
     spin_id: int
     outcome: str
@@ -34,7 +36,8 @@ class SpinEnd:
 def record_end(
     db: Session, grant: ReceiptGrant, outcome: Outcome, seconds: float | None, now: datetime
 ) -> SpinEnd:
-    """Settle a spin as completed or skipped, once; later receipts for it change nothing and say so."""
+    """Settle a spin as completed or skipped, once; later receipts for it change nothing and say
+    so."""
     spin = db.get(Spin, grant.spin_id)
     if spin is None:
         raise ApiError(ErrorCode.NOT_FOUND, "this spin is not in the play log")
@@ -59,7 +62,8 @@ def record_end(
 def seconds_played(
     outcome: Outcome, reported: float | None, started: datetime, duration: float, now: datetime
 ) -> float:
-    """What the client reported, else the whole track (completed) or the time since it started (skipped);
+    """What the client reported, else the whole track (completed) or the time since it started
+    (skipped);
     never more than the track lasts."""
     if reported is not None and math.isfinite(reported):
         played = max(0.0, reported)
@@ -149,7 +153,8 @@ def play_log(db: Session, since: datetime, until: datetime) -> Iterator[Play]:
 
 
 def write_export(plays: Iterator[Play], handle: TextIO, fmt: Literal["csv", "json"]) -> int:
-    """Write plays as CSV (header row, one line per play) or a JSON array of objects; returns how many."""
+    """Write plays as CSV (header row, one line per play) or a JSON array of objects; returns how
+    many."""
     count = 0
     if fmt == "csv":
         writer = csv.DictWriter(handle, fieldnames=PLAY_FIELDS, lineterminator="\n")
@@ -173,7 +178,8 @@ TOKEN_LIFETIME = timedelta(hours=24)  # a trackToken names its spin for a day
 def spin_by_token(
     db: Session, listener_id: int, token: str, now: datetime, *, for_update: bool = False
 ) -> Spin:
-    """The spin a trackToken names: NOT_FOUND, USER_NOT_AUTHORIZED (another listener's) or CONTENT_HAS_EXPIRED."""
+    """The spin a trackToken names: NOT_FOUND, USER_NOT_AUTHORIZED (another listener's) or
+    CONTENT_HAS_EXPIRED."""
     query = select(Spin).where(Spin.token == token[:64])
     spin = db.scalar(query.with_for_update() if for_update else query)
     if spin is None:
@@ -189,7 +195,8 @@ def spin_by_token(
 
 
 def refuse_ad_token(db: Session, listener_id: int, token: str) -> None:
-    """For track-token endpoints: a clear refusal when the token is an adToken (ads take no feedback)."""
+    """For track-token endpoints: a clear refusal when the token is an adToken (ads take no
+    feedback)."""
     owner = db.scalar(select(AdSpin.listener_id).where(AdSpin.token == token[:64]))
     if owner is None:
         return

@@ -72,7 +72,8 @@ def _sqlite(db: Session, q: str, kinds: tuple[str, ...], limit: int) -> list[Hit
     rows = db.execute(
         text(f"""
             SELECT e.kind, e.ref_id, e.name, e.context, e.key,
-                   CASE WHEN e.key = :q THEN {EXACT} WHEN e.key LIKE :prefix THEN {PREFIX} ELSE {WORD} END AS tier
+                   CASE WHEN e.key = :q THEN {EXACT} WHEN e.key LIKE :prefix THEN {PREFIX} ELSE
+                   {WORD} END AS tier
             FROM search_fts JOIN search_entries e ON e.id = search_fts.rowid
             WHERE search_fts MATCH :match AND {where}
             ORDER BY tier DESC, bm25(search_fts), length(e.key), e.id
@@ -135,7 +136,8 @@ def _postgres(db: Session, q: str, kinds: tuple[str, ...], limit: int) -> list[H
 
 @dataclass(frozen=True)
 class Found:
-    """One search result: a catalogue object (AR, AL, TR, GE) or one of the listener's stations (ST)."""
+    """One search result: a catalogue object (AR, AL, TR, GE) or one of the listener's stations
+    (ST)."""
 
     kind: str
     ref_id: int
@@ -148,7 +150,8 @@ class Found:
 def full_search(
     db: Session, listener_id: int, query: str, types: list[str], start: int, count: int
 ) -> list[Found]:
-    """search/fullSearch: catalogue kinds and (with "ST") the listener's stations matching a query, best first."""
+    """search/fullSearch: catalogue kinds and (with "ST") the listener's stations matching a
+    query, best first."""
     wanted = start + count
     items: list[Found] = []
     for hit in search(db, query, tuple(t for t in types if t in KINDS), wanted):
@@ -186,7 +189,8 @@ def full_search(
 def seed_suggestions(
     db: Session, listener_id: int, station_id: str, seed_music_id: str | None, limit: int
 ) -> list[catalog.ArtistView]:
-    """search/getSeedSuggestions: artists close to a seed (an artist, or a track's or album's artist), else close
+    """search/getSeedSuggestions: artists close to a seed (an artist, or a track's or album's
+    artist), else close
     to the station's seeds and thumbs-up."""
     station = stations.get_station(db, listener_id, station_id)
     if not seed_music_id:
@@ -211,7 +215,8 @@ class Recommendations:
 
 
 def recommendations(db: Session, listener_id: int) -> Recommendations:
-    """search/getStationRecommendations: artists and genres from the listener's history, not seeded yet."""
+    """search/getStationRecommendations: artists and genres from the listener's history, not
+    seeded yet."""
     artist_ids, genre_ids = similar.recommendations(db, listener_id)
     genres = []
     for genre_id in genre_ids:

@@ -27,7 +27,8 @@ class Services:
 
     @classmethod
     def open(cls, settings: Settings, clock: Clock | None = None) -> Services:
-        """Create the data dir (owner-only), connect, migrate the schema; the signer keeps its key there."""
+        """Create the data dir (owner-only), connect, migrate the schema; the signer keeps its
+        key there."""
         private_dir(settings.data_dir)
         database = Database(settings.resolved_database_url, settings.database_busy_timeout)
         database.migrate()

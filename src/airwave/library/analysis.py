@@ -223,7 +223,8 @@ def _frames(
 
 
 def _read(frames: Iterator[av.AudioFrame], wanted: int, rate: int) -> list[np.ndarray]:
-    """(channels, n) float32 chunks at `rate` up to `wanted` samples; mono stays mono, else stereo."""
+    """(channels, n) float32 chunks at `rate` up to `wanted` samples; mono stays mono, else
+    stereo."""
     chunks: list[np.ndarray] = []
     have = 0
     resampler: av.AudioResampler | None = None

@@ -1,4 +1,5 @@
-"""Sound analysis of the whole catalogue: every track without an up-to-date profile, in worker processes.
+"""Sound analysis of the whole catalogue: every track without an up-to-date profile, in worker
+processes.
 
 Profiles are committed in batches, so an interrupted run keeps its work and the next one continues
 where it stopped. A profile is current when it was made by this PROFILE_VERSION from the track's

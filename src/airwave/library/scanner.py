@@ -215,7 +215,8 @@ def _read_job(job: Job) -> TrackTags | ReadError:
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
-    """fork is instant and safe in a single-threaded process (the CLI); spawn otherwise (the server)."""
+    """fork is instant and safe in a single-threaded process (the CLI); spawn otherwise (the
+    server)."""
     if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context("spawn")
@@ -710,7 +711,8 @@ class CatalogWriter:
         }
 
     def _reattach(self, db: Session, inserts: list[tuple[TrackTags, dict]]) -> dict[int, int]:
-        """New files that are missing tracks come back (moved/renamed): same track id, same feedback."""
+        """New files that are missing tracks come back (moved/renamed): same track id, same
+        feedback."""
         if not self.missing:
             return {}
         mbids = {t.mbid_track for t, _ in inserts if t.mbid_track}

@@ -318,7 +318,8 @@ def describe_image(path: str, roots: Roots) -> EmbeddedPicture | None:
 
 
 def dominant_color(image: Any) -> str:
-    """The most common colour of an already small RGB image, as 6 hex digits (ignores near-greys)."""
+    """The most common colour of an already small RGB image, as 6 hex digits (ignores
+    near-greys)."""
     colours = image.quantize(colors=5, method=2).convert("RGB").getcolors(256) or []
     colours.sort(reverse=True)
     for _count, (r, g, b) in colours:

@@ -127,7 +127,8 @@ class ThrottleCounter(Base):
 
 
 class Station(Base):
-    """A listener's station: grown from its seeds, steered by its feedback, remembered by its spins."""
+    """A listener's station: grown from its seeds, steered by its feedback, remembered by its
+    spins."""
 
     __tablename__ = "stations"
     __table_args__ = (
@@ -195,7 +196,8 @@ class Feedback(Base):
 
 
 class Spin(Base):
-    """One track served to a listener: the station's radio history, the track token and the play log."""
+    """One track served to a listener: the station's radio history, the track token and the play
+    log."""
 
     __tablename__ = "spins"
     __table_args__ = (
@@ -314,10 +316,12 @@ class Genre(Base):
 
 
 class Track(Base):
-    """A song of the catalogue; kept (as missing) when its file vanishes so feedback survives a move."""
+    """A song of the catalogue; kept (as missing) when its file vanishes so feedback survives a
+    move."""
 
     __tablename__ = "tracks"
-    # partial: nearly every track is present, and a full index on a mostly-NULL column lures SQLite's
+    # partial: nearly every track is present, and a full index on a mostly-NULL column lures
+    # SQLite's
     # planner into whole-table plans for "missing_since IS NULL"
     __table_args__ = (
         Index(
@@ -398,7 +402,8 @@ class LibraryRoot(Base):
 
 
 class SearchEntry(Base):
-    """One searchable name (artist, album, track or genre); the full-text index is built on `key`."""
+    """One searchable name (artist, album, track or genre); the full-text index is built on
+    `key`."""
 
     __tablename__ = "search_entries"
     __table_args__ = (Index("ix_search_entries_kind_ref", "kind", "ref_id", unique=True),)
@@ -434,7 +439,8 @@ class TrackProfile(Base):
 
 
 class TrackNeighbors(Base):
-    """A track's nearest neighbours in the similarity space, best first (int32 ids, float16 similarities)."""
+    """A track's nearest neighbours in the similarity space, best first (int32 ids, float16
+    similarities)."""
 
     __tablename__ = "track_neighbors"
 
@@ -490,7 +496,8 @@ class PasswordReset(Base):
 
 
 class AdCampaign(Base):
-    """An operator's ad: an audio file, a title, a click-through URL, a flight window and a weight."""
+    """An operator's ad: an audio file, a title, a click-through URL, a flight window and a
+    weight."""
 
     __tablename__ = "ad_campaigns"
 

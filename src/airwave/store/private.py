@@ -1,4 +1,5 @@
-"""Owner-only files: the data dir (0700), the database and the URL-signing keys (0600) hold secrets."""
+"""Owner-only files: the data dir (0700), the database and the URL-signing keys (0600) hold
+secrets."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def private_file(path: Path) -> Path:
 
 
 def tighten(path: Path, allowed: int) -> None:
-    """Take away the permission bits outside `allowed` from a file we own; warn about one we do not."""
+    """Take away the permission bits outside `allowed` from a file we own; warn about one we do
+    not."""
     try:
         st = os.stat(path)
     except FileNotFoundError:

@@ -1,1 +1,2 @@
-"""HTTP plumbing of the edges: request headers, byte serving with ranges and validators, zero-copy sends."""
+"""HTTP plumbing of the edges: request headers, byte serving with ranges and validators,
+zero-copy sends."""

@@ -1,9 +1,10 @@
 """Serving bytes from files over ASGI: validators, 304/206/416, zero-copy when the server offers it.
 
 A complete file goes out through the ASGI `http.response.zerocopysend` extension (os.sendfile in
-airwave.api.http.zerocopy) when the server advertises it, else in bounded chunks read by worker threads; memory
-stays flat whatever the file size. A file still being written (a transcode in progress) is streamed as
-it grows, with chunked transfer coding, until its writer says it is complete.
+airwave.api.http.zerocopy) when the server advertises it, else in bounded chunks read by worker
+threads; memory stays flat whatever the file size. A file still being written (a transcode in
+progress) is streamed as it grows, with chunked transfer coding, until its writer says it is
+complete.
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ class OpenFile:
 
 
 def open_file(path: str | os.PathLike[str]) -> OpenFile | None:
-    """Open a regular file for reading (blocking: call from a worker thread); None if absent or not a file."""
+    """Open a regular file for reading (blocking: call from a worker thread); None if absent or
+    not a file."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
@@ -70,9 +72,11 @@ async def send_file(
     cache_control: str,
     etag: str | None = None,
 ) -> None:
-    """Answer GET/HEAD with the file: 304 on a matching validator, 206 for one range, or 200; closes it.
+    """Answer GET/HEAD with the file: 304 on a matching validator, 206 for one range, or 200; closes
+    it.
 
-    An unsatisfiable range raises ApiError (416, before anything was sent) for the caller's envelope.
+    An unsatisfiable range raises ApiError (416, before anything was sent) for the caller's
+    envelope.
     """
     try:
         headers = request_headers(scope)
@@ -121,7 +125,8 @@ async def send_file(
 
 
 class Incomplete(Exception):
-    """The file ended early or its writer failed: the response is cut off (its end was never sent)."""
+    """The file ended early or its writer failed: the response is cut off (its end was never
+    sent)."""
 
 
 async def send_range(

@@ -1,4 +1,5 @@
-"""HTTP byte ranges and validators (RFC 9110 §13-14) for one representation of known size: pure functions."""
+"""HTTP byte ranges and validators (RFC 9110 §13-14) for one representation of known size: pure
+functions."""
 
 from __future__ import annotations
 
@@ -39,8 +40,9 @@ class RangeNotSatisfiable(Exception):
 def parse_range(header: str | None, size: int) -> ByteRange | None:
     """The one range to send, or None for the whole representation.
 
-    A header that is absent, malformed, not in bytes, or asks for several ranges is ignored (RFC 9110
-    allows a server to ignore Range); a single range that cannot be satisfied raises RangeNotSatisfiable.
+    A header that is absent, malformed, not in bytes, or asks for several ranges is ignored (RFC
+    9110 allows a server to ignore Range); a single range that cannot be satisfied raises
+    RangeNotSatisfiable.
     """
     if not header or len(header) > MAX_HEADER:
         return None
@@ -68,7 +70,8 @@ def parse_range(header: str | None, size: int) -> ByteRange | None:
 
 
 def etag_list(header: str) -> list[tuple[bool, str]] | None:
-    """(weak, opaque-tag) pairs of an If-None-Match/If-Match value; None for "*" or a malformed value."""
+    """(weak, opaque-tag) pairs of an If-None-Match/If-Match value; None for "*" or a malformed
+    value."""
     if header.strip() == "*":
         return None
     tags: list[tuple[bool, str]] = []
@@ -85,7 +88,8 @@ def etag_list(header: str) -> list[tuple[bool, str]] | None:
 def not_modified(
     if_none_match: str | None, if_modified_since: str | None, etag: str, last_modified: float
 ) -> bool:
-    """True when a GET/HEAD may answer 304: weak ETag match, else (without If-None-Match) a date test."""
+    """True when a GET/HEAD may answer 304: weak ETag match, else (without If-None-Match) a date
+    test."""
     if if_none_match is not None:
         if len(if_none_match) > MAX_HEADER:
             return False
@@ -96,7 +100,8 @@ def not_modified(
 
 
 def if_range_holds(if_range: str | None, etag: str, last_modified: float) -> bool:
-    """Whether a Range request may be answered with a part: If-Range absent, or a strong match of ETag or date."""
+    """Whether a Range request may be answered with a part: If-Range absent, or a strong match of
+    ETag or date."""
     if if_range is None:
         return True
     value = if_range.strip()

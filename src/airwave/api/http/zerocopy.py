@@ -222,8 +222,9 @@ class ZeroCopyHttpToolsProtocol(HttpToolsProtocol):
     def shutdown(self) -> None:
         """Graceful shutdown; an idle TLS connection is cut after a short grace.
 
-        Closing a TLS transport waits for the peer's close_notify, which an idle keep-alive client never
-        sends until it reads again, so the server would sit out its whole graceful-shutdown timeout.
+        Closing a TLS transport waits for the peer's close_notify, which an idle keep-alive client
+        never sends until it reads again, so the server would sit out its whole graceful-shutdown
+        timeout.
         """
         super().shutdown()
         if self.scheme == "https" and (self.cycle is None or self.cycle.response_complete):
@@ -282,7 +283,8 @@ async def sendfile(transport: asyncio.Transport, fd: int, offset: int, count: in
     if transport.is_closing():
         return 0
     loop = asyncio.get_running_loop()
-    # A duplicate of the socket: the loop refuses writability waits on the transport's own descriptor,
+    # A duplicate of the socket: the loop refuses writability waits on the transport's own
+    # descriptor,
     # and should the transport close meanwhile, its number could be reused by another connection.
     sock = os.dup(transport.get_extra_info("socket").fileno())
     sent = 0
@@ -306,7 +308,8 @@ async def sendfile(transport: asyncio.Transport, fd: int, offset: int, count: in
 
 
 async def _flush(transport: asyncio.Transport) -> None:
-    """Wait until the transport has written everything it buffered (normally only the headers, at once)."""
+    """Wait until the transport has written everything it buffered (normally only the headers, at
+    once)."""
     while transport.get_write_buffer_size() and not transport.is_closing():
         await asyncio.sleep(0.001)
 

@@ -1,4 +1,5 @@
-"""v1 ad/*: the ads of free listeners (getAdList, registerImpression, brokenAd); fragment ad items are in objects."""
+"""v1 ad/*: the ads of free listeners (getAdList, registerImpression, brokenAd); fragment ad
+items are in objects."""
 
 from __future__ import annotations
 
@@ -42,11 +43,11 @@ class AdListResponse(ResponseModel):
     writes=True,
     errors=[ErrorCode.STATION_DOES_NOT_EXIST, ErrorCode.USER_NOT_AUTHORIZED],
     notes="""
-    For listeners whose tier has ads (free): one ad, chosen among the operator's active campaigns (inside
-    their date window, not disabled, fewer than `ad_broken_threshold` broken reports) at random in
-    proportion to their weight, with a fresh `adToken` (valid 24 h). An empty list for tiers without ads
-    or when no campaign is active. `stationId`, when given, must be one of the listener's stations. Ads
-    issued here do not reset the interval at which getFragment places ads.
+    For listeners whose tier has ads (free): one ad, chosen among the operator's active campaigns
+    (inside their date window, not disabled, fewer than `ad_broken_threshold` broken reports) at
+    random in proportion to their weight, with a fresh `adToken` (valid 24 h). An empty list for
+    tiers without ads or when no campaign is active. `stationId`, when given, must be one of the
+    listener's stations. Ads issued here do not reset the interval at which getFragment places ads.
     """,
 )
 def get_ad_list(call: Call, req: AdListRequest) -> AdListResponse:
@@ -83,11 +84,12 @@ class ImpressionRequest(RequestModel):
     writes=True,
     errors=[ErrorCode.USER_NOT_AUTHORIZED, ErrorCode.CONTENT_HAS_EXPIRED],
     notes="""
-    Counts one impression per `adToken` (from getAdList or a fragment's ad item) in the operator's report
-    (campaign and UTC day); registering a token again, here or through the ad's `audioReceiptURL`, changes
-    nothing and still answers `{}`. All tokens are checked before any is counted: an unknown token answers
-    `NOT_FOUND`, another listener's `USER_NOT_AUTHORIZED`, one older than 24 h `CONTENT_HAS_EXPIRED`, and
-    then none of the list is counted. 1 to 100 tokens per call.
+    Counts one impression per `adToken` (from getAdList or a fragment's ad item) in the operator's
+    report (campaign and UTC day); registering a token again, here or through the ad's
+    `audioReceiptURL`, changes nothing and still answers `{}`. All tokens are checked before any is
+    counted: an unknown token answers `NOT_FOUND`, another listener's `USER_NOT_AUTHORIZED`, one
+    older than 24 h `CONTENT_HAS_EXPIRED`, and then none of the list is counted. 1 to 100 tokens per
+    call.
     """,
 )
 def register_impression(call: Call, req: ImpressionRequest) -> EmptyResponse:
@@ -109,9 +111,9 @@ class BrokenAdRequest(RequestModel):
     writes=True,
     errors=[ErrorCode.USER_NOT_AUTHORIZED, ErrorCode.CONTENT_HAS_EXPIRED],
     notes="""
-    Reports that an ad could not be played. Each `adToken` counts once (again: `{}`, nothing changes); a
-    campaign with `ad_broken_threshold` reports (default 3) is no longer served until the operator replaces
-    it. Token errors as for registerImpression.
+    Reports that an ad could not be played. Each `adToken` counts once (again: `{}`, nothing
+    changes); a campaign with `ad_broken_threshold` reports (default 3) is no longer served until
+    the operator replaces it. Token errors as for registerImpression.
     """,
 )
 def broken_ad(call: Call, req: BrokenAdRequest) -> EmptyResponse:

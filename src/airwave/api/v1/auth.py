@@ -176,9 +176,9 @@ class LogoutAllRequest(RequestModel):
     hashes=True,
     errors=[ErrorCode.INVALID_PASSWORD, ErrorCode.RATE_LIMITED],
     notes="""
-    Extension: "sign out everywhere". After re-entering the password (wrong: `INVALID_PASSWORD`, counted
-    like failed logins), every session of the account ends, this one included, and the session cookie is
-    cleared. The password stays as it is.
+    Extension: "sign out everywhere". After re-entering the password (wrong: `INVALID_PASSWORD`,
+    counted like failed logins), every session of the account ends, this one included, and the
+    session cookie is cleared. The password stays as it is.
     """,
 )
 def logout_all(call: Call, req: LogoutAllRequest) -> EmptyResponse:
@@ -200,11 +200,11 @@ def logout_all(call: Call, req: LogoutAllRequest) -> EmptyResponse:
     enabled=lambda settings: settings.anonymous_login,
     errors=[ErrorCode.CALL_NOT_ALLOWED, ErrorCode.RATE_LIMITED],
     notes="""
-    Only when the operator set `anonymous_login` (else `CALL_NOT_ALLOWED`). Creates a throw-away listener on
-    the free tier (ads, skip limits) named `anonymous-…`, with a private profile and no usable password, and
-    logs it in. The listener and all its data are deleted once it has made no request for
-    `anonymous_idle_timeout` seconds (default one day). At most 30 anonymous logins per client address per
-    hour (`RATE_LIMITED` with `Retry-After`).
+    Only when the operator set `anonymous_login` (else `CALL_NOT_ALLOWED`). Creates a throw-away
+    listener on the free tier (ads, skip limits) named `anonymous-…`, with a private profile and no
+    usable password, and logs it in. The listener and all its data are deleted once it has made no
+    request for `anonymous_idle_timeout` seconds (default one day). At most 30 anonymous logins per
+    client address per hour (`RATE_LIMITED` with `Retry-After`).
     """,
 )
 def anonymous_login(call: Call, req: Empty) -> ListenerObject:

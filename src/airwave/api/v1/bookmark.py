@@ -87,7 +87,8 @@ class AddRequest(RequestModel):
     track_token: str | None = Field(None, max_length=64)
     type: Literal["artist", "track"] | None = Field(
         None,
-        description="with trackToken: bookmark the track (default) or its artist; with an id: must match it",
+        description="with trackToken: bookmark the track (default) or its artist; with an id: must "
+        "match it",
     )
 
 
@@ -105,9 +106,9 @@ class AddRequest(RequestModel):
     ],
     notes="""
     Give exactly one of `musicId`, `pandoraId` (an artist or a track; anything else is
-    `INVALID_PANDORA_TYPE`) or `trackToken` (a track the listener was served; with `type: "artist"` its
-    artist; an ad's token is `CALL_NOT_ALLOWED`). Adding an object that is already bookmarked returns the
-    existing bookmark unchanged.
+    `INVALID_PANDORA_TYPE`) or `trackToken` (a track the listener was served; with `type: "artist"`
+    its artist; an ad's token is `CALL_NOT_ALLOWED`). Adding an object that is already bookmarked
+    returns the existing bookmark unchanged.
     """,
 )
 def add(call: Call, req: AddRequest) -> BookmarkObject:

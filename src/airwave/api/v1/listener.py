@@ -1,4 +1,5 @@
-"""v1 listener/*: registration, profile, settings and the explicit PIN, account changes, password reset by mail."""
+"""v1 listener/*: registration, profile, settings and the explicit PIN, account changes, password
+reset by mail."""
 
 from __future__ import annotations
 
@@ -93,7 +94,8 @@ def add_tired_song(call: Call, req: TiredRequest) -> EmptyResponse:
     return EmptyResponse()
 
 
-# --- profile -----------------------------------------------------------------------------------------------
+# --- profile
+# -----------------------------------------------------------------------------------------------
 
 
 class ProfileRequest(RequestModel):
@@ -134,9 +136,9 @@ def profile_response(profile: accounts.Profile) -> ProfileResponse:
     errors=[ErrorCode.NOT_FOUND, ErrorCode.USER_NOT_AUTHORIZED],
     notes="""
     Without `webname` (or with the caller's own): the caller's profile, private or not. With another
-    listener's `webname`: their profile when it is public; a private profile answers `USER_NOT_AUTHORIZED`;
-    an unknown webname (and anonymous or suspended listeners) `NOT_FOUND`. `displayName` falls back to the
-    webname when the listener has not chosen one.
+    listener's `webname`: their profile when it is public; a private profile answers
+    `USER_NOT_AUTHORIZED`; an unknown webname (and anonymous or suspended listeners) `NOT_FOUND`.
+    `displayName` falls back to the webname when the listener has not chosen one.
     """,
 )
 def get_profile(call: Call, req: ProfileRequest) -> ProfileResponse:
@@ -158,10 +160,11 @@ class SetProfileRequest(RequestModel):
     response=ProfileResponse,
     writes=True,
     notes=f"""
-    Changes only the fields given. `displayName`: at most {accounts.DISPLAY_NAME_MAX} characters, one line;
-    an empty string (or null) removes it. `bio`: at most {accounts.BIO_MAX} characters, line breaks allowed;
-    empty or null clears it. Both are trimmed; control characters are refused (`INVALID_REQUEST` naming the
-    field). `profilePrivate: true` hides the profile from other listeners. Answers the caller's profile.
+    Changes only the fields given. `displayName`: at most {accounts.DISPLAY_NAME_MAX} characters,
+    one line; an empty string (or null) removes it. `bio`: at most {accounts.BIO_MAX} characters,
+    line breaks allowed; empty or null clears it. Both are trimmed; control characters are refused
+    (`INVALID_REQUEST` naming the field). `profilePrivate: true` hides the profile from other
+    listeners. Answers the caller's profile.
     """,
 )
 def set_profile(call: Call, req: SetProfileRequest) -> ProfileResponse:
@@ -174,7 +177,8 @@ def set_profile(call: Call, req: SetProfileRequest) -> ProfileResponse:
         return profile_response(accounts.profile_of(db, row))
 
 
-# --- settings and the explicit filter PIN ---------------------------------------------------------------------
+# --- settings and the explicit filter PIN
+# ---------------------------------------------------------------------
 
 _SETTINGS = {  # request field -> Listener column
     "explicit_content_filter_enabled": "explicit_filter",
@@ -251,11 +255,12 @@ def settings_response(call: Call, listener: Listener) -> SettingsResponse:
         ErrorCode.RATE_LIMITED,
     ],
     notes="""
-    `{}` only reads the settings. Any subset of the fields changes just those; every field is checked
-    before any is applied. `zipCode`, `birthYear`, `gender` and `email` take null (or "") to clear them;
-    the rules are those of `listener/register` (`ZIP_CODE_INVALID`, `BIRTH_YEAR_INVALID`,
-    `BIRTH_YEAR_TOO_YOUNG`, `INVALID_GENDER`). `email` is an Airwave extension: the address password
-    reset mails go to (else the username, when it is an address); not an address: `INVALID_REQUEST`.
+    `{}` only reads the settings. Any subset of the fields changes just those; every field is
+    checked before any is applied. `zipCode`, `birthYear`, `gender` and `email` take null (or "") to
+    clear them; the rules are those of `listener/register` (`ZIP_CODE_INVALID`,
+    `BIRTH_YEAR_INVALID`, `BIRTH_YEAR_TOO_YOUNG`, `INVALID_GENDER`). `email` is an Airwave
+    extension: the address password reset mails go to (else the username, when it is an address);
+    not an address: `INVALID_REQUEST`.
 
     Explicit filter: turning it **off** while a PIN is set (`listener/setExplicitPIN`) needs `pin`:
     missing or wrong `EXPLICIT_PIN_INCORRECT`, not 4 digits `EXPLICIT_PIN_MALFORMED`; after
@@ -263,9 +268,9 @@ def settings_response(call: Call, listener: Listener) -> SettingsResponse:
     `RATE_LIMITED` with `Retry-After`. Turning it on never needs the PIN. The filter applies from
     the next fragment.
 
-    `highQualityStreamingEnabled: false` makes `mp3-hifi` requests deliver `mp3` (128 kbit/s) even when the
-    tier includes high quality (`highQualityStreamingAvailable`); without it the choice is kept but has no
-    effect until the tier allows high quality.
+    `highQualityStreamingEnabled: false` makes `mp3-hifi` requests deliver `mp3` (128 kbit/s) even
+    when the tier includes high quality (`highQualityStreamingAvailable`); without it the choice is
+    kept but has no effect until the tier allows high quality.
     """,
 )
 def update_settings(call: Call, req: UpdateSettingsRequest) -> SettingsResponse:
@@ -296,12 +301,13 @@ class SetPinRequest(RequestModel):
         ErrorCode.RATE_LIMITED,
     ],
     notes="""
-    Sets the 4-digit PIN that guards turning the explicit filter off (stored hashed) and turns the filter
-    on: a PIN exists to lock it. `pin` not 4 digits: `EXPLICIT_PIN_MALFORMED`.
+    Sets the 4-digit PIN that guards turning the explicit filter off (stored hashed) and turns the
+    filter on: a PIN exists to lock it. `pin` not 4 digits: `EXPLICIT_PIN_MALFORMED`.
 
-    Changing an existing PIN needs proof: `currentPin` (missing or wrong: `EXPLICIT_PIN_INCORRECT`, wrong
-    ones throttled as in `updateSettings`) or, for a forgotten PIN, the account's `currentPassword` (wrong:
-    `INVALID_PASSWORD`, throttled like failed logins). A first PIN needs neither.
+    Changing an existing PIN needs proof: `currentPin` (missing or wrong: `EXPLICIT_PIN_INCORRECT`,
+    wrong ones throttled as in `updateSettings`) or, for a forgotten PIN, the account's
+    `currentPassword` (wrong: `INVALID_PASSWORD`, throttled like failed logins). A first PIN needs
+    neither.
     """,
 )
 def set_explicit_pin(call: Call, req: SetPinRequest) -> EmptyResponse:
@@ -317,7 +323,8 @@ def set_explicit_pin(call: Call, req: SetPinRequest) -> EmptyResponse:
     return EmptyResponse()
 
 
-# --- account changes --------------------------------------------------------------------------------------------
+# --- account changes
+# --------------------------------------------------------------------------------------------
 
 
 class UpdateAccountRequest(RequestModel):
@@ -342,20 +349,21 @@ class UpdateAccountRequest(RequestModel):
         ErrorCode.RATE_LIMITED,
     ],
     notes="""
-    Re-authentication first: `currentUsername` must be the caller's (compared like logins, case-insensitively;
-    another name, existing or not: `USER_NOT_AUTHORIZED`, as the call would act on another account), and
-    `currentPassword` the account's password (wrong: `INVALID_PASSWORD`, 400, not
-    `AUTH_INVALID_USERNAME_PASSWORD`, whose 401 clients take for a dead session). Wrong current passwords
-    count as failed logins of that username and client address; past the login limits: `RATE_LIMITED`
-    with `Retry-After`.
+    Re-authentication first: `currentUsername` must be the caller's (compared like logins,
+    case-insensitively; another name, existing or not: `USER_NOT_AUTHORIZED`, as the call would act
+    on another account), and `currentPassword` the account's password (wrong: `INVALID_PASSWORD`,
+    400, not `AUTH_INVALID_USERNAME_PASSWORD`, whose 401 clients take for a dead session). Wrong
+    current passwords count as failed logins of that username and client address; past the login
+    limits: `RATE_LIMITED` with `Retry-After`.
 
     Then, all checked before any is applied: `newUsername` (rules of `register`: `INVALID_USERNAME`,
-    `USERNAME_ALREADY_EXISTS`; the webname stays), `newPassword` (strength rules: `INVALID_PASSWORD`),
-    `enableExplicitContentFilter` (the account password outranks the explicit PIN, so no `pin` is needed).
+    `USERNAME_ALREADY_EXISTS`; the webname stays), `newPassword` (strength rules:
+    `INVALID_PASSWORD`), `enableExplicitContentFilter` (the account password outranks the explicit
+    PIN, so no `pin` is needed).
 
-    A new password ends every other session of the listener and retires outstanding password reset links.
-    The answer is the login listener object of the caller's session: the same `authToken` keeps working,
-    with a new session cookie (the previous cookie stops matching).
+    A new password ends every other session of the listener and retires outstanding password reset
+    links. The answer is the login listener object of the caller's session: the same `authToken`
+    keeps working, with a new session cookie (the previous cookie stops matching).
     """,
 )
 def update_account(call: Call, req: UpdateAccountRequest) -> ListenerObject:
@@ -388,11 +396,11 @@ class DeleteListenerRequest(RequestModel):
     hashes=True,
     errors=[ErrorCode.INVALID_PASSWORD, ErrorCode.RATE_LIMITED],
     notes="""
-    Deletes the caller's account and everything of theirs in one transaction: sessions, stations (seeds,
-    shuffle choices), feedback, play history, skips, tired tracks, bookmarks, ad tokens, password reset
-    tokens and the throttling records that name them. Operator-level aggregates (ad impressions per
-    campaign and day) stay. `currentPassword` wrong: `INVALID_PASSWORD`, throttled like failed logins.
-    The session cookie is cleared; every token of the account stops working.
+    Deletes the caller's account and everything of theirs in one transaction: sessions, stations
+    (seeds, shuffle choices), feedback, play history, skips, tired tracks, bookmarks, ad tokens,
+    password reset tokens and the throttling records that name them. Operator-level aggregates (ad
+    impressions per campaign and day) stay. `currentPassword` wrong: `INVALID_PASSWORD`, throttled
+    like failed logins. The session cookie is cleared; every token of the account stops working.
     """,
 )
 def delete_listener(call: Call, req: DeleteListenerRequest) -> EmptyResponse:
@@ -404,7 +412,8 @@ def delete_listener(call: Call, req: DeleteListenerRequest) -> EmptyResponse:
     return EmptyResponse()
 
 
-# --- password reset by mail -------------------------------------------------------------------------------------
+# --- password reset by mail
+# -------------------------------------------------------------------------------------
 
 
 class EmailPasswordRequest(RequestModel):
@@ -419,16 +428,18 @@ class EmailPasswordRequest(RequestModel):
     writes=True,
     errors=[ErrorCode.RATE_LIMITED],
     notes="""
-    Always `{}` at once, whether or not the username exists and whether or not a mail goes out. When the
-    account has an address (its `email` setting, else the username when it is an address) and the operator
-    set `smtp_host`, a mail with a reset link `{public_url}/#/reset?token=TOKEN` (the request's own base URL
-    without `public_url`) and the token itself is sent in the background. A token lives
-    `password_reset_lifetime` seconds (default 3600), works once, and retires the account's earlier tokens.
+    Always `{}` at once, whether or not the username exists and whether or not a mail goes out. When
+    the account has an address (its `email` setting, else the username when it is an address) and
+    the operator set `smtp_host`, a mail with a reset link `{public_url}/#/reset?token=TOKEN` (the
+    request's own base URL without `public_url`) and the token itself is sent in the background. A
+    token lives `password_reset_lifetime` seconds (default 3600), works once, and retires the
+    account's earlier tokens.
 
-    Requests are counted per username (`password_reset_limit` per `password_reset_window`, default 3 per
-    hour) and per client address (10 times that), for known and unknown names alike; past a limit the answer
-    is `RATE_LIMITED` with `Retry-After`. Being counted by name rather than by account, the limit reveals
-    nothing about which names exist, so it is answered openly rather than silently.
+    Requests are counted per username (`password_reset_limit` per `password_reset_window`, default 3
+    per hour) and per client address (10 times that), for known and unknown names alike; past a
+    limit the answer is `RATE_LIMITED` with `Retry-After`. Being counted by name rather than by
+    account, the limit reveals nothing about which names exist, so it is answered openly rather than
+    silently.
     """,
 )
 def email_password(call: Call, req: EmailPasswordRequest) -> EmptyResponse:
@@ -477,9 +488,9 @@ class ResetPasswordRequest(RequestModel):
     hashes=True,
     errors=[ErrorCode.CONTENT_HAS_EXPIRED, ErrorCode.INVALID_PASSWORD],
     notes="""
-    Sets `newPassword` (strength rules of `register`: `INVALID_PASSWORD`, which leaves the token usable),
-    spends the token (and any other outstanding one of the account), ends every session of the account and
-    lifts the login throttling of its username. Log in afterwards.
+    Sets `newPassword` (strength rules of `register`: `INVALID_PASSWORD`, which leaves the token
+    usable), spends the token (and any other outstanding one of the account), ends every session of
+    the account and lifts the login throttling of its username. Log in afterwards.
     """
     + RESET_TOKEN_NOTES,
 )

@@ -1,4 +1,5 @@
-"""Shapes shared by many endpoints: art lists, artist/album/track summaries, and the track object a fragment,
+"""Shapes shared by many endpoints: art lists, artist/album/track summaries, and the track object a
+fragment,
 an ad item and an on-demand answer carry (spec §6)."""
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def mosaic_art(call: Call, hashes: list[str] | tuple[str, ...]) -> list[ArtImage
 
 
 def picture_art(call: Call, picture: Picture) -> list[ArtImage]:
-    """A picture as art: its artwork in every size, else the mosaic of its covers (empty when neither)."""
+    """A picture as art: its artwork in every size, else the mosaic of its covers (empty when
+    neither)."""
     return (
         art(call, picture.artwork)
         if picture.artwork is not None
@@ -287,7 +289,8 @@ def track_object(call: Call, item: TrackItem) -> TrackObject:
 
 
 def ad_track_object(call: Call, item: AdItem, station_id: int) -> TrackObject:
-    """The track object of an ad placed in a fragment (the shape is documented on playlist/getFragment)."""
+    """The track object of an ad placed in a fragment (the shape is documented on
+    playlist/getFragment)."""
     spin, campaign, links = item.spin, item.campaign, item.links
     pandora = ids.pandora_id("ad", campaign.id)
     return TrackObject(

@@ -1,4 +1,5 @@
-"""v1 ondemand/*: a radio track played again (tiers with replays) and any track on demand (Premium)."""
+"""v1 ondemand/*: a radio track played again (tiers with replays) and any track on demand
+(Premium)."""
 
 from __future__ import annotations
 
@@ -37,9 +38,9 @@ class ReplayResponse(ResponseModel):
         ErrorCode.CALL_NOT_ALLOWED,
     ],
     notes="""
-    Only for tiers with `replaysEnabled` (else `LISTENER_NOT_AUTHORIZED`). The track must have been played
-    on `stationId`; a track with a thumbs-down cannot be replayed (`CALL_NOT_ALLOWED`). The replay gets
-    its own trackToken; replays do not count against the radio rules.
+    Only for tiers with `replaysEnabled` (else `LISTENER_NOT_AUTHORIZED`). The track must have been
+    played on `stationId`; a track with a thumbs-down cannot be replayed (`CALL_NOT_ALLOWED`). The
+    replay gets its own trackToken; replays do not count against the radio rules.
     """,
 )
 def replay_track(call: Call, req: ReplayRequest) -> ReplayResponse:
@@ -89,9 +90,9 @@ class PlaybackInfo(ResponseModel):
     writes=True,
     errors=[ErrorCode.LISTENER_NOT_AUTHORIZED, ErrorCode.NOT_FOUND, ErrorCode.INVALID_PANDORA_TYPE],
     notes="""
-    Premium only (the tier's `onDemand` flag; else `LISTENER_NOT_AUTHORIZED`). Any present track of the
-    library, in the negotiated encoding (`mp3-hifi` needs high quality, as on stations). Each call is a play
-    in the operator's play log, with its own receipt and skip URLs.
+    Premium only (the tier's `onDemand` flag; else `LISTENER_NOT_AUTHORIZED`). Any present track of
+    the library, in the negotiated encoding (`mp3-hifi` needs high quality, as on stations). Each
+    call is a play in the operator's play log, with its own receipt and skip URLs.
     """,
 )
 def audio_playback_info(call: Call, req: PlaybackInfoRequest) -> PlaybackInfo:

@@ -28,7 +28,8 @@ class FragmentResponse(ResponseModel):
     listener_qualifies_for_upsell: bool
     is_binge_skipping: bool
     skips_remaining: int | None = absent_when_none(
-        "extension: skips the listener may still spend on this station now (the smaller of the hourly and "
+        "extension: skips the listener may still spend on this station now (the smaller of "
+        "the hourly and "
         "daily allowance); absent when the tier has no skip limit"
     )
 
@@ -50,23 +51,25 @@ class FragmentResponse(ResponseModel):
     ],
     notes="""
     Up to 4 tracks chosen by the station engine under the radio rules of spec §6.4.
-    `fragmentRequestReason: "Skip"` spends one skip (free tier: `stationSkipLimit` per station per hour and
-    `dailySkipLimit` per day; beyond that `STATION_LIMIT_REACHED`). Marks this session as the account's
-    active player (§6.5). More than `fragment_limit` calls per `fragment_window` seconds: `PLAYLIST_EXCEEDED`.
-    When the tier has a `monthlyListeningCapHours` and the tracks the listener started this month (UTC) reach
-    it: `LISTENER_NOT_AUTHORIZED`, with `Retry-After` the seconds until the first of next month.
+    `fragmentRequestReason: "Skip"` spends one skip (free tier: `stationSkipLimit` per station per
+    hour and `dailySkipLimit` per day; beyond that `STATION_LIMIT_REACHED`). Marks this session as
+    the account's active player (§6.5). More than `fragment_limit` calls per `fragment_window`
+    seconds: `PLAYLIST_EXCEEDED`. When the tier has a `monthlyListeningCapHours` and the tracks the
+    listener started this month (UTC) reach it: `LISTENER_NOT_AUTHORIZED`, with `Retry-After` the
+    seconds until the first of next month.
 
-    Ads (tiers with ads, i.e. free, and only while the operator has an active campaign): an ad item follows
-    the track at which the music issued to the listener since their last fragment ad reaches
-    `ad_interval_minutes` (the count runs across fragments and stations and restarts at each ad, so two ads
-    are never adjacent; music owed from before opens the fragment with an ad). An ad item is a full track
-    object with ad values: `trackType: "Ad"`, `trackToken` = `adToken`, `pandoraId` `AD:{campaign}`,
-    `musicId`/`artistMusicId`/seo tokens/`albumTitle`/`composerName` empty, `songTitle` = the ad's title,
-    `artistName` "Advertisement", `albumArt` = the ad's art, `genre`/`rights`/`artistArt` empty,
-    `rating` 0, `fileGain` "0.00", every `allow*` false, `songDetailURL` = `clickThroughUrl`, `audioURL`
-    through the audio module in the negotiated `audioFormat` like tracks; its `audioReceiptURL` counts the
-    impression (like ad/registerImpression) and its `audioSkipUrl` records nothing. Ads are not spins: they
-    do not count for the radio rules, skips or `PLAYLIST_EXCEEDED`. An `adToken` given to trackStarted,
+    Ads (tiers with ads, i.e. free, and only while the operator has an active campaign): an ad item
+    follows the track at which the music issued to the listener since their last fragment ad reaches
+    `ad_interval_minutes` (the count runs across fragments and stations and restarts at each ad, so
+    two ads are never adjacent; music owed from before opens the fragment with an ad). An ad item is
+    a full track object with ad values: `trackType: "Ad"`, `trackToken` = `adToken`, `pandoraId`
+    `AD:{campaign}`, `musicId`/`artistMusicId`/seo tokens/`albumTitle`/`composerName` empty,
+    `songTitle` = the ad's title, `artistName` "Advertisement", `albumArt` = the ad's art,
+    `genre`/`rights`/`artistArt` empty, `rating` 0, `fileGain` "0.00", every `allow*` false,
+    `songDetailURL` = `clickThroughUrl`, `audioURL` through the audio module in the negotiated
+    `audioFormat` like tracks; its `audioReceiptURL` counts the impression (like
+    ad/registerImpression) and its `audioSkipUrl` records nothing. Ads are not spins: they do not
+    count for the radio rules, skips or `PLAYLIST_EXCEEDED`. An `adToken` given to trackStarted,
     addFeedback, deleteFeedback or addTiredSong answers `CALL_NOT_ALLOWED`.
     """,
 )

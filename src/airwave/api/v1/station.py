@@ -1,4 +1,5 @@
-"""v1 station/*: stations, their seeds and feedback, shuffle and Thumbprint Radio (spec §6.2, §7)."""
+"""v1 station/*: stations, their seeds and feedback, shuffle and Thumbprint Radio (spec §6.2,
+§7)."""
 
 from __future__ import annotations
 
@@ -438,8 +439,8 @@ class AddFeedbackRequest(RequestModel):
     writes=True,
     errors=[*TOKEN_ERRORS, ErrorCode.STATION_DOES_NOT_EXIST, ErrorCode.CALL_NOT_ALLOWED],
     notes="""
-    Thumbs up or down for the track a `trackToken` names, on the station that played it. A thumbs-down
-    track never plays on that station again. Tracks played by shuffle cannot be rated
+    Thumbs up or down for the track a `trackToken` names, on the station that played it. A
+    thumbs-down track never plays on that station again. Tracks played by shuffle cannot be rated
     (`CALL_NOT_ALLOWED`).
     """,
 )
@@ -631,9 +632,10 @@ class ResumedRequest(RequestModel):
     writes=True,
     errors=[ErrorCode.STREAM_VIOLATION],
     notes="""
-                   Claims the account's active player for this session. While another session played in the
-                   last 10 minutes this answers `STREAM_VIOLATION`, unless `forceActive` is true, which takes
-                   over (the other device's next fragment request then gets `STREAM_VIOLATION`).
+                   Claims the account's active player for this session. While another session played
+                   in the last 10 minutes this answers `STREAM_VIOLATION`, unless `forceActive` is
+                   true, which takes over (the other device's next fragment request then gets
+                   `STREAM_VIOLATION`).
                    """,
 )
 def playback_resumed(call: Call, req: ResumedRequest) -> EmptyResponse:

@@ -239,7 +239,8 @@ def check_email(email: str | None) -> str | None:
 
 
 def mail_address(listener: Listener) -> str | None:
-    """Where mail for the listener goes: their `email`, else their username when it is an address."""
+    """Where mail for the listener goes: their `email`, else their username when it is an
+    address."""
     if listener.email:
         return listener.email
     return listener.username if is_email_address(listener.username) else None
@@ -255,7 +256,8 @@ def _clean_text(value: str, field: str, limit: int, *, multiline: bool) -> str:
     return text
 
 
-# --- profile ------------------------------------------------------------------------------------------
+# --- profile
+# ------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -284,7 +286,8 @@ def profile_of(db: Session, listener: Listener) -> Profile:
 
 
 def visible_profile(db: Session, viewer: Listener, webname: str | None) -> Profile:
-    """The viewer's own profile, or another listener's public one (NOT_FOUND, USER_NOT_AUTHORIZED)."""
+    """The viewer's own profile, or another listener's public one (NOT_FOUND,
+    USER_NOT_AUTHORIZED)."""
     if not webname or webname == viewer.webname:
         return profile_of(db, viewer)
     other = db.scalar(select(Listener).where(Listener.webname == webname))
@@ -321,7 +324,8 @@ def _locked(db: Session, listener_id: int) -> Listener:
     return row
 
 
-# --- settings and the explicit-content PIN ----------------------------------------------------------------
+# --- settings and the explicit-content PIN
+# ----------------------------------------------------------------
 
 SETTING_FIELDS = (
     "explicit_filter",
@@ -415,7 +419,8 @@ def needs_pin(listener: Listener, changes: dict[str, Any]) -> bool:
 def apply_settings(
     db: Session, listener_id: int, clean: dict[str, Any], *, pin_checked: bool
 ) -> Listener:
-    """Apply validated settings; the PIN rule is checked again on the locked row (a PIN set meanwhile)."""
+    """Apply validated settings; the PIN rule is checked again on the locked row (a PIN set
+    meanwhile)."""
     row = _locked(db, listener_id)
     if needs_pin(row, clean) and not pin_checked:
         raise ApiError(
@@ -441,7 +446,8 @@ def set_explicit_pin(db: Session, listener_id: int, pin_hash: str) -> Listener:
     return row
 
 
-# --- account changes ------------------------------------------------------------------------------------
+# --- account changes
+# ------------------------------------------------------------------------------------
 
 
 def check_account_changes(
@@ -503,8 +509,9 @@ def update_account(
 def delete_listener(db: Session, listener: Listener) -> None:
     """Remove the listener and every row of theirs, in the caller's transaction.
 
-    Every table with a `listener_id` column is swept (so tables added later are covered without a change
-    here), children of the listener's stations first, then the throttling records that name them.
+    Every table with a `listener_id` column is swept (so tables added later are covered without a
+    change here), children of the listener's stations first, then the throttling records that name
+    them.
     """
     stations = select(Station.id).where(Station.listener_id == listener.id).scalar_subquery()
     db.execute(

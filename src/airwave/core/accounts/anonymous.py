@@ -1,4 +1,5 @@
-"""Anonymous listening: throw-away free listeners for operators who allow them, removed after inactivity."""
+"""Anonymous listening: throw-away free listeners for operators who allow them, removed after
+inactivity."""
 
 from __future__ import annotations
 

@@ -204,7 +204,8 @@ def update_account(
 def update_settings(
     services: Services, listener: Listener, changes: dict[str, Any], pin: str | None
 ) -> Listener:
-    """listener/updateSettings: check every change, the PIN where the filter goes off, then apply."""
+    """listener/updateSettings: check every change, the PIN where the filter goes off, then
+    apply."""
     if not changes:
         return listener
     settings, now = services.settings, services.clock.now()

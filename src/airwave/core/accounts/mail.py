@@ -1,4 +1,5 @@
-"""Outgoing mail through the operator's SMTP server (STARTTLS, implicit TLS or plain; optional AUTH).
+"""Outgoing mail through the operator's SMTP server (STARTTLS, implicit TLS or plain; optional
+AUTH).
 
 Mail leaves on a small pool of background threads: a slow or dead mail server delays only the mail
 (by at most `smtp_timeout` per step), never the API call that asked for it.
@@ -45,7 +46,8 @@ def _sender_domain(settings: Settings) -> str:
 
 
 def _tls_context(settings: Settings) -> ssl.SSLContext:
-    """The system's trust store (SSL_CERT_FILE/SSL_CERT_DIR are honoured); unchecked only when the operator says so."""
+    """The system's trust store (SSL_CERT_FILE/SSL_CERT_DIR are honoured); unchecked only when
+    the operator says so."""
     context = ssl.create_default_context()
     if not settings.smtp_verify_tls:
         context.check_hostname = False
@@ -74,7 +76,8 @@ def send(settings: Settings, message: EmailMessage) -> None:
 
 
 def send_later(settings: Settings, message: EmailMessage, purpose: str) -> Future[bool]:
-    """Queue a message for the background senders; the future says whether it was delivered (failures are logged)."""
+    """Queue a message for the background senders; the future says whether it was delivered
+    (failures are logged)."""
     return _senders.submit(_deliver, settings, message, purpose)
 
 

@@ -57,9 +57,9 @@ def request_reset(
 ) -> ResetMail | None:
     """Count the request, and when a mail can go out, issue a token and compose the mail.
 
-    Requests are counted per name and per client address whether or not the name exists, so the limits
-    (RATE_LIMITED with Retry-After) say nothing about which names are accounts. A new token retires the
-    listener's earlier unused ones: only the newest link works.
+    Requests are counted per name and per client address whether or not the name exists, so the
+    limits (RATE_LIMITED with Retry-After) say nothing about which names are accounts. A new token
+    retires the listener's earlier unused ones: only the newest link works.
     """
     limits = _limits(settings, username, address)
     window = settings.password_reset_window
@@ -131,7 +131,8 @@ def _message(
         f"    {link}\n\n"
         f"or enter this reset code in your player:\n\n"
         f"    {token}\n\n"
-        f"The link works once. If you did not ask for it, ignore this mail: your password stays as it is.\n"
+        "The link works once. If you did not ask for it, ignore this mail: your password "
+        "stays as it is.\n"
     )
     return mail.compose(settings, to, "Reset your Airwave password", text)
 
@@ -148,7 +149,8 @@ def _retire(db: Session, listener_id: int, now: datetime) -> None:
 def check_token(
     db: Session, now: datetime, token: str, *, for_update: bool = False
 ) -> PasswordReset:
-    """The live reset a token names: NOT_FOUND when unknown, CONTENT_HAS_EXPIRED when used, replaced or expired."""
+    """The live reset a token names: NOT_FOUND when unknown, CONTENT_HAS_EXPIRED when used,
+    replaced or expired."""
     query = select(PasswordReset).where(PasswordReset.token_hash == _digest(token))
     if for_update:
         query = query.with_for_update()

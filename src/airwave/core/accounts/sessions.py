@@ -59,7 +59,8 @@ def reauthenticate(
     address: str | None,
     device_cookie: str | None = None,
 ) -> None:
-    """A logged-in listener proves it is them again (account changes): INVALID_PASSWORD, throttled like logins.
+    """A logged-in listener proves it is them again (account changes): INVALID_PASSWORD, throttled
+    like logins.
 
     Failures count where failed logins of that account from the same device and address count.
     """
@@ -229,7 +230,8 @@ def end_session(db: Session, session_id: int) -> None:
 
 
 def end_other_sessions(db: Session, listener_id: int, keep_session_id: int | None) -> None:
-    """Log out every session of the listener but one (the caller's, after it changed the password)."""
+    """Log out every session of the listener but one (the caller's, after it changed the
+    password)."""
     query = delete(AuthSession).where(AuthSession.listener_id == listener_id)
     if keep_session_id is not None:
         query = query.where(AuthSession.id != keep_session_id)
@@ -237,7 +239,8 @@ def end_other_sessions(db: Session, listener_id: int, keep_session_id: int | Non
 
 
 def renew_cookie(db: Session, session_id: int, now: datetime) -> tuple[AuthSession, str]:
-    """A new session cookie for a live session (same token, same timeout); the old cookie stops matching."""
+    """A new session cookie for a live session (same token, same timeout); the old cookie stops
+    matching."""
     session = db.get(AuthSession, session_id, with_for_update=True)
     if session is None:
         raise ApiError(ErrorCode.AUTH_INVALID_TOKEN, "the session ended while the call ran")

@@ -1,4 +1,5 @@
-"""Cover art as /art/ serves it: a content hash, or a mosaic of up to four, to a resized JPEG file."""
+"""Cover art as /art/ serves it: a content hash, or a mosaic of up to four, to a resized JPEG
+file."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The music catalogue as listeners see it: lookups, discographies, similar artists, genres, lyrics."""
+"""The music catalogue as listeners see it: lookups, discographies, similar artists, genres,
+lyrics."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ class TrackView:
 
 @dataclass(frozen=True)
 class Picture:
-    """One artwork, or (when there is none) a mosaic of album covers named by their content hashes."""
+    """One artwork, or (when there is none) a mosaic of album covers named by their content
+    hashes."""
 
     artwork: Artwork | None = None
     mosaic: tuple[str, ...] = ()
@@ -110,13 +112,15 @@ def artist_picture(db: Session, artist_row: Artist) -> Picture:
 
 
 def artist_views(db: Session, artist_ids: list[int]) -> list[ArtistView]:
-    """Artists with their pictures, in the order given (ids no longer in the catalogue are left out)."""
+    """Artists with their pictures, in the order given (ids no longer in the catalogue are left
+    out)."""
     rows = {a.id: a for a in db.scalars(select(Artist).where(Artist.id.in_(artist_ids)))}
     return [ArtistView(rows[a], artist_picture(db, rows[a])) for a in artist_ids if a in rows]
 
 
 def gains(db: Session, tracks: list[Track]) -> dict[int, float | None]:
-    """Each track's gain in dB: its ReplayGain tag, else the measured loudness of its sound profile."""
+    """Each track's gain in dB: its ReplayGain tag, else the measured loudness of its sound
+    profile."""
     measured = (
         dict(
             db.execute(
@@ -368,7 +372,8 @@ def genre_sample(db: Session, genre_id: int, limit: int = 5) -> list[int]:
 
 
 def cover_hashes(db: Session, artist_id: int, limit: int = 4) -> list[str]:
-    """Content hashes of the artist's album covers (for the mosaic of an artist without a picture)."""
+    """Content hashes of the artist's album covers (for the mosaic of an artist without a
+    picture)."""
     return list(
         db.scalars(
             select(Artwork.content_hash)

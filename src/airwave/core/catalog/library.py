@@ -56,7 +56,8 @@ def refresh_similarity(
     progress: Callable[[str, int, int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> ProfileReport | None:
-    """Bring the stations' similarity space up to date: neighbours from tags at once, then sound profiles.
+    """Bring the stations' similarity space up to date: neighbours from tags at once, then sound
+    profiles.
 
     The neighbour table is rebuilt before the (slower) sound analysis so new tracks play on stations
     right away, and again after it when the analysis changed anything.

@@ -1,4 +1,5 @@
-"""What the similarity space says to listeners: similar tracks and artists, focus traits, recommendations."""
+"""What the similarity space says to listeners: similar tracks and artists, focus traits,
+recommendations."""
 
 from __future__ import annotations
 
@@ -183,7 +184,8 @@ def seed_suggestions(db: Session, station: Station, limit: int) -> list[int]:
 
 
 def recommendations(db: Session, listener_id: int, limit: int = 10) -> tuple[list[int], list[int]]:
-    """Artists and genres from the listener's thumbs-up and plays that none of their stations is seeded with."""
+    """Artists and genres from the listener's thumbs-up and plays that none of their stations is
+    seeded with."""
     liked = list(
         db.scalars(
             select(Feedback.track_id)

@@ -1,4 +1,5 @@
-"""The similarity space: sound profiles and tags in one vector per track, and each track's nearest neighbours.
+"""The similarity space: sound profiles and tags in one vector per track, and each track's nearest
+neighbours.
 
 A track's vector is the concatenation of unit-length blocks, each scaled by the square root of its
 weight, so the dot product of two vectors is the weighted sum of the blocks' cosines:
@@ -82,7 +83,8 @@ def _unit_rows(block: np.ndarray) -> np.ndarray:
 
 
 def sound_block(features: np.ndarray, dims: int = SOUND_DIMS) -> np.ndarray:
-    """Z-score each feature over the library, clip outliers, keep the main PCA directions, unit length."""
+    """Z-score each feature over the library, clip outliers, keep the main PCA directions, unit
+    length."""
     out = np.zeros((features.shape[0], dims), dtype=np.float32)
     known = ~np.isnan(features).any(axis=1)
     if known.sum() < 3:
@@ -182,7 +184,8 @@ def _kmeans(x: np.ndarray, cells: int, rng: np.random.Generator, iterations: int
 def _approximate(
     x: np.ndarray, k: int, rng: np.random.Generator, probes: int = 6
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Inverted-file search: each track is compared with the tracks of the few cells nearest its own."""
+    """Inverted-file search: each track is compared with the tracks of the few cells nearest its
+    own."""
     n = len(x)
     cells = max(16, int(math.sqrt(n) * 1.5))
     centroids = _kmeans(x, cells, rng)

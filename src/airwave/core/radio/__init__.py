@@ -1,1 +1,2 @@
-"""Radio: stations, fragments, listening (claims, skips, caps), audio delivery, the station engine."""
+"""Radio: stations, fragments, listening (claims, skips, caps), audio delivery, the station
+engine."""

@@ -87,7 +87,8 @@ class ReportRow:
 
 
 def add_campaign(db: Session, settings: Settings, new: NewCampaign, now: datetime) -> AdCampaign:
-    """Validate the file, art and window, copy the files under data_dir/ads and create the campaign."""
+    """Validate the file, art and window, copy the files under data_dir/ads and create the
+    campaign."""
     title = " ".join(new.title.split())
     if not title or len(title) > MAX_TITLE:
         raise ApiError(ErrorCode.INVALID_REQUEST, f"the title must be 1 to {MAX_TITLE} characters")
@@ -189,7 +190,8 @@ def require_campaign(db: Session, campaign_id: int) -> AdCampaign:
 
 
 def disable(db: Session, campaign_id: int) -> AdCampaign:
-    """Stop serving a campaign (its URLs already issued stop delivering; its impressions stay in the report)."""
+    """Stop serving a campaign (its URLs already issued stop delivering; its impressions stay in
+    the report)."""
     campaign = require_campaign(db, campaign_id)
     campaign.disabled = True
     return campaign
@@ -241,7 +243,8 @@ def report(db: Session, since: date | None, until: date | None) -> list[ReportRo
 
 
 def active_campaigns(db: Session, settings: Settings, now: datetime) -> list[AdCampaign]:
-    """Campaigns that may be served now: in their window, enabled, below the broken-report threshold."""
+    """Campaigns that may be served now: in their window, enabled, below the broken-report
+    threshold."""
     return list(
         db.scalars(
             select(AdCampaign)
@@ -300,7 +303,8 @@ def ad_list(
     now: datetime,
     rng: random.Random | None = None,
 ) -> list[tuple[AdSpin, AdCampaign]]:
-    """ad/getAdList: one freshly issued ad for listeners whose tier has ads, none for others or without campaigns."""
+    """ad/getAdList: one freshly issued ad for listeners whose tier has ads, none for others or
+    without campaigns."""
     if not serves_ads(settings, listener):
         return []
     campaign = choose(
@@ -350,7 +354,8 @@ def ad_list_items(
 
 
 def listened_since_last_ad(db: Session, listener_id: int, exclude: Sequence[int] = ()) -> float:
-    """Seconds of music issued to the listener since their last fragment ad (replays are on demand: not counted)."""
+    """Seconds of music issued to the listener since their last fragment ad (replays are on
+    demand: not counted)."""
     since = db.scalar(
         select(func.max(AdSpin.issued_at)).where(
             AdSpin.listener_id == listener_id, AdSpin.in_fragment.is_(True)
@@ -377,11 +382,12 @@ def fragment_breaks(
     spins: Sequence[Spin],
     rng: random.Random,
 ) -> list[AdBreak]:
-    """Ads for a fragment whose spins are already written: one after each `ad_interval_minutes` of music.
+    """Ads for a fragment whose spins are already written: one after each `ad_interval_minutes` of
+    music.
 
-    The running total starts with the music issued since the listener's last fragment ad and restarts at
-    each ad, so two ads are never adjacent (not even across fragments). None for tiers without ads or
-    when no campaign is active.
+    The running total starts with the music issued since the listener's last fragment ad and
+    restarts at each ad, so two ads are never adjacent (not even across fragments). None for tiers
+    without ads or when no campaign is active.
     """
     if not spins or not serves_ads(settings, listener):
         return []
@@ -411,18 +417,21 @@ def fragment_breaks(
     for index, spin in enumerate(spins):
         pending += durations.get(spin.track_id, 0.0)
         if pending >= interval:
-            # same instant as the track before it: the count after this ad starts with the next track
+            # same instant as the track before it: the count after this ad starts with the next
+            # track
             place(index + 1, spin.issued_at)
             pending = 0.0
     db.flush()
     return breaks
 
 
-# ---------------------------------------------------------------- tokens, impressions, broken reports
+# ---------------------------------------------------------------- tokens, impressions, broken
+# reports
 
 
 def ad_spin_by_token(db: Session, listener_id: int, token: str, now: datetime) -> AdSpin:
-    """The ad an adToken names: NOT_FOUND, USER_NOT_AUTHORIZED (another listener's) or CONTENT_HAS_EXPIRED."""
+    """The ad an adToken names: NOT_FOUND, USER_NOT_AUTHORIZED (another listener's) or
+    CONTENT_HAS_EXPIRED."""
     spin = db.scalar(select(AdSpin).where(AdSpin.token == token[:64]))
     if spin is None:
         raise ApiError(ErrorCode.NOT_FOUND, "unknown adToken")
@@ -436,7 +445,8 @@ def ad_spin_by_token(db: Session, listener_id: int, token: str, now: datetime) -
 def register_impressions(
     db: Session, listener_id: int, tokens: Sequence[str], now: datetime
 ) -> int:
-    """Count the impression of each adToken, once per token; all tokens are checked before any is counted."""
+    """Count the impression of each adToken, once per token; all tokens are checked before any is
+    counted."""
     spins = [ad_spin_by_token(db, listener_id, t, now) for t in dict.fromkeys(tokens)]
     return sum(_count_impression(db, s.id, s.campaign_id, now) for s in spins)
 
@@ -466,7 +476,8 @@ def _count_impression(db: Session, ad_spin_id: int, campaign_id: int, now: datet
 
 
 def report_broken(db: Session, listener_id: int, token: str, now: datetime) -> bool:
-    """ad/brokenAd: one report per adToken; the campaign stops being served at `ad_broken_threshold` reports."""
+    """ad/brokenAd: one report per adToken; the campaign stops being served at
+    `ad_broken_threshold` reports."""
     spin = ad_spin_by_token(db, listener_id, token, now)
     marked = db.execute(
         update(AdSpin)
@@ -488,7 +499,8 @@ def report_broken(db: Session, listener_id: int, token: str, now: datetime) -> b
 def record_receipt(
     db: Session, listener_id: int, ad_spin_id: int, completed: bool, now: datetime
 ) -> tuple[bool, float]:
-    """An ad's audioReceiptURL (completed) counts its impression like ad/registerImpression; its skip URL
+    """An ad's audioReceiptURL (completed) counts its impression like ad/registerImpression; its
+    skip URL
     records nothing. Returns (counted now, the ad's length in seconds)."""
     spin = db.get(AdSpin, ad_spin_id)
     if spin is None:

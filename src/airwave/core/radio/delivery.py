@@ -1,4 +1,5 @@
-"""Audio delivery in one place: issuing signed audio, receipt and skip URLs (tracks and ads) and checking
+"""Audio delivery in one place: issuing signed audio, receipt and skip URLs (tracks and ads) and
+checking
 what an audio URL may deliver once its signature holds."""
 
 from __future__ import annotations
@@ -67,7 +68,8 @@ class Issuer:
         return self._links(token, encoding, receipt)
 
     def ad(self, listener_id: int, campaign_id: int, ad_spin_id: int, encoding: str) -> AudioLinks:
-        """The audio URL of one issued ad; its receipt counts the impression, its skip records nothing."""
+        """The audio URL of one issued ad; its receipt counts the impression, its skip records
+        nothing."""
         token = self.signer.ad_audio_token(
             listener_id=listener_id,
             campaign_id=campaign_id,
@@ -103,7 +105,8 @@ class AudioSource:
 
 
 def audio_source(db: Session, grant: AudioGrant) -> AudioSource:
-    """The grant's track (or ad) file: 403 for a deleted or suspended listener, 404 for a track no longer in the
+    """The grant's track (or ad) file: 403 for a deleted or suspended listener, 404 for a track no
+    longer in the
     library or an ad the operator withdrew."""
     disabled = db.scalar(select(Listener.disabled).where(Listener.id == grant.listener_id))
     if disabled is None:

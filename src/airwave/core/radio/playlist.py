@@ -1,4 +1,5 @@
-"""Fragments and spins: what a station plays next, track tokens, skips, the active player, replays, tired tracks."""
+"""Fragments and spins: what a station plays next, track tokens, skips, the active player,
+replays, tired tracks."""
 
 from __future__ import annotations
 
@@ -51,7 +52,8 @@ class Fragment:
 
 @dataclass(frozen=True)
 class TrackItem:
-    """A spin as a client gets it: the catalogue view, signed URLs and what this listener did with it."""
+    """A spin as a client gets it: the catalogue view, signed URLs and what this listener did
+    with it."""
 
     spin: Spin
     view: catalog.TrackView
@@ -110,7 +112,8 @@ def feedback_station(db: Session, spin: Spin) -> Station:
 def claim_player(
     db: Session, listener: Listener, session: AuthSession, now: datetime, *, force: bool
 ) -> None:
-    """Make this session the account's active player, unless another one played in the last 10 minutes."""
+    """Make this session the account's active player, unless another one played in the last 10
+    minutes."""
     row = db.get(Listener, listener.id, with_for_update=True)
     assert row is not None
     other_active = (
@@ -150,7 +153,8 @@ def _check_rate(db: Session, settings: Settings, listener_id: int, now: datetime
     if fragments >= settings.fragment_limit:
         raise ApiError(
             ErrorCode.PLAYLIST_EXCEEDED,
-            f"at most {settings.fragment_limit} fragments per {settings.fragment_window} s; wait a moment",
+            f"at most {settings.fragment_limit} fragments per {settings.fragment_window} s; "
+            "wait a moment",
             retry_after=60,
         )
 
@@ -202,7 +206,8 @@ def _spend_skip(
 
 
 def _history(db: Session, station_id: int, rules: Rules, now: datetime) -> History:
-    """The station's recent spins (replays are on demand, not radio): the last N plus all in the window."""
+    """The station's recent spins (replays are on demand, not radio): the last N plus all in the
+    window."""
     base = select(Spin.id, Spin.track_id, Spin.artist_id, Spin.album_id, Spin.issued_at).where(
         Spin.station_id == station_id, Spin.is_replay.is_(False)
     )
@@ -381,7 +386,8 @@ def fragment(
 def track_started(
     db: Session, listener: Listener, session: AuthSession, token: str, now: datetime
 ) -> Spin:
-    """The listener began playing a spin: the station's lastPlayed and play time, and the player's claim."""
+    """The listener began playing a spin: the station's lastPlayed and play time, and the
+    player's claim."""
     spin = spin_by_token(db, listener.id, token, now, for_update=True)
     if spin.started_at is None:
         spin.started_at = now
@@ -467,7 +473,8 @@ def ratings(db: Session, spins: list[Spin]) -> dict[int, int]:
 def on_demand(
     db: Session, settings: Settings, listener: Listener, track_id: int, encoding: str, now: datetime
 ) -> Spin:
-    """A spin of any track outside radio (tiers with on-demand): logged for the play export, no station."""
+    """A spin of any track outside radio (tiers with on-demand): logged for the play export, no
+    station."""
     if not settings.tier(listener.tier).on_demand:
         raise ApiError(
             ErrorCode.LISTENER_NOT_AUTHORIZED, "on-demand playback is not part of your plan"
@@ -495,7 +502,8 @@ def on_demand(
     return spin
 
 
-# ---------------------------------------------------------------- use cases: fragments, replays, on demand, thumbs
+# ---------------------------------------------------------------- use cases: fragments, replays, on
+# demand, thumbs
 
 
 def track_items(
@@ -627,7 +635,8 @@ def play_on_demand(
 def thumb(
     db: Session, listener_id: int, token: str, positive: bool, now: datetime
 ) -> stations.FeedbackView:
-    """station/addFeedback: thumbs up or down for the track a trackToken names, on the station that played it."""
+    """station/addFeedback: thumbs up or down for the track a trackToken names, on the station
+    that played it."""
     spin = spin_by_token(db, listener_id, token, now)
     station = feedback_station(db, spin)
     row = stations.set_feedback(db, listener_id, station.id, spin.track_id, positive, now)
@@ -637,7 +646,8 @@ def thumb(
 def unthumb(
     db: Session, listener_id: int, feedback_id: str | None, token: str | None, now: datetime
 ) -> None:
-    """station/deleteFeedback: take back a thumb named by its feedbackId or by the trackToken it was given on."""
+    """station/deleteFeedback: take back a thumb named by its feedbackId or by the trackToken it
+    was given on."""
     if feedback_id is not None:
         row = stations.get_feedback(db, listener_id, feedback_id)
     else:

@@ -1,4 +1,5 @@
-"""Stations of a listener: creation from seeds, listing, seeds, shuffle, Thumbprint Radio and feedback."""
+"""Stations of a listener: creation from seeds, listing, seeds, shuffle, Thumbprint Radio and
+feedback."""
 
 from __future__ import annotations
 
@@ -72,7 +73,8 @@ def get_station(db: Session, listener_id: int, station_id: str) -> Station:
 
 
 def find_by_name(db: Session, listener_id: int, key_words: list[str], limit: int) -> list[Station]:
-    """The listener's stations whose name contains every word (a listener has at most a few hundred)."""
+    """The listener's stations whose name contains every word (a listener has at most a few
+    hundred)."""
     rows = db.scalars(select(Station).where(Station.listener_id == listener_id))
     return [s for s in rows if all(f" {w}" in f" {search_key(s.name)}" for w in key_words)][:limit]
 
@@ -98,7 +100,8 @@ class SeedRef:
 def seed_from(
     station_code: str | None = None, pandora_id: str | None = None, music_id: str | None = None
 ) -> SeedRef:
-    """The seed a createStation/addSeed request names; STATION_CODE_INVALID when it names nothing seedable."""
+    """The seed a createStation/addSeed request names; STATION_CODE_INVALID when it names nothing
+    seedable."""
     given = [v for v in (station_code, pandora_id, music_id) if v is not None]
     if len(given) != 1:
         raise ApiError(
@@ -161,7 +164,8 @@ def regular_count(db: Session, listener_id: int) -> int:
 def create_station(
     db: Session, listener_id: int, seed: SeedRef, name: str | None, max_stations: int, now: datetime
 ) -> tuple[Station, bool]:
-    """A new station grown from one seed, or the listener's existing station for that seed (created=False)."""
+    """A new station grown from one seed, or the listener's existing station for that seed
+    (created=False)."""
     default = seed_name(db, seed)
     existing = db.scalar(
         select(Station)
@@ -205,7 +209,8 @@ def create_station(
 
 
 def lock_station(db: Session, listener_id: int, station_id: str) -> Station:
-    """get_station inside a write transaction, holding the row against concurrent fragments (PostgreSQL)."""
+    """get_station inside a write transaction, holding the row against concurrent fragments
+    (PostgreSQL)."""
     station = get_station(db, listener_id, station_id)
     if db.get_bind().dialect.name != "sqlite":  # SQLite writers already hold the database lock
         db.refresh(station, with_for_update=True)
@@ -473,7 +478,8 @@ def listener_count(db: Session, kind: str, ref_id: int) -> int:
 
 
 def cover_hashes_of(db: Session, station: Station, limit: int = 4) -> list[str]:
-    """Album covers for a shuffle or Thumbprint station's mosaic: its stations' or thumbs-up tracks' albums."""
+    """Album covers for a shuffle or Thumbprint station's mosaic: its stations' or thumbs-up
+    tracks' albums."""
     if station.is_shuffle:
         members = select(ShuffleMember.station_id).where(ShuffleMember.shuffle_id == station.id)
         tracks = select(Track.id).join(
@@ -516,12 +522,14 @@ def cover_hashes_of(db: Session, station: Station, limit: int = 4) -> list[str]:
     return hashes
 
 
-# ---------------------------------------------------------------- views: what a station object shows
+# ---------------------------------------------------------------- views: what a station object
+# shows
 
 
 @dataclass(frozen=True)
 class SeedView:
-    """A seed with the catalogue object it names (exactly one of artist, track, genre) and its picture."""
+    """A seed with the catalogue object it names (exactly one of artist, track, genre) and its
+    picture."""
 
     kind: str
     ref_id: int
@@ -534,7 +542,8 @@ class SeedView:
 
 @dataclass(frozen=True)
 class StationView:
-    """A station with its picture, the artwork that picture comes from, genres, initial seed and shuffle members."""
+    """A station with its picture, the artwork that picture comes from, genres, initial seed and
+    shuffle members."""
 
     station: Station
     picture: catalog.Picture
@@ -586,7 +595,8 @@ def seed_view(db: Session, kind: str, ref_id: int) -> SeedView | None:
 
 
 def _picture(db: Session, station: Station) -> tuple[catalog.Picture, Artwork | None, list[str]]:
-    """Picture, the artwork it comes from (for artId/dominantColor) and genre names, from the initial seed."""
+    """Picture, the artwork it comes from (for artId/dominantColor) and genre names, from the
+    initial seed."""
     if station.is_shuffle or station.is_thumbprint:
         return catalog.Picture(mosaic=tuple(cover_hashes_of(db, station))), None, []
     kind, ref = station.initial_kind, station.initial_ref
@@ -664,7 +674,8 @@ def create(
     name: str | None,
     now: datetime,
 ) -> StationView:
-    """station/createStation: a station grown from the seed named, within the tier's station limit."""
+    """station/createStation: a station grown from the seed named, within the tier's station
+    limit."""
     seed = seed_from(station_code, pandora_id, music_id)
     station, _created = create_station(
         db, listener.id, seed, name, settings.tier(listener.tier).max_stations, now

@@ -1,1 +1,2 @@
-"""The station engine: the picker that chooses the next tracks and the rules every fragment obeys."""
+"""The station engine: the picker that chooses the next tracks and the rules every fragment
+obeys."""

@@ -1,7 +1,9 @@
-"""Choosing a station's next tracks: candidates near its seeds and thumbs-up, scored, sampled, filtered by the rules.
+"""Choosing a station's next tracks: candidates near its seeds and thumbs-up, scored, sampled,
+filtered by the rules.
 
-Every step reads a bounded number of rows (a few dozen anchor tracks, their neighbour lists, metadata
-for the best few hundred candidates), so the cost of a pick does not grow with the catalogue.
+Every step reads a bounded number of rows (a few dozen anchor tracks, their neighbour lists,
+metadata for the best few hundred candidates), so the cost of a pick does not grow with the
+catalogue.
 """
 
 from __future__ import annotations
@@ -119,7 +121,8 @@ def _genre_sample(db: Session, genre_id: int, count: int, rng: random.Random) ->
 
 
 def _spread(anchors: list[_Anchor], lists: dict[int, tuple[np.ndarray, np.ndarray]]) -> _Scores:
-    """Best weighted similarity of every reachable track to any anchor (an anchor is 1.0 to itself)."""
+    """Best weighted similarity of every reachable track to any anchor (an anchor is 1.0 to
+    itself)."""
     if not anchors:
         return _Scores(np.zeros(0, np.int64), np.zeros(0, np.float32), [])
     id_parts, sim_parts, src_parts = [], [], []
@@ -169,7 +172,8 @@ class Picker:
         self._ranked: list[tuple[int, float, str | None]] | None = None
 
     def _score(self, ids: np.ndarray) -> dict[int, tuple[float, str | None]]:
-        """Final score of each candidate: near the seeds, pulled to thumbs-up, pushed from thumbs-down."""
+        """Final score of each candidate: near the seeds, pulled to thumbs-up, pushed from
+        thumbs-down."""
         if not len(ids):
             return {}
         seed = _lookup(self.seed_scores, ids)
@@ -282,7 +286,8 @@ class Picker:
         return found
 
     def pick(self, count: int) -> list[Pick]:
-        """Up to `count` tracks that keep every rule, best first in expectation but sampled for variety."""
+        """Up to `count` tracks that keep every rule, best first in expectation but sampled for
+        variety."""
         picks: list[Pick] = []
         while len(picks) < count:
             choice = self._choose()

@@ -22,7 +22,8 @@ class Rules:
 
     @classmethod
     def relaxed(cls, playable: int, artists: int, albums: int) -> Rules:
-        """For small libraries: no per-window caps, a repeat window scaled to the library, no back-to-back repeats."""
+        """For small libraries: no per-window caps, a repeat window scaled to the library, no
+        back-to-back repeats."""
         strict = cls()
         return cls(
             repeat_spins=max(1, min(strict.repeat_spins, playable // 2)),
@@ -43,7 +44,8 @@ class Played:
 
 @dataclass
 class History:
-    """A station's recent spins, newest first, and the per-artist/album counts in the time window."""
+    """A station's recent spins, newest first, and the per-artist/album counts in the time
+    window."""
 
     spins: list[Played]
     now: datetime
