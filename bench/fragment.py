@@ -440,7 +440,8 @@ def top_self(
 FRAGMENT_PARTS = (
     ("handler", "playlist.py:get_fragment"),
     ("lock_station", "stations.py:lock_station"),
-    ("fragment", "core/playlist.py:fragment"),
+    ("next_fragment", "radio/playlist.py:next_fragment"),
+    ("fragment", "radio/playlist.py:fragment"),
     ("claim_player", "playlist.py:claim_player"),
     ("check_rate", "playlist.py:_check_rate"),
     ("history", "playlist.py:_history"),
@@ -460,7 +461,7 @@ FRAGMENT_PARTS = (
     ("random_tracks", "picker.py:Picker._random_tracks"),
     ("flush", "session.py:Session.flush"),
     ("commit", "session.py:SessionTransaction.commit|session.py:Session.commit"),
-    ("track_objects", "playlist.py:track_objects"),
+    ("track_items", "radio/playlist.py:track_items"),
     (
         "sql",
         "session.py:Session._execute_internal|session.py:Session._flush|default.py:DefaultDialect.do_commit",

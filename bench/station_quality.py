@@ -15,7 +15,7 @@ been listened to: the radio rules' 3-hour artist/album windows then start afresh
 
     .venv/bin/python bench/station_quality.py [--demo] [--artists 12] [--seconds 8]
 
-Prints one line per figure; never asserts (tests/test_station_quality.py asserts the targets).
+Prints one line per figure; never asserts (tests/api/test_station_quality.py asserts the targets).
 """
 
 from __future__ import annotations

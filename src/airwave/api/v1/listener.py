@@ -171,10 +171,8 @@ def set_profile(call: Call, req: SetProfileRequest) -> ProfileResponse:
     """Change the caller's display name, bio or profile privacy."""
     listener = call.require_listener()
     with call.write() as db:
-        row = accounts.set_profile(
-            db, listener.id, {name: getattr(req, name) for name in req.model_fields_set}
-        )
-        return profile_response(accounts.profile_of(db, row))
+        changes = {name: getattr(req, name) for name in req.model_fields_set}
+        return profile_response(accounts.set_profile(db, listener.id, changes))
 
 
 # --- settings and the explicit filter PIN

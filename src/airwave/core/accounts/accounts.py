@@ -298,8 +298,8 @@ def visible_profile(db: Session, viewer: Listener, webname: str | None) -> Profi
     return profile_of(db, other)
 
 
-def set_profile(db: Session, listener_id: int, changes: dict[str, Any]) -> Listener:
-    """Apply any of display_name, bio, profile_private; an empty display name removes it."""
+def set_profile(db: Session, listener_id: int, changes: dict[str, Any]) -> Profile:
+    """Apply any of display_name, bio, profile_private (an empty display name removes it)."""
     row = _locked(db, listener_id)
     display_name = bio = None
     if "display_name" in changes:
@@ -314,7 +314,7 @@ def set_profile(db: Session, listener_id: int, changes: dict[str, Any]) -> Liste
         row.bio = bio or ""
     if changes.get("profile_private") is not None:
         row.profile_private = changes["profile_private"]
-    return row
+    return profile_of(db, row)
 
 
 def _locked(db: Session, listener_id: int) -> Listener:

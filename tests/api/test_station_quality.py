@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support import Server, wait_indexed
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 from station_quality import make_library, measure  # noqa: E402
 
@@ -28,7 +28,7 @@ def test_stations_are_coherent_and_learn_from_thumbs(
 ) -> None:
     if backend_kind != "sqlite":
         pytest.skip(
-            "the engine is the same on every backend; tests/test_stations.py covers PostgreSQL"
+            "the engine is the same on every backend; tests/api/test_stations.py covers PostgreSQL"
         )
     root, truth = clustered
     server = start_server(

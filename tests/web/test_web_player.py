@@ -1,8 +1,8 @@
 """The web player (issue 6) in Debian's headless Chromium against a real server on a demo library.
 
 Every test runs over plain HTTP and over HTTPS with a self-signed certificate made here; one
-browser for the module, one server per scheme. Screenshots of the main screens are written to
-docs/screenshots/ (desktop 1280x800 and phone 390x844) by the HTTP run.
+browser for the module, one server per scheme. `make screenshots` has the HTTP run write the main
+screens to docs/screenshots/ (desktop 1280x800 and phone 390x844); a plain run writes nothing.
 """
 
 from __future__ import annotations
