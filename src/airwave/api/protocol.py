@@ -37,7 +37,8 @@ WORKER_THREADS = (
 # queue behind it.
 HASHING_THREADS = max(1, (os.cpu_count() or 1) // 4)
 SESSION_COOKIE = "airwave_session"
-DEVICE_COOKIE = "airwave_device"  # signed proof of past successful logins here (core/accounts/throttle.py)
+# signed proof of past successful logins here (core/accounts/throttle.py)
+DEVICE_COOKIE = "airwave_device"
 CSRF_COOKIE = "csrftoken"
 _API_PATH = re.compile(r"/api/v([1-9][0-9]{0,3})/([A-Za-z]+/[A-Za-z]+)", re.ASCII)
 _JSON_HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
