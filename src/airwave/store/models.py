@@ -108,7 +108,7 @@ class AuthSession(Base):
 
 
 class ThrottleCounter(Base):
-    """A throttling counter (core/accounts/throttle.py): failed logins, wrong PINs, reset mails, spread.
+    """A throttling counter (core/accounts/throttle.py): failed logins, wrong PINs, reset mails.
 
     `key` names what is counted and against whom; `subject` tells apart the members of a set
     under one key (an address's failing accounts, an account's known devices) and is empty for

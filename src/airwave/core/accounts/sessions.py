@@ -1,4 +1,4 @@
-"""Login, session resume, token checks and logout (spec §3); throttling is core/accounts/throttle.py."""
+"""Login, session resume, token checks and logout (spec §3); throttling is accounts/throttle.py."""
 
 from __future__ import annotations
 
