@@ -341,21 +341,30 @@ def test_requests_are_rate_limited_per_name_and_per_address(server: Server) -> N
     assert busy >= 40 - 30 + 8  # the 8 requests above count against the address too
 
 
-def test_reset_lifts_login_throttling(
-    start_server: Callable[..., Server], plain: MailServer
-) -> None:
-    server = start_server(
+@pytest.fixture(scope="module")
+def strict(start_server: Callable[..., Server], plain: MailServer) -> Server:
+    """A server whose login throttle answers RATE_LIMITED after two failures."""
+    return start_server(
         "--open-registration",
         env=smtp_env(plain, AIRWAVE_LOGIN_FREE_FAILURES="2", AIRWAVE_LOGIN_BACKOFF_BASE="600"),
     )
-    api = account(server)
+
+
+def lock_out(server: Server, username: str) -> None:
+    """Two wrong passwords: the right one is then refused for a while."""
     for _ in range(2):
-        server.client().call("v1/auth/login", {"username": api.username, "password": "wrong wrong"})  # type: ignore
+        server.client().call("v1/auth/login", {"username": username, "password": "wrong wrong"})
     assert_error(
-        server.client().call("v1/auth/login", {"username": api.username, "password": PASSWORD}),  # type: ignore
+        server.client().call("v1/auth/login", {"username": username, "password": PASSWORD}),
         429,
         "RATE_LIMITED",
     )
+
+
+def test_reset_lifts_login_throttling(strict: Server, plain: MailServer) -> None:
+    server = strict
+    api = account(server)
+    lock_out(server, api.username)  # type: ignore[attr-defined]
     request_reset(server, api.username)  # type: ignore[attr-defined]
     token = token_of(mails_to(plain.mailbox, f"{api.username}@example.org")[0])  # type: ignore[attr-defined]
     server.client().ok("v1/listener/resetPassword", {"token": token, "newPassword": NEW_PASSWORD})
@@ -439,26 +448,15 @@ def test_without_smtp_nothing_is_sent_and_it_is_logged(start_server: Callable[..
     assert server.wait_for_log(lambda line: "smtp_host is not set" in line)
 
 
-def test_airwave_user_passwd_is_the_same_password_change(
-    start_server: Callable[..., Server], plain: MailServer
-) -> None:
+def test_airwave_user_passwd_is_the_same_password_change(strict: Server, plain: MailServer) -> None:
     """The operator's `airwave user passwd` retires reset links, ends sessions, lifts throttling."""
-    server = start_server(
-        "--open-registration",
-        env=smtp_env(plain, AIRWAVE_LOGIN_FREE_FAILURES="2", AIRWAVE_LOGIN_BACKOFF_BASE="600"),
-    )
+    server = strict
     api = account(server)
     phone = server.client()
     phone.login(api.username, PASSWORD)  # type: ignore[attr-defined]
     request_reset(server, api.username)  # type: ignore[attr-defined]
     token = token_of(mails_to(plain.mailbox, f"{api.username}@example.org")[0])  # type: ignore[attr-defined]
-    for _ in range(2):
-        server.client().call("v1/auth/login", {"username": api.username, "password": "wrong wrong"})  # type: ignore
-    assert_error(
-        server.client().call("v1/auth/login", {"username": api.username, "password": PASSWORD}),  # type: ignore
-        429,
-        "RATE_LIMITED",
-    )
+    lock_out(server, api.username)  # type: ignore[attr-defined]
 
     done = server.cli("user", "passwd", api.username, "--password-stdin", input=NEW_PASSWORD + "\n")  # type: ignore
     assert done.returncode == 0, done.stderr
