@@ -8,7 +8,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy import bindparam, delete, select, text, update
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings
@@ -20,6 +20,8 @@ from airwave.store.models import AuthSession, Listener, PasswordReset
 
 # Refresh last_seen at most this often: activity is tracked to the minute, not per request.
 TOUCH_INTERVAL = timedelta(seconds=60)
+# How long a call that failed beside a deletion waits for that deletion to commit (PostgreSQL).
+DELETION_WAIT = 60.0
 
 
 def _digest(secret: str) -> str:
@@ -217,6 +219,8 @@ def still_exists(database: Database, session_id: int) -> bool:
             return exists(db, session_id)
     query = select(AuthSession.id).where(AuthSession.id == session_id)
     with database.write() as db:
+        # a deletion under load may hold its locks past the busy timeout: wait it out (bounded)
+        db.execute(text(f"SET LOCAL lock_timeout = {int(DELETION_WAIT * 1000)}"))
         return db.scalar(query.with_for_update(key_share=True)) is not None
 
 
