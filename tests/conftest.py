@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -88,6 +89,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Cheap password hashes for the suite's thousands of logins (servers and CLI runs inherit
+    # this); tests about hashing's cost set the production values themselves.
+    os.environ.setdefault("AIRWAVE_PASSWORD_HASH_MEMORY_KIB", "1024")
+    os.environ.setdefault("AIRWAVE_PASSWORD_HASH_ITERATIONS", "1")
     import sys
 
     sys.path.insert(0, str(Path(__file__).parent))

@@ -139,6 +139,16 @@ class Settings(BaseSettings):
     default_tier: Tier = "free"
     tiers: dict[str, TierPolicy] = Field(default_factory=_default_tiers)
     password_min_length: int = Field(8, ge=1)
+    password_hash_memory_kib: int = Field(
+        65536,
+        ge=1024,
+        le=4 * 1024 * 1024,
+        description="memory of one Argon2id password hash (KiB); lower it on small devices; "
+        "stored hashes move to a new cost at their next login",
+    )
+    password_hash_iterations: int = Field(
+        3, ge=1, le=50, description="passes of one Argon2id password hash"
+    )
     minimum_age: int = Field(13, ge=0)
 
     anonymous_login: bool = Field(

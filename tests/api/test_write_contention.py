@@ -23,6 +23,9 @@ def busy(start_server: Callable[..., Server], small_demo_library: Path) -> Serve
         "--library",
         str(small_demo_library),
         env={
+            # the production cost of password hashing: writes must not wait behind it
+            "AIRWAVE_PASSWORD_HASH_MEMORY_KIB": "65536",
+            "AIRWAVE_PASSWORD_HASH_ITERATIONS": "3",
             "AIRWAVE_FRAGMENT_LIMIT": "100000",
             "AIRWAVE_ENGINE_SEED": "11",
             "AIRWAVE_LOGIN_MAX_FAILURES_PER_ADDRESS": "100000",

@@ -134,7 +134,7 @@ def check_new_listener(
         raise ApiError(ErrorCode.INVALID_REQUEST, f"tier must be one of {', '.join(TIERS)}")
     return CheckedListener(
         name,
-        passwords.hash_password(new.password),
+        passwords.hash_password(new.password, settings),
         tier,
         new.is_admin,
         new.birth_year,
@@ -205,11 +205,11 @@ def list_listeners(db: Session) -> list[Listener]:
     return list(db.scalars(select(Listener).order_by(Listener.id)))
 
 
-def hash_new_password(password: str) -> str:
+def hash_new_password(password: str, settings: Settings) -> str:
     """The hash of an operator-set password (no strength rules), made outside any transaction."""
     if not password:
         raise ApiError(ErrorCode.INVALID_PASSWORD, "password must not be empty")
-    return passwords.hash_password(password)
+    return passwords.hash_password(password, settings)
 
 
 def set_disabled(db: Session, listener: Listener, disabled: bool) -> None:
@@ -372,7 +372,7 @@ def verify_pin(
     with database.write() as db:
         key = throttle.pin_key(listener_id)
         attempt = throttle.reserve(db, settings, now, key, what="wrong PINs")
-    if not passwords.verify_password(stored, pin):
+    if not passwords.verify_password(stored, pin, settings):
         raise ApiError(
             ErrorCode.EXPLICIT_PIN_INCORRECT, f"{field} does not match the explicit filter PIN"
         )
@@ -433,9 +433,9 @@ def apply_settings(
     return row
 
 
-def hash_pin(pin: str) -> str:
+def hash_pin(pin: str, settings: Settings) -> str:
     """A checked PIN's hash; computed outside any write transaction."""
-    return passwords.hash_password(check_pin_format(pin))
+    return passwords.hash_password(check_pin_format(pin), settings)
 
 
 def set_explicit_pin(db: Session, listener_id: int, pin_hash: str) -> Listener:
@@ -469,7 +469,7 @@ def check_account_changes(
     if new_password is None:
         return None
     passwords.check_strength(new_password, name, settings.password_min_length)
-    return passwords.hash_password(new_password)
+    return passwords.hash_password(new_password, settings)
 
 
 def _check_name_free(db: Session, name: str, own_key: str) -> None:

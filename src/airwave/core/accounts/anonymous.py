@@ -17,9 +17,9 @@ from airwave.store.models import AuthSession, Listener
 PER_ADDRESS_PER_HOUR = 30
 
 
-def unusable_password_hash() -> str:
+def unusable_password_hash(settings: Settings) -> str:
     """The hash of a random, forgotten password; computed before create() opens its transaction."""
-    return passwords.hash_password(secrets.token_urlsafe(32))
+    return passwords.hash_password(secrets.token_urlsafe(32), settings)
 
 
 def create(

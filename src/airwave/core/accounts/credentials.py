@@ -120,7 +120,7 @@ def register(
 def log_in_anonymously(services: Services, client: Client) -> SignedIn:
     """auth/anonymousLogin: a throw-away free-tier listener, logged in."""
     settings, now = services.settings, services.clock.now()
-    password_hash = anonymous.unusable_password_hash()
+    password_hash = anonymous.unusable_password_hash(settings)
     with services.database.write() as db:
         listener = anonymous.create(db, settings, now, client.address, password_hash)
         issued = sessions.start_session(
@@ -241,7 +241,7 @@ def set_explicit_pin(
                 current_pin,
                 field="currentPin",
             )
-    pin_hash = accounts.hash_pin(pin)
+    pin_hash = accounts.hash_pin(pin, services.settings)
     with services.database.write() as db:
         accounts.set_explicit_pin(db, listener.id, pin_hash)
 
@@ -268,7 +268,7 @@ def reset_password(services: Services, token: str, new_password: str) -> Listene
 
 def set_password(services: Services, username: str, password: str) -> Listener:
     """`airwave user passwd`: the operator sets a password (no strength rules, same effects)."""
-    password_hash = accounts.hash_new_password(password)
+    password_hash = accounts.hash_new_password(password, services.settings)
     now = services.clock.now()
     with services.database.write() as db:
         listener = accounts.require_listener(db, username)
@@ -285,8 +285,10 @@ def ensure_account(services: Services, username: str, password: str, *, tier: st
     with services.database.read() as db:
         found = accounts.find_listener(db, username)
     password_hash = None
-    if found is None or not passwords.verify_password(found.password_hash, password):
-        password_hash = accounts.hash_new_password(password)
+    if found is None or not passwords.verify_password(
+        found.password_hash, password, services.settings
+    ):
+        password_hash = accounts.hash_new_password(password, services.settings)
     with services.database.write() as db:
         listener = accounts.find_listener(db, username)
         if listener is None:

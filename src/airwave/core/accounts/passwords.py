@@ -7,15 +7,26 @@ import functools
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
+from airwave.config import Settings
 from airwave.errors import ApiError, ErrorCode
 
-_hasher = PasswordHasher()  # Argon2id with the library's current recommended parameters
+PARALLELISM = 4  # lanes of every hash (RFC 9106's recommendation)
 
 
 @functools.cache
-def _dummy_hash() -> str:
+def _hasher(memory_kib: int, iterations: int) -> PasswordHasher:
+    return PasswordHasher(time_cost=iterations, memory_cost=memory_kib, parallelism=PARALLELISM)
+
+
+def hasher(settings: Settings) -> PasswordHasher:
+    """Argon2id at the operator's cost (`password_hash_memory_kib`, `password_hash_iterations`)."""
+    return _hasher(settings.password_hash_memory_kib, settings.password_hash_iterations)
+
+
+@functools.cache
+def _dummy_hash(memory_kib: int, iterations: int) -> str:
     """Verified against when the account does not exist, so both cases cost the same."""
-    return _hasher.hash("airwave-timing-equaliser")
+    return _hasher(memory_kib, iterations).hash("airwave-timing-equaliser")
 
 
 # A few of the most common passwords; enough to refuse the obvious ones.
@@ -52,20 +63,25 @@ _COMMON = frozenset(
 )
 
 
-def hash_password(password: str) -> str:
-    return _hasher.hash(password)
+def hash_password(password: str, settings: Settings) -> str:
+    return hasher(settings).hash(password)
 
 
-def verify_password(stored_hash: str | None, password: str) -> bool:
-    """Constant work whether or not the account exists (the dummy hash stands in)."""
+def verify_password(stored_hash: str | None, password: str, settings: Settings) -> bool:
+    """Constant work whether or not the account exists (the dummy hash stands in).
+
+    A hash keeps the cost it was made with; `needs_rehash` tells when it differs from today's.
+    """
+    dummy = _dummy_hash(settings.password_hash_memory_kib, settings.password_hash_iterations)
     try:
-        return _hasher.verify(stored_hash or _dummy_hash(), password) and stored_hash is not None
+        return hasher(settings).verify(stored_hash or dummy, password) and stored_hash is not None
     except (VerifyMismatchError, VerificationError, InvalidHashError):
         return False
 
 
-def needs_rehash(stored_hash: str) -> bool:
-    return _hasher.check_needs_rehash(stored_hash)
+def needs_rehash(stored_hash: str, settings: Settings) -> bool:
+    """The hash was made at another cost than the configured one: rehash at the next login."""
+    return hasher(settings).check_needs_rehash(stored_hash)
 
 
 def check_strength(password: str, username: str, min_length: int) -> None:

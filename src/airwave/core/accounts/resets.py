@@ -182,7 +182,7 @@ def hash_for_reset(
     if listener is None:  # cannot happen while the foreign key cascades; kept for a clear answer
         raise ApiError(ErrorCode.NOT_FOUND, "unknown password reset token")
     passwords.check_strength(new_password, listener.username, settings.password_min_length)
-    return passwords.hash_password(new_password)
+    return passwords.hash_password(new_password, settings)
 
 
 def holder(db: Session, now: datetime, token: str) -> Listener:

@@ -72,7 +72,7 @@ def reauthenticate(
     with database.read() as db:
         current = db.get(Listener, listener.id)
         stored = current.password_hash if current else None
-    if not passwords.verify_password(stored, password):
+    if not passwords.verify_password(stored, password, settings):
         raise ApiError(ErrorCode.INVALID_PASSWORD, "currentPassword is not the account's password")
     with database.write() as db:
         throttle.release(db, attempt)
@@ -288,11 +288,13 @@ def login(
     )
     # the same work whether or not the name exists (a dummy hash stands in)
     stored = listener.password_hash if listener else None
-    if not passwords.verify_password(stored, password) or listener is None:
+    if not passwords.verify_password(stored, password, settings) or listener is None:
         raise ApiError(ErrorCode.AUTH_INVALID_USERNAME_PASSWORD, "wrong username or password")
     rehashed = None
-    if passwords.needs_rehash(listener.password_hash):  # hashed before the write lock is taken
-        rehashed = passwords.hash_password(password)
+    if passwords.needs_rehash(
+        listener.password_hash, settings
+    ):  # hashed before the write lock is taken
+        rehashed = passwords.hash_password(password, settings)
     with database.write() as db:
         throttle.release(db, attempt)
         current = db.get(Listener, listener.id, populate_existing=True)
