@@ -77,12 +77,15 @@ def small_demo_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked `sqlite_only` (the wire contract, not storage) skip their PostgreSQL run."""
+    """Runs a test does not need: `sqlite_only` drops the PostgreSQL run (the wire contract, not
+    storage), `http_only` the browser's HTTPS run (what TLS changes is tested over both)."""
     kept, dropped = [], []
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
-        on_postgres = params.get("backend_kind") == "postgresql"
-        (dropped if on_postgres and item.get_closest_marker("sqlite_only") else kept).append(item)
+        drop = (
+            params.get("backend_kind") == "postgresql" and item.get_closest_marker("sqlite_only")
+        ) or (params.get("site") == "https" and item.get_closest_marker("http_only"))
+        (dropped if drop else kept).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept

@@ -275,6 +275,7 @@ def test_cli_add_list_disable_report_and_errors(radio: Server, files: dict[str, 
 # ---------------------------------------------------------------- getAdList and ad audio
 
 
+@pytest.mark.sqlite_only  # rules over the wire; impressions and broken ads run on both
 def test_get_ad_list_for_free_listeners_only_and_ad_audio(
     radio: Server, files: dict[str, Path]
 ) -> None:
@@ -334,6 +335,7 @@ def spoken(tracks: list[dict[str, Any]]) -> list[str]:
     return ["A" if t["trackType"] == "Ad" else "T" for t in tracks]
 
 
+@pytest.mark.sqlite_only  # rules over the wire; impressions and broken ads run on both
 def test_free_fragments_carry_ads_at_the_interval_plus_never(
     radio: Server, files: dict[str, Path]
 ) -> None:
@@ -384,6 +386,7 @@ def test_free_fragments_carry_ads_at_the_interval_plus_never(
             assert set(spoken(fragment(paying, paid_station))) == {"T"}
 
 
+@pytest.mark.sqlite_only  # rules over the wire; impressions and broken ads run on both
 def test_no_ads_without_an_active_campaign_and_owed_ad_opens_the_next_fragment(
     radio: Server, files: dict[str, Path]
 ) -> None:
@@ -398,6 +401,7 @@ def test_no_ads_without_an_active_campaign_and_owed_ad_opens_the_next_fragment(
     assert spoken(first) == ["A", "T", "T", "A", "T", "T", "A"]
 
 
+@pytest.mark.sqlite_only  # rules over the wire; impressions and broken ads run on both
 def test_date_window(radio: Server, files: dict[str, Path]) -> None:
     today = date.today()
     later = add_ad(
@@ -466,6 +470,7 @@ def test_impressions_are_counted_once_per_token(radio: Server, files: dict[str, 
     assert cells[0] == str(campaign) and cells[-1] == "3"  # the list's impressions column
 
 
+@pytest.mark.sqlite_only  # rules over the wire; impressions and broken ads run on both
 def test_ad_token_errors(radio: Server, files: dict[str, Path]) -> None:
     campaign = add_ad(radio, files["mp3"], "Tokens")
     owner, other = listener(radio), listener(radio)

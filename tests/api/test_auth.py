@@ -11,6 +11,10 @@ import httpx
 import pytest
 from support import Server, assert_error, unique
 
+# The wire contract of sessions and throttling; their storage runs on both backends in
+# tests/core/test_throttle.py and the storage tests.
+pytestmark = pytest.mark.sqlite_only
+
 PASSWORD = "correct horse battery"
 
 

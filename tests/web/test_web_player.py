@@ -1,7 +1,8 @@
 """The web player (issue 6) in Debian's headless Chromium against a real server on a demo library.
 
-Every test runs over plain HTTP and over HTTPS with a self-signed certificate made here; one
-browser for the module, one server per scheme. `make screenshots` has the HTTP run write the main
+Every test runs over plain HTTP; those where TLS changes something (assets and headers, secure
+cookies, audio) run over HTTPS with a self-signed certificate made here too. One browser for the
+module, one server per scheme. `make screenshots` has the HTTP run write the main
 screens to docs/screenshots/ (desktop 1280x800 and phone 390x844); a plain run writes nothing.
 """
 
@@ -372,6 +373,7 @@ def test_create_station_from_search_and_audio_plays(tabs: Callable[..., Tab], si
     assert "lastPlayed" in api.ok("v1/station/getStations")["stations"][0]
 
 
+@pytest.mark.http_only
 def test_thumbs_down_moves_on_and_never_comes_back(tabs: Callable[..., Tab], site: Server) -> None:
     api = new_listener(site)
     station = _station(api, site)
@@ -399,6 +401,7 @@ def test_thumbs_down_moves_on_and_never_comes_back(tabs: Callable[..., Tab], sit
     assert [f["musicId"] for f in negative["feedback"]] == [banned]
 
 
+@pytest.mark.http_only
 def test_skip_limit_message_for_a_free_listener(tabs: Callable[..., Tab], site: Server) -> None:
     api = new_listener(site)
     station = _station(api, site)
@@ -420,6 +423,7 @@ def test_skip_limit_message_for_a_free_listener(tabs: Callable[..., Tab], site: 
     expect(now.get_by_text("You have reached your skip limit")).to_be_visible()
 
 
+@pytest.mark.http_only
 def test_station_details_rename_and_delete(tabs: Callable[..., Tab], site: Server) -> None:
     api = new_listener(site)
     station = _station(api, site)
@@ -454,6 +458,7 @@ def test_station_details_rename_and_delete(tabs: Callable[..., Tab], site: Serve
     assert api.ok("v1/station/getStations")["stations"] == []
 
 
+@pytest.mark.http_only
 def test_bookmark_appears_on_the_bookmarks_page(tabs: Callable[..., Tab], site: Server) -> None:
     api = new_listener(site)
     station = _station(api, site)
@@ -475,6 +480,7 @@ def test_bookmark_appears_on_the_bookmarks_page(tabs: Callable[..., Tab], site: 
     ).to_have_count(1)
 
 
+@pytest.mark.http_only
 def test_session_takeover_between_two_browsers(tabs: Callable[..., Tab], site: Server) -> None:
     api = new_listener(site)
     station = _station(api, site)
@@ -498,6 +504,7 @@ def test_session_takeover_between_two_browsers(tabs: Callable[..., Tab], site: S
     wait_playing(page, past=0.2)
 
 
+@pytest.mark.http_only
 def test_sign_out_and_sign_out_everywhere(tabs: Callable[..., Tab], site: Server) -> None:
     api = new_listener(site)
     here, there = tabs(), tabs()
@@ -523,6 +530,7 @@ def test_sign_out_and_sign_out_everywhere(tabs: Callable[..., Tab], site: Server
     assert client(site).call("v1/station/getStations", token=token).status_code == 401
 
 
+@pytest.mark.http_only
 def test_create_an_account_and_listen_without_one(tabs: Callable[..., Tab], site: Server) -> None:
     tab = tabs()
     page = tab.page
@@ -542,6 +550,7 @@ def test_create_an_account_and_listen_without_one(tabs: Callable[..., Tab], site
     assert client(site).call("v1/station/getStations", token=token).status_code == 200
 
 
+@pytest.mark.http_only
 def test_password_reset_link_opens_the_reset_screen(
     tabs: Callable[..., Tab], site: Server, mailbox: Mailbox
 ) -> None:
@@ -573,6 +582,7 @@ def test_password_reset_link_opens_the_reset_screen(
     sign_in(tab, api.username, password="a brand new passphrase")
 
 
+@pytest.mark.http_only
 def test_screens_and_keyboard(tabs: Callable[..., Tab], site: Server) -> None:
     """Every main screen renders at desktop and phone size; the HTTP run writes the screenshots."""
     write = site.url.startswith("http://")
@@ -630,6 +640,7 @@ def test_screens_and_keyboard(tabs: Callable[..., Tab], site: Server) -> None:
         wait_playing(page)
 
 
+@pytest.mark.http_only
 def test_browse_genres_artist_album_and_settings(tabs: Callable[..., Tab], site: Server) -> None:
     api = new_listener(site)
     tab = tabs()
@@ -680,6 +691,7 @@ def test_browse_genres_artist_album_and_settings(tabs: Callable[..., Tab], site:
     assert api.ok("v1/listener/updateSettings")["explicitContentFilterEnabled"] is False
 
 
+@pytest.mark.http_only
 def test_ads_play_for_free_listeners_with_impressions(
     tabs: Callable[..., Tab], site: Server, small_demo_library: Path
 ) -> None:

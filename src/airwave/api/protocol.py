@@ -250,10 +250,11 @@ class ApiDispatcher:
                 if endpoint.auth:
                     now = call.now()
                     auth = sessions.authenticate(db, now, token, session_cookie)
+                    # known before the touch: a touch failing beside a deletion is told apart below
+                    call.listener, call.session = auth.listener, auth.session
                     if auth.needs_touch:
                         with database.write() as writer:
                             sessions.touch(writer, auth.session, now)
-                    call.listener, call.session = auth.listener, auth.session
                     call.auth_token = token
                 request = parse_request(endpoint.request, body)
                 response = endpoint.handler(call, request)
