@@ -261,7 +261,7 @@ class ApiDispatcher:
             except Exception:
                 # The listener was deleted (or logged out) while the call ran: whatever broke, the
                 # answer is the one the next call would get.
-                if call.session is not None and not self._session_alive(call.session.id):
+                if call.session is not None and not self._session_alive(call.session):
                     raise ApiError(
                         ErrorCode.AUTH_INVALID_TOKEN, "the session ended while the call ran"
                     ) from None
@@ -272,9 +272,9 @@ class ApiDispatcher:
             return response.__pydantic_serializer__.to_json(response, by_alias=True)
         return orjson.dumps(response)
 
-    def _session_alive(self, session_id: int) -> bool:
+    def _session_alive(self, session: AuthSession) -> bool:
         """Whether the session still exists now (not in the call's snapshot), deletions settled."""
-        return sessions.still_exists(self.services.database, session_id)
+        return sessions.still_exists(self.services.database, session.id, session.listener_id)
 
 
 def _base_url(scope: Scope, headers: dict[str, str]) -> str:

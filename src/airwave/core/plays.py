@@ -181,7 +181,9 @@ def spin_by_token(
     """The spin a trackToken names: NOT_FOUND, USER_NOT_AUTHORIZED (another listener's) or
     CONTENT_HAS_EXPIRED."""
     query = select(Spin).where(Spin.token == token[:64])
-    spin = db.scalar(query.with_for_update() if for_update else query)
+    if for_update:  # locked and fresh, even when this session read the spin before
+        query = query.with_for_update().execution_options(populate_existing=True)
+    spin = db.scalar(query)
     if spin is None:
         refuse_ad_token(db, listener_id, token)
         raise ApiError(ErrorCode.NOT_FOUND, "unknown trackToken")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ _WRITE = "airwave_write"
 _PG_MIGRATION_LOCK = 0x41495257  # any constant shared by all server processes
 BUSY_TIMEOUT = 5.0  # default seconds a statement waits for a lock before the call answers 503
 # PostgreSQL: lock_not_available (lock_timeout), serialization_failure, deadlock_detected.
+log = logging.getLogger("airwave.store")
 _PG_CONTENTION = frozenset({"55P03", "40001", "40P01"})
 
 
@@ -40,7 +42,50 @@ def contention_error(exc: BaseException) -> ApiError | None:
             for word in ("database is locked", "database is busy", "database table is locked")
         )
     )
-    return _busy() if busy else None
+    if not busy:
+        return None
+    log.warning(
+        "database busy",
+        extra={
+            "sqlstate": getattr(orig, "sqlstate", None),
+            "statement": " ".join(str(exc.statement or "").split())[:160],
+        },
+    )
+    return _busy()
+
+
+def wait_longer(db: Session, seconds: float) -> None:
+    """Let this transaction's lock waits run up to `seconds` (PostgreSQL; SQLite serialises writes).
+
+    For the few writes that must not fail because the account is busy, such as a deletion.
+    """
+    if db.get_bind().dialect.name == "postgresql":
+        db.execute(text(f"SET LOCAL lock_timeout = {max(1, int(seconds * 1000))}"))
+
+
+_DELETION_LOCKS = 0x4157  # advisory lock space: listener ids, held by their deletion
+
+
+def lock_listener_for_deletion(db: Session, listener_id: int) -> None:
+    """Mark a listener's deletion as in flight until this transaction ends (PostgreSQL).
+
+    An advisory lock rather than a row lock: the listener's own calls keep their lock order, so
+    the deletion cannot deadlock with them.
+    """
+    if db.get_bind().dialect.name == "postgresql":
+        db.execute(
+            text("SELECT pg_advisory_xact_lock(:space, :key)"),
+            {"space": _DELETION_LOCKS, "key": listener_id},
+        )
+
+
+def await_listener_deletion(db: Session, listener_id: int) -> None:
+    """Wait until no deletion of the listener is in flight (PostgreSQL; SQLite: nothing to wait)."""
+    if db.get_bind().dialect.name == "postgresql":
+        db.execute(
+            text("SELECT pg_advisory_xact_lock_shared(:space, :key)"),
+            {"space": _DELETION_LOCKS, "key": listener_id},
+        )
 
 
 def _busy() -> ApiError:

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from airwave.config import TIERS, Settings
 from airwave.core.accounts import passwords, throttle
 from airwave.errors import ApiError, ErrorCode
-from airwave.store.db import Database
+from airwave.store.db import Database, lock_listener_for_deletion, wait_longer
 from airwave.store.models import (
     Base,
     Bookmark,
@@ -26,6 +26,9 @@ from airwave.store.models import (
     StationSeed,
 )
 
+# How long a deletion waits for the account's other calls, and a call that failed beside a
+# deletion for its outcome (PostgreSQL; SQLite serialises writes anyway).
+DELETION_WAIT = 60.0
 GENDERS = ("male", "female", "nonbinary", "unspecified")
 _USERNAME = re.compile(r"^[^\s\x00-\x1f\x7f]{1,64}$")
 _POSTAL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 \-]{1,8}[A-Za-z0-9]$")
@@ -511,8 +514,18 @@ def delete_listener(db: Session, listener: Listener) -> None:
 
     Every table with a `listener_id` column is swept (so tables added later are covered without a
     change here), children of the listener's stations first, then the throttling records that name
-    them.
+    them. Calls failing meanwhile wait for the outcome (sessions.still_exists).
     """
+    wait_longer(db, DELETION_WAIT)  # the account's own calls in flight must not make it fail
+    lock_listener_for_deletion(db, listener.id)
+    # the stations' rows first, the order the listener's own calls take them in (getFragment,
+    # trackStarted, addFeedback): a call in flight waits for the deletion instead of deadlocking
+    db.execute(
+        select(Station.id)
+        .where(Station.listener_id == listener.id)
+        .order_by(Station.id)
+        .with_for_update()
+    )
     stations = select(Station.id).where(Station.listener_id == listener.id).scalar_subquery()
     db.execute(
         delete(ShuffleMember).where(

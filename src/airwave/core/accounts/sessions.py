@@ -8,20 +8,18 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import bindparam, delete, select, text, update
+from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings
 from airwave.core.accounts import passwords, throttle
-from airwave.core.accounts.accounts import find_listener, username_key
+from airwave.core.accounts.accounts import DELETION_WAIT, find_listener, username_key
 from airwave.errors import ApiError, ErrorCode
-from airwave.store.db import Database
+from airwave.store.db import Database, await_listener_deletion, wait_longer
 from airwave.store.models import AuthSession, Listener, PasswordReset
 
 # Refresh last_seen at most this often: activity is tracked to the minute, not per request.
 TOUCH_INTERVAL = timedelta(seconds=60)
-# How long a call that failed beside a deletion waits for that deletion to commit (PostgreSQL).
-DELETION_WAIT = 60.0
 
 
 def _digest(secret: str) -> str:
@@ -208,20 +206,19 @@ def exists(db: Session, session_id: int) -> bool:
     return db.scalar(select(AuthSession.id).where(AuthSession.id == session_id)) is not None
 
 
-def still_exists(database: Database, session_id: int) -> bool:
-    """Whether the session exists once deletions in flight have ended.
+def still_exists(database: Database, session_id: int, listener_id: int) -> bool:
+    """Whether the session exists once a deletion of its listener in flight has ended.
 
-    On PostgreSQL a key-share lock waits for a transaction deleting the row (a deleted listener's
-    cascade) to commit or roll back; SQLite's writes are serialised, so a fresh read is enough.
+    On PostgreSQL the deletion holds an advisory lock (accounts.delete_listener) that this waits
+    for; SQLite's writes are serialised, so a fresh read is enough.
     """
     if database.is_sqlite:
         with database.read() as db:
             return exists(db, session_id)
-    query = select(AuthSession.id).where(AuthSession.id == session_id)
     with database.write() as db:
-        # a deletion under load may hold its locks past the busy timeout: wait it out (bounded)
-        db.execute(text(f"SET LOCAL lock_timeout = {int(DELETION_WAIT * 1000)}"))
-        return db.scalar(query.with_for_update(key_share=True)) is not None
+        wait_longer(db, DELETION_WAIT)
+        await_listener_deletion(db, listener_id)
+        return exists(db, session_id)
 
 
 def _extend(session: AuthSession, now: datetime) -> None:

@@ -96,8 +96,12 @@ def feedback_station(db: Session, spin: Spin) -> Station:
         raise ApiError(
             ErrorCode.STATION_DOES_NOT_EXIST, "the station of that track has been deleted"
         )
-    station = db.get(Station, spin.station_id)
-    assert station is not None
+    # locked before the feedback row's keys lock the listener's: the order getFragment takes
+    station = db.get(Station, spin.station_id, with_for_update=True)
+    if station is None:  # deleted since the spin was read
+        raise ApiError(
+            ErrorCode.STATION_DOES_NOT_EXIST, "the station of that track has been deleted"
+        )
     if station.is_shuffle:
         raise ApiError(
             ErrorCode.CALL_NOT_ALLOWED,
@@ -388,15 +392,20 @@ def track_started(
 ) -> Spin:
     """The listener began playing a spin: the station's lastPlayed and play time, and the
     player's claim."""
+    spin = spin_by_token(db, listener.id, token, now)
+    # station, then spin, then listener: the order getFragment and a deletion take rows in, so
+    # two calls of one listener never wait on each other in a circle
+    station = None
+    if spin.station_id is not None:
+        station = db.get(Station, spin.station_id, with_for_update=True)
     spin = spin_by_token(db, listener.id, token, now, for_update=True)
     if spin.started_at is None:
         spin.started_at = now
-        if spin.station_id is not None:
-            station = db.get(Station, spin.station_id)
-            track = db.get(Track, spin.track_id)
-            if station is not None:
-                station.last_played_at = now
-                station.total_play_time += round(track.duration) if track else 0
+        track = db.get(Track, spin.track_id)
+        if station is not None:
+            station.last_played_at = now
+            station.total_play_time += round(track.duration) if track else 0
+        db.flush()
     db.execute(
         update(Listener)
         .where(Listener.id == listener.id, Listener.active_session_id == session.id)
