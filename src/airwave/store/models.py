@@ -91,6 +91,8 @@ class AuthSession(Base):
     """A logged-in client: token and session cookie, both kept only as hashes."""
 
     __tablename__ = "auth_sessions"
+    # ids are never reused (SQLite would otherwise): a new session inherits no old claim
+    __table_args__ = {"sqlite_autoincrement": True}
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     listener_id: Mapped[int] = mapped_column(

@@ -116,14 +116,15 @@ def feedback_station(db: Session, spin: Spin) -> Station:
 def claim_player(
     db: Session, listener: Listener, session: AuthSession, now: datetime, *, force: bool
 ) -> None:
-    """Make this session the account's active player, unless another one played in the last 10
-    minutes."""
+    """Make this session the account's active player, unless another live session played in the
+    last 10 minutes (a logged-out, deleted or expired session holds no claim)."""
     row = db.get(Listener, listener.id, with_for_update=True)
     assert row is not None
     other_active = (
         row.active_session_id not in (None, session.id)
         and row.active_at is not None
         and now - row.active_at < ACTIVE_WINDOW
+        and _live_session(db, row.active_session_id, now)
     )
     if other_active and not force:
         raise ApiError(
@@ -131,6 +132,12 @@ def claim_player(
             "this account is playing on another device; resume with forceActive to play here",
         )
     row.active_session_id, row.active_at = session.id, now
+
+
+def _live_session(db: Session, session_id: int, now: datetime) -> bool:
+    """The session still exists and has not expired (ids are never reused, see migration 0008)."""
+    live = select(AuthSession.id).where(AuthSession.id == session_id, AuthSession.expires_at > now)
+    return db.scalar(live) is not None
 
 
 def release_player(db: Session, listener: Listener, session: AuthSession) -> None:

@@ -1,0 +1,73 @@
+"""Spec §6.5, one active player per account: a claim ends with its session; ids never come back."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy.orm import Session
+
+from airwave.config import Settings
+from airwave.core.accounts import sessions
+from airwave.core.clock import FixedClock
+from airwave.core.radio import playlist
+from airwave.errors import ApiError, ErrorCode
+from airwave.store.models import AuthSession, Listener
+
+from .conftest import Rows
+
+
+def _session(db: Session, settings: Settings, clock: FixedClock, listener: Listener) -> AuthSession:
+    issued = sessions.start_session(
+        db, settings, clock.now(), listener, keep_logged_in=False, address=None, user_agent=None
+    )
+    return issued.session
+
+
+def _refused(db: Session, listener: Listener, session: AuthSession, clock: FixedClock) -> None:
+    with pytest.raises(ApiError) as refused:
+        playlist.claim_player(db, listener, session, clock.now(), force=False)
+    assert refused.value.error is ErrorCode.STREAM_VIOLATION
+
+
+def test_another_player_is_refused_while_the_holder_plays_and_can_take_over(
+    db: Session, rows: Rows, settings: Settings, clock: FixedClock
+) -> None:
+    listener = rows.listener()
+    phone, laptop = (_session(db, settings, clock, listener) for _ in range(2))
+    playlist.claim_player(db, listener, phone, clock.now(), force=False)
+    clock.advance(60)
+    _refused(db, listener, laptop, clock)
+    playlist.claim_player(db, listener, laptop, clock.now(), force=True)
+    _refused(db, listener, phone, clock)
+
+
+@pytest.mark.parametrize("how", ["logout", "logout everywhere else", "expiry"])
+def test_a_claim_ends_with_its_session(
+    db: Session, rows: Rows, settings: Settings, clock: FixedClock, how: str
+) -> None:
+    listener = rows.listener()
+    phone, laptop = (_session(db, settings, clock, listener) for _ in range(2))
+    playlist.claim_player(db, listener, phone, clock.now(), force=False)
+    clock.advance(30)
+    if how == "logout":
+        sessions.end_session(db, phone.id)
+    elif how == "logout everywhere else":
+        sessions.end_other_sessions(db, listener.id, laptop.id)
+    else:
+        phone.expires_at = clock.now()
+        db.flush()
+    playlist.claim_player(db, listener, laptop, clock.now(), force=False)  # no STREAM_VIOLATION
+
+
+def test_session_ids_are_never_reused(
+    db: Session, rows: Rows, settings: Settings, clock: FixedClock
+) -> None:
+    listener = rows.listener()
+    old = _session(db, settings, clock, listener)
+    playlist.claim_player(db, listener, old, clock.now(), force=False)
+    old_id = old.id
+    sessions.end_session(db, old_id)
+    db.expunge(old)
+    new = _session(db, settings, clock, listener)
+    assert new.id > old_id  # the next login inherits nothing of the old session's claim
+    other = _session(db, settings, clock, listener)
+    playlist.claim_player(db, listener, other, clock.now(), force=False)
