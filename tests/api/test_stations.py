@@ -488,6 +488,29 @@ def test_one_active_player_per_account(radio: Server) -> None:
     assert fragment(phone, sid)
 
 
+@pytest.mark.parametrize("how", ["auth/logout", "auth/logoutAll"])
+def test_logging_out_releases_the_player_at_once(radio: Server, how: str) -> None:
+    phone = listener(radio)
+    laptop = radio.client()
+    laptop.login(phone.username, "correct horse battery")  # type: ignore[attr-defined]
+    sid = phone.ok("v1/station/createStation", {"musicId": some_artist(phone)["musicId"]})[
+        "stationId"
+    ]
+    assert fragment(phone, sid)
+    assert_error(
+        laptop.call("v1/playlist/getFragment", {"stationId": sid}), 409, "STREAM_VIOLATION"
+    )
+    if how == "auth/logout":
+        assert phone.ok("v1/auth/logout", {}) == {}
+        assert fragment(laptop, sid)  # the phone's claim went with its session
+    else:
+        body = {"currentPassword": "correct horse battery"}
+        assert phone.ok("v1/auth/logoutAll", body) == {}
+        again = radio.client()
+        again.login(phone.username, "correct horse battery")  # type: ignore[attr-defined]
+        assert fragment(again, sid)  # a new login inherits no claim and meets none
+
+
 def test_expired_track_token(radio: Server) -> None:
     api = listener(radio)
     sid = api.ok("v1/station/createStation", {"musicId": some_artist(api)["musicId"]})["stationId"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from sqlalchemy.orm import Session
 
@@ -10,7 +12,7 @@ from airwave.core.accounts import sessions
 from airwave.core.clock import FixedClock
 from airwave.core.radio import playlist
 from airwave.errors import ApiError, ErrorCode
-from airwave.store.models import AuthSession, Listener
+from airwave.store.models import AuthSession, Listener, Spin
 
 from .conftest import Rows
 
@@ -71,3 +73,47 @@ def test_session_ids_are_never_reused(
     assert new.id > old_id  # the next login inherits nothing of the old session's claim
     other = _session(db, settings, clock, listener)
     playlist.claim_player(db, listener, other, clock.now(), force=False)
+
+
+def test_a_claim_lasts_as_long_as_the_music_its_player_was_handed(
+    db: Session, rows: Rows, settings: Settings, clock: FixedClock
+) -> None:
+    listener = rows.listener()
+    phone, laptop = (_session(db, settings, clock, listener) for _ in range(2))
+    playlist.claim_player(db, listener, phone, clock.now(), force=False)
+    holder = db.get(Listener, listener.id)
+    assert holder is not None
+    playlist.hold_player(holder, clock.now() + timedelta(minutes=12) + playlist.CLAIM_GRACE)
+    clock.advance(13 * 60)  # past the old fixed 10 minutes: the phone's music still plays
+    _refused(db, listener, laptop, clock)
+    clock.advance(60 + 1)  # 12 minutes of music and 2 of grace have passed
+    playlist.claim_player(db, listener, laptop, clock.now(), force=False)
+
+
+def test_a_claim_on_a_short_track_lapses_soon_after_it(
+    db: Session, rows: Rows, settings: Settings, clock: FixedClock
+) -> None:
+    listener = rows.listener()
+    phone, laptop = (_session(db, settings, clock, listener) for _ in range(2))
+    track = rows.track(duration=30.0)
+    station = rows.station(listener)
+    spin = Spin(
+        token="t" * 24,
+        listener_id=listener.id,
+        station_id=station.id,
+        track_id=track.id,
+        artist_id=track.artist_id,
+        album_id=track.album_id,
+        reason="Normal",
+        issued_at=clock.now(),
+        seconds_played=0.0,
+        is_replay=False,
+    )
+    db.add(spin)
+    db.flush()
+    playlist.claim_player(db, listener, phone, clock.now(), force=False)
+    playlist.track_started(db, listener, phone, spin.token, clock.now())
+    clock.advance(30 + 60)  # the track ended a minute ago: still within the grace
+    _refused(db, listener, laptop, clock)
+    clock.advance(61)  # nothing has played on the phone for the grace: another app may play
+    playlist.claim_player(db, listener, laptop, clock.now(), force=False)

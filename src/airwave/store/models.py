@@ -76,15 +76,17 @@ class Listener(Base):
     email_opt_out: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     last_login_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
-    # the account's active player (spec §6.5): the session that last asked for music, and when
     bio: Mapped[str] = mapped_column(Text, default="")
     email: Mapped[str | None] = mapped_column(String(254), nullable=True)
     explicit_pin_hash: Mapped[str | None] = mapped_column(String(255), nullable=True)
     artist_audio_messages: Mapped[bool] = mapped_column(Boolean, default=True)
     is_anonymous: Mapped[bool] = mapped_column(Boolean, default=False)
     password_changed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # the account's active player (spec §6.5): the session that last asked for music, when, and
+    # until when its claim holds (the tracks it was handed would have ended, plus a grace)
     active_session_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     active_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    active_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class AuthSession(Base):

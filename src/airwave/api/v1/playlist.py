@@ -53,10 +53,11 @@ class FragmentResponse(ResponseModel):
     Up to 4 tracks chosen by the station engine under the radio rules of spec §6.4.
     `fragmentRequestReason: "Skip"` spends one skip (free tier: `stationSkipLimit` per station per
     hour and `dailySkipLimit` per day; beyond that `STATION_LIMIT_REACHED`). Marks this session as
-    the account's active player (§6.5). More than `fragment_limit` calls per `fragment_window`
-    seconds: `PLAYLIST_EXCEEDED`. When the tier has a `monthlyListeningCapHours` and the tracks the
-    listener started this month (UTC) reach it: `LISTENER_NOT_AUTHORIZED`, with `Retry-After` the
-    seconds until the first of next month.
+    the account's active player (§6.5) until the fragment's tracks would have ended plus 2 minutes
+    (another session then gets `STREAM_VIOLATION`; see `station/playbackResumed`). More than
+    `fragment_limit` calls per `fragment_window` seconds: `PLAYLIST_EXCEEDED`. When the tier has a
+    `monthlyListeningCapHours` and the tracks the listener started this month (UTC) reach it:
+    `LISTENER_NOT_AUTHORIZED`, with `Retry-After` the seconds until the first of next month.
 
     Ads (tiers with ads, i.e. free, and only while the operator has an active campaign): an ad item
     follows the track at which the music issued to the listener since their last fragment ad reaches

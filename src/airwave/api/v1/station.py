@@ -632,11 +632,13 @@ class ResumedRequest(RequestModel):
     writes=True,
     errors=[ErrorCode.STREAM_VIOLATION],
     notes="""
-                   Claims the account's active player for this session. While another session played
-                   in the last 10 minutes this answers `STREAM_VIOLATION`, unless `forceActive` is
-                   true, which takes over (the other device's next fragment request then gets
-                   `STREAM_VIOLATION`).
-                   """,
+    Claims the account's active player for this session. While another session holds the claim
+    this answers `STREAM_VIOLATION`, unless `forceActive` is true, which takes over (the other
+    device's next fragment request then gets `STREAM_VIOLATION`). A claim holds while the music
+    its player was handed (the fragment's tracks, the track it started) would still be playing,
+    plus 2 minutes; a logged-out, deleted or expired session holds none, and
+    `station/playbackPaused` gives it up.
+    """,
 )
 def playback_resumed(call: Call, req: ResumedRequest) -> EmptyResponse:
     """Playback resumed on this device."""

@@ -7,7 +7,7 @@ import random
 import secrets
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select, update
@@ -34,7 +34,10 @@ from airwave.store.models import (
 )
 
 FRAGMENT_SIZE = 4
-ACTIVE_WINDOW = timedelta(minutes=10)
+ACTIVE_WINDOW = timedelta(minutes=10)  # a claim made before claims had an end (migration 0009)
+# A claim holds until the music its player was handed would have ended, plus this much for
+# buffering, a short pause or a slow network.
+CLAIM_GRACE = timedelta(minutes=2)
 TIRED_FOR = timedelta(days=30)
 REASONS = ("Normal", "Skip", "ThumbsDown", "Tired")
 
@@ -116,14 +119,16 @@ def feedback_station(db: Session, spin: Spin) -> Station:
 def claim_player(
     db: Session, listener: Listener, session: AuthSession, now: datetime, *, force: bool
 ) -> None:
-    """Make this session the account's active player, unless another live session played in the
-    last 10 minutes (a logged-out, deleted or expired session holds no claim)."""
+    """Make this session the account's active player, unless another live session holds the claim.
+
+    A claim holds while the music its player was handed would still be playing, plus
+    CLAIM_GRACE; a logged-out, deleted or expired session holds none.
+    """
     row = db.get(Listener, listener.id, with_for_update=True)
     assert row is not None
     other_active = (
         row.active_session_id not in (None, session.id)
-        and row.active_at is not None
-        and now - row.active_at < ACTIVE_WINDOW
+        and now < _claim_end(row)
         and _live_session(db, row.active_session_id, now)
     )
     if other_active and not force:
@@ -131,7 +136,24 @@ def claim_player(
             ErrorCode.STREAM_VIOLATION,
             "this account is playing on another device; resume with forceActive to play here",
         )
+    if row.active_session_id != session.id:
+        row.active_until = None
     row.active_session_id, row.active_at = session.id, now
+    hold_player(row, now + CLAIM_GRACE)
+
+
+def _claim_end(row: Listener) -> datetime:
+    if row.active_until is not None:
+        return row.active_until
+    if row.active_at is not None:
+        return row.active_at + ACTIVE_WINDOW
+    return datetime.min.replace(tzinfo=UTC)
+
+
+def hold_player(row: Listener, until: datetime) -> None:
+    """Keep the claim of the row's active player at least until `until`."""
+    if row.active_until is None or row.active_until < until:
+        row.active_until = until
 
 
 def _live_session(db: Session, session_id: int, now: datetime) -> bool:
@@ -144,7 +166,7 @@ def release_player(db: Session, listener: Listener, session: AuthSession) -> Non
     db.execute(
         update(Listener)
         .where(Listener.id == listener.id, Listener.active_session_id == session.id)
-        .values(active_session_id=None, active_at=None)
+        .values(active_session_id=None, active_at=None, active_until=None)
     )
 
 
@@ -389,6 +411,12 @@ def fragment(
         db.add(spin)
         spins.append(spin)
     db.flush()
+    durations = db.scalars(
+        select(Track.duration).where(Track.id.in_([p.track_id for p, _ in picks]))
+    )
+    holder = db.get(Listener, listener.id)  # locked by claim_player above
+    assert holder is not None
+    hold_player(holder, now + timedelta(seconds=sum(d or 0 for d in durations)) + CLAIM_GRACE)
     breaks = ads.fragment_breaks(db, settings, listener, station.id, spins, rng)
     left = skips_left(db, policy, listener.id, station.id, now)
     return Fragment(station, spins, left is None or left > 0, left, breaks)
@@ -406,18 +434,18 @@ def track_started(
     if spin.station_id is not None:
         station = db.get(Station, spin.station_id, with_for_update=True)
     spin = spin_by_token(db, listener.id, token, now, for_update=True)
+    track = db.get(Track, spin.track_id)
     if spin.started_at is None:
         spin.started_at = now
-        track = db.get(Track, spin.track_id)
         if station is not None:
             station.last_played_at = now
             station.total_play_time += round(track.duration) if track else 0
         db.flush()
-    db.execute(
-        update(Listener)
-        .where(Listener.id == listener.id, Listener.active_session_id == session.id)
-        .values(active_at=now)
-    )
+    holder = db.get(Listener, listener.id, with_for_update=True)
+    if holder is not None and holder.active_session_id == session.id:
+        holder.active_at = now
+        playing = timedelta(seconds=track.duration or 0) if track is not None else timedelta()
+        hold_player(holder, now + playing + CLAIM_GRACE)
     return spin
 
 
