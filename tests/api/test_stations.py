@@ -469,7 +469,8 @@ def test_plus_listeners_skip_without_limit(plus_station: tuple[Api, str]) -> Non
         assert all(t["allowSkip"] for t in answer["tracks"]) and "skipsRemaining" not in answer
 
 
-def test_one_active_player_per_account(radio: Server) -> None:
+def two_devices(radio: Server) -> tuple[Api, Api, str]:
+    """One account on a phone that plays a station, and on a laptop that is refused meanwhile."""
     phone = listener(radio)
     laptop = radio.client()
     laptop.login(phone.username, "correct horse battery")  # type: ignore[attr-defined]
@@ -480,6 +481,11 @@ def test_one_active_player_per_account(radio: Server) -> None:
     assert_error(
         laptop.call("v1/playlist/getFragment", {"stationId": sid}), 409, "STREAM_VIOLATION"
     )
+    return phone, laptop, sid
+
+
+def test_one_active_player_per_account(radio: Server) -> None:
+    phone, laptop, sid = two_devices(radio)
     assert_error(laptop.call("v1/station/playbackResumed", {}), 409, "STREAM_VIOLATION")
     assert laptop.ok("v1/station/playbackResumed", {"forceActive": True}) == {}
     assert fragment(laptop, sid)
@@ -490,16 +496,7 @@ def test_one_active_player_per_account(radio: Server) -> None:
 
 @pytest.mark.parametrize("how", ["auth/logout", "auth/logoutAll"])
 def test_logging_out_releases_the_player_at_once(radio: Server, how: str) -> None:
-    phone = listener(radio)
-    laptop = radio.client()
-    laptop.login(phone.username, "correct horse battery")  # type: ignore[attr-defined]
-    sid = phone.ok("v1/station/createStation", {"musicId": some_artist(phone)["musicId"]})[
-        "stationId"
-    ]
-    assert fragment(phone, sid)
-    assert_error(
-        laptop.call("v1/playlist/getFragment", {"stationId": sid}), 409, "STREAM_VIOLATION"
-    )
+    phone, laptop, sid = two_devices(radio)
     if how == "auth/logout":
         assert phone.ok("v1/auth/logout", {}) == {}
         assert fragment(laptop, sid)  # the phone's claim went with its session

@@ -24,6 +24,16 @@ def _session(db: Session, settings: Settings, clock: FixedClock, listener: Liste
     return issued.session
 
 
+def _phone_plays(
+    db: Session, rows: Rows, settings: Settings, clock: FixedClock
+) -> tuple[Listener, AuthSession, AuthSession]:
+    """A listener whose phone holds the player claim, and their laptop."""
+    listener = rows.listener()
+    phone, laptop = (_session(db, settings, clock, listener) for _ in range(2))
+    playlist.claim_player(db, listener, phone, clock.now(), force=False)
+    return listener, phone, laptop
+
+
 def _refused(db: Session, listener: Listener, session: AuthSession, clock: FixedClock) -> None:
     with pytest.raises(ApiError) as refused:
         playlist.claim_player(db, listener, session, clock.now(), force=False)
@@ -33,9 +43,7 @@ def _refused(db: Session, listener: Listener, session: AuthSession, clock: Fixed
 def test_another_player_is_refused_while_the_holder_plays_and_can_take_over(
     db: Session, rows: Rows, settings: Settings, clock: FixedClock
 ) -> None:
-    listener = rows.listener()
-    phone, laptop = (_session(db, settings, clock, listener) for _ in range(2))
-    playlist.claim_player(db, listener, phone, clock.now(), force=False)
+    listener, phone, laptop = _phone_plays(db, rows, settings, clock)
     clock.advance(60)
     _refused(db, listener, laptop, clock)
     playlist.claim_player(db, listener, laptop, clock.now(), force=True)
@@ -46,9 +54,7 @@ def test_another_player_is_refused_while_the_holder_plays_and_can_take_over(
 def test_a_claim_ends_with_its_session(
     db: Session, rows: Rows, settings: Settings, clock: FixedClock, how: str
 ) -> None:
-    listener = rows.listener()
-    phone, laptop = (_session(db, settings, clock, listener) for _ in range(2))
-    playlist.claim_player(db, listener, phone, clock.now(), force=False)
+    listener, phone, laptop = _phone_plays(db, rows, settings, clock)
     clock.advance(30)
     if how == "logout":
         sessions.end_session(db, phone.id)
@@ -78,9 +84,7 @@ def test_session_ids_are_never_reused(
 def test_a_claim_lasts_as_long_as_the_music_its_player_was_handed(
     db: Session, rows: Rows, settings: Settings, clock: FixedClock
 ) -> None:
-    listener = rows.listener()
-    phone, laptop = (_session(db, settings, clock, listener) for _ in range(2))
-    playlist.claim_player(db, listener, phone, clock.now(), force=False)
+    listener, phone, laptop = _phone_plays(db, rows, settings, clock)
     holder = db.get(Listener, listener.id)
     assert holder is not None
     playlist.hold_player(holder, clock.now() + timedelta(minutes=12) + playlist.CLAIM_GRACE)
