@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from support import Api, Server, artists, assert_error, unique, wait_indexed
 
@@ -492,6 +493,25 @@ def test_one_active_player_per_account(radio: Server) -> None:
     assert_error(phone.call("v1/playlist/getFragment", {"stationId": sid}), 409, "STREAM_VIOLATION")
     assert laptop.ok("v1/station/playbackPaused", {"sync": True}) == {}
     assert fragment(phone, sid)
+
+
+def test_the_player_that_lost_the_claim_learns_it_on_its_next_request(radio: Server) -> None:
+    phone, laptop, sid = two_devices(radio)
+    handed = phone.ok("v1/playlist/getFragment", {"stationId": sid})["tracks"]
+    assert laptop.ok("v1/station/playbackResumed", {"forceActive": True}) == {}
+    assert fragment(laptop, sid)
+    track = handed[0]
+    for response in (
+        httpx.get(track["audioURL"]),
+        httpx.post(track["audioReceiptURL"]),
+        phone.call(
+            "v1/station/addFeedback", {"trackToken": track["trackToken"], "isPositive": True}
+        ),
+        phone.call("v1/station/trackStarted", {"trackToken": track["trackToken"]}),
+    ):
+        assert_error(response, 409, "STREAM_VIOLATION")
+    assert phone.ok("v1/station/playbackResumed", {"forceActive": True}) == {}
+    assert httpx.get(track["audioURL"]).status_code == 200  # the phone plays again
 
 
 @pytest.mark.parametrize("how", ["auth/logout", "auth/logoutAll"])

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from airwave.config import Settings
 from airwave.core.accounts import sessions
 from airwave.core.clock import FixedClock
-from airwave.core.radio import playlist
+from airwave.core.radio import player, playlist
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import AuthSession, Listener, Spin
 
@@ -30,13 +30,13 @@ def _phone_plays(
     """A listener whose phone holds the player claim, and their laptop."""
     listener = rows.listener()
     phone, laptop = (_session(db, settings, clock, listener) for _ in range(2))
-    playlist.claim_player(db, listener, phone, clock.now(), force=False)
+    player.claim_player(db, listener, phone, clock.now(), force=False)
     return listener, phone, laptop
 
 
 def _refused(db: Session, listener: Listener, session: AuthSession, clock: FixedClock) -> None:
     with pytest.raises(ApiError) as refused:
-        playlist.claim_player(db, listener, session, clock.now(), force=False)
+        player.claim_player(db, listener, session, clock.now(), force=False)
     assert refused.value.error is ErrorCode.STREAM_VIOLATION
 
 
@@ -46,7 +46,7 @@ def test_another_player_is_refused_while_the_holder_plays_and_can_take_over(
     listener, phone, laptop = _phone_plays(db, rows, settings, clock)
     clock.advance(60)
     _refused(db, listener, laptop, clock)
-    playlist.claim_player(db, listener, laptop, clock.now(), force=True)
+    player.claim_player(db, listener, laptop, clock.now(), force=True)
     _refused(db, listener, phone, clock)
 
 
@@ -63,7 +63,7 @@ def test_a_claim_ends_with_its_session(
     else:
         phone.expires_at = clock.now()
         db.flush()
-    playlist.claim_player(db, listener, laptop, clock.now(), force=False)  # no STREAM_VIOLATION
+    player.claim_player(db, listener, laptop, clock.now(), force=False)  # no STREAM_VIOLATION
 
 
 def test_session_ids_are_never_reused(
@@ -71,14 +71,14 @@ def test_session_ids_are_never_reused(
 ) -> None:
     listener = rows.listener()
     old = _session(db, settings, clock, listener)
-    playlist.claim_player(db, listener, old, clock.now(), force=False)
+    player.claim_player(db, listener, old, clock.now(), force=False)
     old_id = old.id
     sessions.end_session(db, old_id)
     db.expunge(old)
     new = _session(db, settings, clock, listener)
     assert new.id > old_id  # the next login inherits nothing of the old session's claim
     other = _session(db, settings, clock, listener)
-    playlist.claim_player(db, listener, other, clock.now(), force=False)
+    player.claim_player(db, listener, other, clock.now(), force=False)
 
 
 def test_a_claim_lasts_as_long_as_the_music_its_player_was_handed(
@@ -87,11 +87,11 @@ def test_a_claim_lasts_as_long_as_the_music_its_player_was_handed(
     listener, phone, laptop = _phone_plays(db, rows, settings, clock)
     holder = db.get(Listener, listener.id)
     assert holder is not None
-    playlist.hold_player(holder, clock.now() + timedelta(minutes=12) + playlist.CLAIM_GRACE)
+    player.hold_player(holder, clock.now() + timedelta(minutes=12) + player.CLAIM_GRACE)
     clock.advance(13 * 60)  # past the old fixed 10 minutes: the phone's music still plays
     _refused(db, listener, laptop, clock)
     clock.advance(60 + 1)  # 12 minutes of music and 2 of grace have passed
-    playlist.claim_player(db, listener, laptop, clock.now(), force=False)
+    player.claim_player(db, listener, laptop, clock.now(), force=False)
 
 
 def test_a_claim_on_a_short_track_lapses_soon_after_it(
@@ -115,9 +115,9 @@ def test_a_claim_on_a_short_track_lapses_soon_after_it(
     )
     db.add(spin)
     db.flush()
-    playlist.claim_player(db, listener, phone, clock.now(), force=False)
+    player.claim_player(db, listener, phone, clock.now(), force=False)
     playlist.track_started(db, listener, phone, spin.token, clock.now())
     clock.advance(30 + 60)  # the track ended a minute ago: still within the grace
     _refused(db, listener, laptop, clock)
     clock.advance(61)  # nothing has played on the phone for the grace: another app may play
-    playlist.claim_player(db, listener, laptop, clock.now(), force=False)
+    player.claim_player(db, listener, laptop, clock.now(), force=False)

@@ -21,13 +21,13 @@ def grant(listener_id: int, track_id: int, clock: FixedClock) -> AudioGrant:
 
 def refusal(db: Session, g: AudioGrant) -> ErrorCode:
     with pytest.raises(ApiError) as caught:
-        audio_source(db, g)
+        audio_source(db, g, g.expires_at - timedelta(hours=1))
     return caught.value.error
 
 
 def test_a_live_listener_gets_the_tracks_file(db: Session, rows: Rows, clock: FixedClock) -> None:
     listener, track = rows.listener(), rows.track(duration=200.0, path="/music/x.flac")
-    source = audio_source(db, grant(listener.id, track.id, clock))
+    source = audio_source(db, grant(listener.id, track.id, clock), clock.now())
     assert (source.track_id, source.path, source.codec, source.duration) == (
         track.id,
         "/music/x.flac",

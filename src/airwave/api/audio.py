@@ -183,7 +183,7 @@ class AudioRoutes:
         link out of it after the scan is not served. Ads are the operator's files, opened as is.
         """
         with self.services.database.read() as db:
-            source = delivery.audio_source(db, grant)
+            source = delivery.audio_source(db, grant, self.services.clock.now())
         if grant.campaign_id is not None:
             return source, open_file(source.path)
         try:
@@ -230,7 +230,7 @@ class AudioRoutes:
 
         def record() -> plays.SpinEnd:
             with self.services.database.write() as db:
-                return plays.record_end(db, grant, outcome, reported, now)
+                return delivery.settle(db, grant, outcome, reported, now)
 
         end = await anyio.to_thread.run_sync(record)
         await send_json(

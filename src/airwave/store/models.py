@@ -212,6 +212,9 @@ class Spin(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     token: Mapped[str] = mapped_column(String(32), unique=True)
     listener_id: Mapped[int] = mapped_column(ForeignKey("listeners.id", ondelete="CASCADE"))
+    # the session the spin was handed to (spec §6.5); None for on-demand plays. Not a foreign
+    # key: sessions end, and their ids are never reused (migration 0008)
+    session_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     station_id: Mapped[int | None] = mapped_column(
         ForeignKey("stations.id", ondelete="SET NULL"), nullable=True
     )

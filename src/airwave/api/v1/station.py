@@ -17,7 +17,7 @@ from airwave.api.schemas import (
 )
 from airwave.api.v1.objects import ArtImage, art, picture_art
 from airwave.core import ids
-from airwave.core.radio import playlist, stations
+from airwave.core.radio import player, playlist, stations
 from airwave.core.radio.stations import FeedbackView, SeedView, StationView
 from airwave.errors import ApiError, ErrorCode
 
@@ -448,7 +448,9 @@ def add_feedback(call: Call, req: AddFeedbackRequest) -> FeedbackObject:
     """Thumb a track up or down."""
     listener = call.require_listener()
     with call.write() as db:
-        found = playlist.thumb(db, listener.id, req.track_token, req.is_positive, call.now())
+        found = playlist.thumb(
+            db, listener.id, call.session.id, req.track_token, req.is_positive, call.now()
+        )
     return feedback_object(call, found)
 
 
@@ -617,7 +619,7 @@ def playback_paused(call: Call, req: PausedRequest) -> EmptyResponse:
     listener = call.require_listener()
     assert call.session is not None
     with call.write() as db:
-        playlist.release_player(db, listener, call.session)
+        player.release_player(db, listener, call.session)
     return EmptyResponse()
 
 
@@ -645,5 +647,5 @@ def playback_resumed(call: Call, req: ResumedRequest) -> EmptyResponse:
     listener = call.require_listener()
     assert call.session is not None
     with call.write() as db:
-        playlist.claim_player(db, listener, call.session, call.now(), force=bool(req.force_active))
+        player.claim_player(db, listener, call.session, call.now(), force=bool(req.force_active))
     return EmptyResponse()

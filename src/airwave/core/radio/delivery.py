@@ -11,12 +11,14 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from airwave.audio.formats import negotiate
-from airwave.audio.signing import AudioGrant
+from airwave.audio.signing import AudioGrant, ReceiptGrant
 from airwave.audio.urls import audio_url, receipt_url, skip_url
 from airwave.config import Settings
+from airwave.core import plays
+from airwave.core.radio import player
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
-from airwave.store.models import AdCampaign, Listener, Track
+from airwave.store.models import AdCampaign, Listener, Spin, Track
 
 # ---------------------------------------------------------------- issuing
 
@@ -104,10 +106,10 @@ class AudioSource:
     duration: float
 
 
-def audio_source(db: Session, grant: AudioGrant) -> AudioSource:
+def audio_source(db: Session, grant: AudioGrant, now: datetime) -> AudioSource:
     """The grant's track (or ad) file: 403 for a deleted or suspended listener, 404 for a track no
-    longer in the
-    library or an ad the operator withdrew."""
+    longer in the library or an ad the operator withdrew, 409 `STREAM_VIOLATION` for a radio
+    track of a player that lost the account's claim."""
     disabled = db.scalar(select(Listener.disabled).where(Listener.id == grant.listener_id))
     if disabled is None:
         raise ApiError(
@@ -126,6 +128,9 @@ def audio_source(db: Session, grant: AudioGrant) -> AudioSource:
         if ad is None or ad.disabled:
             raise ApiError(ErrorCode.NOT_FOUND, "this ad is no longer available")
         return AudioSource(0, ad.path, ad.codec, ad.duration)
+    if grant.spin_id is not None:
+        handed_to = db.scalar(select(Spin.session_id).where(Spin.id == grant.spin_id))
+        player.check_player(db, grant.listener_id, handed_to, now)
     row = db.execute(
         select(Track.path, Track.missing_since, Track.codec, Track.duration).where(
             Track.id == grant.track_id
@@ -134,3 +139,12 @@ def audio_source(db: Session, grant: AudioGrant) -> AudioSource:
     if row is None or not row.path or row.missing_since is not None:
         raise ApiError(ErrorCode.NOT_FOUND, "this track is no longer in the library")
     return AudioSource(grant.track_id, row.path, row.codec, row.duration)
+
+
+def settle(
+    db: Session, grant: ReceiptGrant, outcome: plays.Outcome, seconds: float | None, now: datetime
+) -> plays.SpinEnd:
+    """A receipt or skip URL: the spin's end is logged, unless its player lost the claim (409)."""
+    handed_to = db.scalar(select(Spin.session_id).where(Spin.id == grant.spin_id))
+    player.check_player(db, grant.listener_id, handed_to, now)
+    return plays.record_end(db, grant, outcome, seconds, now)

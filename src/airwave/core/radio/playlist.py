@@ -7,17 +7,17 @@ import random
 import secrets
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings, TierPolicy
 from airwave.core import bookmarks
 from airwave.core.catalog import catalog
 from airwave.core.plays import spin_by_token
-from airwave.core.radio import ads, delivery, listening, stations
+from airwave.core.radio import ads, delivery, listening, player, stations
 from airwave.core.radio.engine.picker import Pick, Picker, Steering
 from airwave.core.radio.engine.rules import History, Played, Rules
 from airwave.core.services import Services
@@ -34,10 +34,6 @@ from airwave.store.models import (
 )
 
 FRAGMENT_SIZE = 4
-ACTIVE_WINDOW = timedelta(minutes=10)  # a claim made before claims had an end (migration 0009)
-# A claim holds until the music its player was handed would have ended, plus this much for
-# buffering, a short pause or a slow network.
-CLAIM_GRACE = timedelta(minutes=2)
 TIRED_FOR = timedelta(days=30)
 REASONS = ("Normal", "Skip", "ThumbsDown", "Tired")
 
@@ -111,63 +107,6 @@ def feedback_station(db: Session, spin: Spin) -> Station:
             "tracks played by shuffle cannot be rated; rate them on their station",
         )
     return station
-
-
-# ---------------------------------------------------------------- the active player (spec §6.5)
-
-
-def claim_player(
-    db: Session, listener: Listener, session: AuthSession, now: datetime, *, force: bool
-) -> None:
-    """Make this session the account's active player, unless another live session holds the claim.
-
-    A claim holds while the music its player was handed would still be playing, plus
-    CLAIM_GRACE; a logged-out, deleted or expired session holds none.
-    """
-    row = db.get(Listener, listener.id, with_for_update=True)
-    assert row is not None
-    other_active = (
-        row.active_session_id not in (None, session.id)
-        and now < _claim_end(row)
-        and _live_session(db, row.active_session_id, now)
-    )
-    if other_active and not force:
-        raise ApiError(
-            ErrorCode.STREAM_VIOLATION,
-            "this account is playing on another device; resume with forceActive to play here",
-        )
-    if row.active_session_id != session.id:
-        row.active_until = None
-    row.active_session_id, row.active_at = session.id, now
-    hold_player(row, now + CLAIM_GRACE)
-
-
-def _claim_end(row: Listener) -> datetime:
-    if row.active_until is not None:
-        return row.active_until
-    if row.active_at is not None:
-        return row.active_at + ACTIVE_WINDOW
-    return datetime.min.replace(tzinfo=UTC)
-
-
-def hold_player(row: Listener, until: datetime) -> None:
-    """Keep the claim of the row's active player at least until `until`."""
-    if row.active_until is None or row.active_until < until:
-        row.active_until = until
-
-
-def _live_session(db: Session, session_id: int, now: datetime) -> bool:
-    """The session still exists and has not expired (ids are never reused, see migration 0008)."""
-    live = select(AuthSession.id).where(AuthSession.id == session_id, AuthSession.expires_at > now)
-    return db.scalar(live) is not None
-
-
-def release_player(db: Session, listener: Listener, session: AuthSession) -> None:
-    db.execute(
-        update(Listener)
-        .where(Listener.id == listener.id, Listener.active_session_id == session.id)
-        .values(active_session_id=None, active_at=None, active_until=None)
-    )
 
 
 # ---------------------------------------------------------------- limits
@@ -346,7 +285,7 @@ def fragment(
 ) -> Fragment:
     """The next tracks of a station, with every rule of spec §6.4-6.6 applied; writes the spins."""
     policy = settings.tier(listener.tier)
-    claim_player(db, listener, session, now, force=False)
+    player.claim_player(db, listener, session, now, force=False)
     _check_rate(db, settings, listener.id, now)
     if reason == "Skip":
         _spend_skip(db, policy, listener.id, station.id, now)
@@ -397,6 +336,7 @@ def fragment(
         spin = Spin(
             token=secrets.token_urlsafe(18),
             listener_id=listener.id,
+            session_id=session.id,
             station_id=station.id,
             origin_station_id=origin,
             track_id=pick.track_id,
@@ -416,7 +356,9 @@ def fragment(
     )
     holder = db.get(Listener, listener.id)  # locked by claim_player above
     assert holder is not None
-    hold_player(holder, now + timedelta(seconds=sum(d or 0 for d in durations)) + CLAIM_GRACE)
+    player.hold_player(
+        holder, now + timedelta(seconds=sum(d or 0 for d in durations)) + player.CLAIM_GRACE
+    )
     breaks = ads.fragment_breaks(db, settings, listener, station.id, spins, rng)
     left = skips_left(db, policy, listener.id, station.id, now)
     return Fragment(station, spins, left is None or left > 0, left, breaks)
@@ -427,6 +369,7 @@ def track_started(
 ) -> Spin:
     """The listener began playing a spin: the station's lastPlayed and play time, and the
     player's claim."""
+    player.check_player(db, listener.id, session.id, now)
     spin = spin_by_token(db, listener.id, token, now)
     # station, then spin, then listener: the order getFragment and a deletion take rows in, so
     # two calls of one listener never wait on each other in a circle
@@ -445,7 +388,7 @@ def track_started(
     if holder is not None and holder.active_session_id == session.id:
         holder.active_at = now
         playing = timedelta(seconds=track.duration or 0) if track is not None else timedelta()
-        hold_player(holder, now + playing + CLAIM_GRACE)
+        player.hold_player(holder, now + playing + player.CLAIM_GRACE)
     return spin
 
 
@@ -677,10 +620,11 @@ def play_on_demand(
 
 
 def thumb(
-    db: Session, listener_id: int, token: str, positive: bool, now: datetime
+    db: Session, listener_id: int, session_id: int, token: str, positive: bool, now: datetime
 ) -> stations.FeedbackView:
     """station/addFeedback: thumbs up or down for the track a trackToken names, on the station
-    that played it."""
+    that played it (by the account's active player, or any session while none plays)."""
+    player.check_player(db, listener_id, session_id, now)
     spin = spin_by_token(db, listener_id, token, now)
     station = feedback_station(db, spin)
     row = stations.set_feedback(db, listener_id, station.id, spin.track_id, positive, now)

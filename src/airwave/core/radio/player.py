@@ -1,0 +1,95 @@
+"""The account's active player (spec §6.5): one session plays at a time; the others learn it.
+
+A claim holds while the music its player was handed would still be playing, plus CLAIM_GRACE; a
+logged-out, deleted or expired session holds none. The player that lost the claim is refused
+with STREAM_VIOLATION on its next request of any kind: fragment, audio, receipt, feedback.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from airwave.errors import ApiError, ErrorCode
+from airwave.store.models import AuthSession, Listener
+
+ACTIVE_WINDOW = timedelta(minutes=10)  # a claim made before claims had an end (migration 0009)
+# A claim holds until the music its player was handed would have ended, plus this much for
+# buffering, a short pause or a slow network.
+CLAIM_GRACE = timedelta(minutes=2)
+
+
+def claim_player(
+    db: Session, listener: Listener, session: AuthSession, now: datetime, *, force: bool
+) -> None:
+    """Make this session the account's active player, unless another live session holds the claim.
+
+    A claim holds while the music its player was handed would still be playing, plus
+    CLAIM_GRACE; a logged-out, deleted or expired session holds none.
+    """
+    row = db.get(Listener, listener.id, with_for_update=True)
+    assert row is not None
+    other_active = (
+        row.active_session_id not in (None, session.id)
+        and now < _claim_end(row)
+        and _live_session(db, row.active_session_id, now)
+    )
+    if other_active and not force:
+        raise ApiError(
+            ErrorCode.STREAM_VIOLATION,
+            "this account is playing on another device; resume with forceActive to play here",
+        )
+    if row.active_session_id != session.id:
+        row.active_until = None
+    row.active_session_id, row.active_at = session.id, now
+    hold_player(row, now + CLAIM_GRACE)
+
+
+def _claim_end(row: Listener) -> datetime:
+    if row.active_until is not None:
+        return row.active_until
+    if row.active_at is not None:
+        return row.active_at + ACTIVE_WINDOW
+    return datetime.min.replace(tzinfo=UTC)
+
+
+def hold_player(row: Listener, until: datetime) -> None:
+    """Keep the claim of the row's active player at least until `until`."""
+    if row.active_until is None or row.active_until < until:
+        row.active_until = until
+
+
+def _live_session(db: Session, session_id: int, now: datetime) -> bool:
+    """The session still exists and has not expired (ids are never reused, see migration 0008)."""
+    live = select(AuthSession.id).where(AuthSession.id == session_id, AuthSession.expires_at > now)
+    return db.scalar(live) is not None
+
+
+def release_player(db: Session, listener: Listener, session: AuthSession) -> None:
+    db.execute(
+        update(Listener)
+        .where(Listener.id == listener.id, Listener.active_session_id == session.id)
+        .values(active_session_id=None, active_at=None, active_until=None)
+    )
+
+
+def check_player(db: Session, listener_id: int, session_id: int | None, now: datetime) -> None:
+    """STREAM_VIOLATION when another live session of the account holds the claim.
+
+    For every request of a player about its music (audio, receipts, feedback, trackStarted):
+    the player that lost the claim learns it on its very next request, not only on its next
+    fragment. `session_id` None (music not handed to a session, such as on-demand plays)
+    passes.
+    """
+    if session_id is None:
+        return
+    row = db.get(Listener, listener_id)
+    if row is None or row.active_session_id in (None, session_id) or now >= _claim_end(row):
+        return
+    if _live_session(db, row.active_session_id, now):
+        raise ApiError(
+            ErrorCode.STREAM_VIOLATION,
+            "another device of this account is playing now; resume with forceActive to play here",
+        )
