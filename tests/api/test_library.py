@@ -228,12 +228,16 @@ def test_search_is_accent_insensitive_ranked_and_fuzzy(served) -> None:
         "v1/search/fullSearch", {"query": "hour", "types": ["TR"], "start": 2, "count": 1}
     )["items"]
     assert [i["name"] for i in page] == ["Hour 3"]
+    # codes of kinds Airwave has not (clients send CO, PL, ...) are ignored, not refused
+    mixed = api.ok("v1/search/fullSearch", {"query": "hour", "types": ["TR", "CO", "PL"]})
+    assert mixed["items"] and {i["type"] for i in mixed["items"]} == {"TR"}
+    assert api.ok("v1/search/fullSearch", {"query": "hour", "types": ["CO"]}) == {"items": []}
 
 
 @pytest.mark.parametrize(
     "body",
     [
-        {"query": "x", "types": ["XX"]},
+        {"query": "x", "types": ["X" * 17]},
         {"query": "x", "count": 0},
         {"query": "x" * 300},
         {"types": ["AR"]},
@@ -313,6 +317,9 @@ def test_genre_browsing(served) -> None:
         jazz["stations"][0]["stationName"] == "Jazz Radio" and jazz["stations"][0]["sampleTracks"]
     )
     assert_error(api.call("v1/music/genres", {"token": "no-such-category"}), 404, "NOT_FOUND")
+    by_category_token = api.ok("v1/music/genres", {"categoryToken": categories["Jazz"]["token"]})
+    assert by_category_token == jazz  # the name some clients send
+    assert_error(api.call("v1/music/genres", {}), 400, "INVALID_REQUEST")
 
 
 @pytest.mark.parametrize(

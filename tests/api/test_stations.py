@@ -407,8 +407,10 @@ def test_feedback(radio: Server) -> None:
     assert (
         api.ok("v1/station/getStationFeedback", {"stationId": sid, "positive": False})["total"] == 0
     )
-    assert api.ok("v1/station/deleteFeedback", {"feedbackId": up["feedbackId"]}) == {}
-    assert api.ok("v1/station/deleteFeedback", {"trackToken": tracks[1]["trackToken"]}) == {}
+    gone = api.ok("v1/station/deleteFeedback", {"feedbackId": up["feedbackId"]})
+    assert gone == {"feedbackId": up["feedbackId"]}  # clients read which thumb went
+    gone = api.ok("v1/station/deleteFeedback", {"trackToken": tracks[1]["trackToken"]})
+    assert gone == {"feedbackId": down["feedbackId"]}  # the replaced thumb kept its number
     assert api.ok("v1/station/getFeedback", {})["total"] == 0
     assert_error(
         api.call("v1/station/deleteFeedback", {"feedbackId": up["feedbackId"]}), 404, "NOT_FOUND"

@@ -19,7 +19,7 @@ from airwave.api.v1.objects import (
     track_summary,
 )
 from airwave.core import ids, music
-from airwave.errors import ErrorCode
+from airwave.errors import ApiError, ErrorCode
 
 CATALOG_ERRORS = [ErrorCode.NOT_FOUND, ErrorCode.INVALID_PANDORA_TYPE]
 
@@ -159,16 +159,26 @@ class GenreStations(ResponseModel):
     stations: list[GenreStation]
 
 
+class GenresRequest(RequestModel):
+    token: str | None = Field(None, min_length=1, max_length=1024)
+    category_token: str | None = Field(
+        None, min_length=1, max_length=1024, description="the same as `token` (clients send this)"
+    )
+
+
 @registry.endpoint(
     "music/genres",
-    request=TokenRequest,
+    request=GenresRequest,
     response=GenreStations,
     errors=[ErrorCode.NOT_FOUND],
-    notes="`token` is a category token from `music/genrecategories`.",
+    notes="`token` (or `categoryToken`) is a category token from `music/genrecategories`.",
 )
-def music_genres(call: Call, req: TokenRequest) -> GenreStations:
+def music_genres(call: Call, req: GenresRequest) -> GenreStations:
     """The genre stations of one category, each with a few sample tracks."""
-    category, found = music.genre_stations(call.reader(), req.token)
+    token = req.token or req.category_token
+    if token is None:
+        raise ApiError(ErrorCode.INVALID_REQUEST, "token: field required")
+    category, found = music.genre_stations(call.reader(), token)
     return GenreStations(
         category=category,
         stations=[

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -19,8 +19,11 @@ _KIND = {"AR": "artist", "AL": "album", "TR": "track", "GE": "genre", "ST": "sta
 
 class FullSearchRequest(RequestModel):
     query: str = Field(max_length=256)
-    types: list[SearchType] = Field(
-        default_factory=lambda: ["AR", "TR", "AL", "GE", "ST"], max_length=5
+    types: list[Annotated[str, Field(max_length=16)]] = Field(
+        default_factory=lambda: ["AR", "TR", "AL", "GE", "ST"],
+        max_length=32,
+        description="any of AR, TR, AL, GE, ST; codes of other kinds (clients send e.g. CO, PL) "
+        "are ignored",
     )
     start: int = Field(0, ge=0, le=1000)
     count: int = Field(20, ge=1, le=100)
@@ -54,8 +57,9 @@ class SearchResults(ResponseModel):
 )
 def full_search(call: Call, req: FullSearchRequest) -> SearchResults:
     """Artists, albums, tracks, genres and the listener's stations matching a query, best first."""
+    wanted = [t for t in req.types if t in _KIND]
     found = search.full_search(
-        call.reader(), call.require_listener().id, req.query, req.types, req.start, req.count
+        call.reader(), call.require_listener().id, req.query, wanted, req.start, req.count
     )
     return SearchResults(
         items=[

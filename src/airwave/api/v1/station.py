@@ -459,21 +459,25 @@ class DeleteFeedbackRequest(RequestModel):
     track_token: str | None = Field(None, max_length=64)
 
 
+class DeletedFeedback(ResponseModel):
+    feedback_id: str = Field(description="the thumb taken back (clients read it to update lists)")
+
+
 @registry.endpoint(
     "station/deleteFeedback",
     request=DeleteFeedbackRequest,
-    response=EmptyResponse,
+    response=DeletedFeedback,
     writes=True,
     errors=[*TOKEN_ERRORS, ErrorCode.STATION_DOES_NOT_EXIST, ErrorCode.CALL_NOT_ALLOWED],
 )
-def delete_feedback(call: Call, req: DeleteFeedbackRequest) -> EmptyResponse:
+def delete_feedback(call: Call, req: DeleteFeedbackRequest) -> DeletedFeedback:
     """Take back a thumb, named by its feedbackId or by the trackToken it was given on."""
     listener = call.require_listener()
     if (req.feedback_id is None) == (req.track_token is None):
         raise ApiError(ErrorCode.INVALID_REQUEST, "give exactly one of feedbackId or trackToken")
     with call.write() as db:
-        playlist.unthumb(db, listener.id, req.feedback_id, req.track_token, call.now())
-    return EmptyResponse()
+        number = playlist.unthumb(db, listener.id, req.feedback_id, req.track_token, call.now())
+    return DeletedFeedback(feedback_id=str(number))
 
 
 class StationFeedbackRequest(RequestModel):

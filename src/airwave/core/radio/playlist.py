@@ -633,12 +633,13 @@ def thumb(
 
 def unthumb(
     db: Session, listener_id: int, feedback_id: str | None, token: str | None, now: datetime
-) -> None:
+) -> int:
     """station/deleteFeedback: take back a thumb named by its feedbackId or by the trackToken it
-    was given on."""
+    was given on; the number of the thumb taken back."""
     if feedback_id is not None:
         row = stations.get_feedback(db, listener_id, feedback_id)
     else:
         spin = spin_by_token(db, listener_id, token or "", now)
         row = stations.feedback_for(db, feedback_station(db, spin).id, spin.track_id)
     db.delete(row)
+    return row.id
