@@ -55,30 +55,22 @@ def a_track(api: Api) -> dict[str, Any]:
 
 def test_login_flags_follow_the_tier_and_the_operators_policies(tiered: Server) -> None:
     expected = {
-        "free": {
-            "noAds": False,
-            "adFreeSkip": False,
-            "adFreeReplay": False,
-            "replaysEnabled": False,
-            "highQualityStreamingAvailable": False,
-            "onDemand": False,
-        },
-        "plus": {
-            "noAds": True,
-            "adFreeSkip": True,
-            "adFreeReplay": True,
-            "replaysEnabled": True,
-            "highQualityStreamingAvailable": True,
-            "onDemand": False,
-        },
-        "premium": {
-            "noAds": True,
-            "adFreeSkip": True,
-            "adFreeReplay": True,
-            "replaysEnabled": True,
-            "highQualityStreamingAvailable": True,
-            "onDemand": True,
-        },
+        "free": [],
+        "plus": [
+            "noAds",
+            "adFreeSkip",
+            "adFreeReplay",
+            "replaysEnabled",
+            "highQualityStreamingAvailable",
+        ],
+        "premium": [
+            "noAds",
+            "adFreeSkip",
+            "adFreeReplay",
+            "replaysEnabled",
+            "highQualityStreamingAvailable",
+            "onDemand",
+        ],
     }
     for tier, flags in expected.items():
         api, name = member(tiered, tier)
@@ -175,10 +167,7 @@ def test_default_tier_is_configurable(start_server: Callable[..., Server]) -> No
     )
     data = server.client().register(unique())
     assert data["tier"] == "premium"
-    assert (
-        data["config"]["flags"]["onDemand"] is True
-        and data["config"]["flags"]["replaysEnabled"] is False
-    )
+    assert "onDemand" in data["config"]["flags"] and "replaysEnabled" not in data["config"]["flags"]
 
 
 def test_anonymous_login_gives_a_throwaway_free_listener(tiered: Server) -> None:
@@ -190,7 +179,7 @@ def test_anonymous_login_gives_a_throwaway_free_listener(tiered: Server) -> None
         and data["username"].startswith("anonymous-")
         and data["profilePrivate"] is True
     )
-    assert data["config"]["flags"]["noAds"] is False
+    assert "noAds" not in data["config"]["flags"]
     station = api.ok("v1/station/createStation", {"musicId": a_track(api)["musicId"]})
     assert api.ok("v1/playlist/getFragment", {"stationId": station["stationId"]})["tracks"]
     second = tiered.client().ok("v1/auth/anonymousLogin", {})

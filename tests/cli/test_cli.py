@@ -42,9 +42,7 @@ def test_user_lifecycle_through_the_cli(instance: Server) -> None:
     assert "alice" in add.stdout and "plus" in add.stdout
     api = instance.client()
     login = api.login("alice", "alicepw1")
-    assert (
-        login["config"]["flags"]["replaysEnabled"] is True and login["config"]["maxStations"] == 250
-    )
+    assert "replaysEnabled" in login["config"]["flags"] and login["config"]["maxStations"] == 250
 
     listed = instance.cli("user", "list")
     assert listed.returncode == 0 and "alice" in listed.stdout and "plus" in listed.stdout
@@ -63,7 +61,7 @@ def test_user_lifecycle_through_the_cli(instance: Server) -> None:
     api.login("alice", "newsecret")
 
     assert instance.cli("user", "tier", "alice", "premium").returncode == 0
-    assert instance.client().login("alice", "newsecret")["config"]["flags"]["onDemand"] is True
+    assert instance.client().login("alice", "newsecret")["config"]["flags"].count("onDemand") == 1
     bad_tier = instance.cli("user", "tier", "alice", "gold")
     assert bad_tier.returncode == 1 and "tier" in bad_tier.stderr
 

@@ -13,13 +13,14 @@ from airwave.core.entities import Listener
 from airwave.errors import ErrorCode
 
 
-class Flags(ResponseModel):
-    no_ads: bool
-    ad_free_skip: bool
-    ad_free_replay: bool
-    replays_enabled: bool
-    high_quality_streaming_available: bool
-    on_demand: bool
+FLAG_NAMES = (
+    "noAds",
+    "adFreeSkip",
+    "adFreeReplay",
+    "replaysEnabled",
+    "highQualityStreamingAvailable",
+    "onDemand",
+)
 
 
 class ListenerConfig(ResponseModel):
@@ -29,7 +30,9 @@ class ListenerConfig(ResponseModel):
     inactivity_timeout: int = Field(description="seconds of inactivity before the token expires")
     monthly_listening_cap_hours: int = Field(description="0 = no cap")
     max_stations: int
-    flags: Flags
+    flags: list[str] = Field(
+        description="names of what the tier allows (spec §6.6), from: " + ", ".join(FLAG_NAMES)
+    )
     experiments: list[str]
 
 
@@ -66,14 +69,21 @@ def listener_config(
         inactivity_timeout=inactivity_timeout,
         monthly_listening_cap_hours=policy.monthly_listening_cap_hours,
         max_stations=policy.max_stations,
-        flags=Flags(
-            no_ads=not policy.ads,
-            ad_free_skip=not policy.ads,
-            ad_free_replay=policy.replays and not policy.ads,
-            replays_enabled=policy.replays,
-            high_quality_streaming_available=policy.high_quality,
-            on_demand=policy.on_demand,
-        ),
+        flags=[
+            name
+            for name, allowed in zip(
+                FLAG_NAMES,
+                (
+                    not policy.ads,
+                    not policy.ads,
+                    policy.replays and not policy.ads,
+                    policy.replays,
+                    policy.high_quality,
+                    policy.on_demand,
+                ),
+            )
+            if allowed
+        ],
         experiments=[],
     )
 

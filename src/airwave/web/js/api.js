@@ -59,7 +59,9 @@ export const session = {
     sessionStorage.removeItem(TOKEN_KEY);
   },
   get flags() {
-    return (this.listener && this.listener.config && this.listener.config.flags) || {};
+    // config.flags is a list of the names of what the tier allows (spec §6.6).
+    const names = (this.listener && this.listener.config && this.listener.config.flags) || [];
+    return Object.fromEntries(names.map((name) => [name, true]));
   },
 };
 
