@@ -622,17 +622,22 @@ def test_shuffle(radio: Server) -> None:
     assert electronic["stationId"] in api.ok("v1/station/shuffle", {})["shuffleStationIds"]
     tracks = [t for _ in range(6) for t in fragment(api, shuffle["stationId"])]
     assert all(
-        t["stationId"] == shuffle["stationId"] and t["allowFeedback"] is False for t in tracks
+        t["stationId"] == shuffle["stationId"] and t["allowFeedback"] is True for t in tracks
     )
     genres = {g for t in tracks for g in t["genre"]}
     assert len(genres & {"Jazz", "Rock", "Electronic"}) >= 2
-    assert_error(
-        api.call(
-            "v1/station/addFeedback", {"trackToken": tracks[0]["trackToken"], "isPositive": True}
-        ),
-        403,
-        "CALL_NOT_ALLOWED",
+    # a thumb on a track shuffle played goes to the station shuffle took it from, so a client
+    # that plays shuffle like any other station can rate what it plays
+    thumb = api.ok(
+        "v1/station/addFeedback", {"trackToken": tracks[0]["trackToken"], "isPositive": True}
     )
+    assert thumb["stationId"] in {jazz, rock, electronic["stationId"]}
+    assert thumb["musicId"] == tracks[0]["musicId"]
+    on_its_station = api.ok(
+        "v1/station/getStationFeedback", {"stationId": thumb["stationId"], "positive": True}
+    )
+    assert [f["feedbackId"] for f in on_its_station["feedback"]] == [thumb["feedbackId"]]
+    api.ok("v1/station/deleteFeedback", {"trackToken": tracks[0]["trackToken"]})
     only = api.ok("v1/station/updateShuffleStation", {"stationIds": [rock]})
     assert only["shuffleStationIds"] == [rock]
     assert api.ok("v1/station/updateShuffleStation", {"stationIds": []})["shuffleStationIds"] == []

@@ -440,8 +440,8 @@ class AddFeedbackRequest(RequestModel):
     errors=[*TOKEN_ERRORS, ErrorCode.STATION_DOES_NOT_EXIST, ErrorCode.CALL_NOT_ALLOWED],
     notes="""
     Thumbs up or down for the track a `trackToken` names, on the station that played it. A
-    thumbs-down track never plays on that station again. Tracks played by shuffle cannot be rated
-    (`CALL_NOT_ALLOWED`).
+    thumbs-down track never plays on that station again. A thumb on a track shuffle played goes to
+    the station shuffle took it from.
     """,
 )
 def add_feedback(call: Call, req: AddFeedbackRequest) -> FeedbackObject:

@@ -90,21 +90,21 @@ class OnDemandPlay:
 
 
 def feedback_station(db: Session, spin: Spin) -> Station:
-    """The station a spin's feedback belongs to; CALL_NOT_ALLOWED for shuffle spins (spec §4)."""
-    if spin.station_id is None:
-        raise ApiError(
-            ErrorCode.STATION_DOES_NOT_EXIST, "the station of that track has been deleted"
-        )
+    """The station a spin's feedback belongs to: the station that played it or, for a track
+    shuffle played, the station shuffle took it from (so a client that knows nothing of shuffle
+    can rate what it plays)."""
+    gone = ApiError(ErrorCode.STATION_DOES_NOT_EXIST, "the station of that track has been deleted")
+    station_id = spin.origin_station_id or spin.station_id
+    if station_id is None:
+        raise gone
     # locked before the feedback row's keys lock the listener's: the order getFragment takes
-    station = db.get(Station, spin.station_id, with_for_update=True)
+    station = db.get(Station, station_id, with_for_update=True)
     if station is None:  # deleted since the spin was read
+        raise gone
+    if station.is_shuffle:  # the station shuffle took it from has been deleted
         raise ApiError(
-            ErrorCode.STATION_DOES_NOT_EXIST, "the station of that track has been deleted"
-        )
-    if station.is_shuffle:
-        raise ApiError(
-            ErrorCode.CALL_NOT_ALLOWED,
-            "tracks played by shuffle cannot be rated; rate them on their station",
+            ErrorCode.STATION_DOES_NOT_EXIST,
+            "the station shuffle played that track from has been deleted",
         )
     return station
 
@@ -529,7 +529,7 @@ def track_items(
                 is_seed=("TR", t.id) in seeds or ("AR", artist.id) in seeds,
                 is_bookmarked=t.id in saved,
                 allow_skip=allow_skip,
-                allow_feedback=not station.is_shuffle,
+                allow_feedback=True,
                 rights=rights,
             )
         )

@@ -461,7 +461,7 @@ class Player extends EventTarget {
         track.rating = 1;
       }
     } catch (err) {
-      this._say(err.code === "CALL_NOT_ALLOWED" ? "Tracks played by shuffle cannot be rated." : err.message);
+      this._say(err.message);
     }
     this._emit("state");
   }
@@ -473,7 +473,7 @@ class Player extends EventTarget {
     try {
       await api("station/addFeedback", { trackToken: track.trackToken, isPositive: false });
     } catch (err) {
-      this._say(err.code === "CALL_NOT_ALLOWED" ? "Tracks played by shuffle cannot be rated." : err.message);
+      this._say(err.message);
       return;
     }
     this.banned.add(track.musicId);
