@@ -658,6 +658,34 @@ def test_shuffle(radio: Server) -> None:
     )
 
 
+def test_narrative_tells_why_a_station_plays_a_track(radio: Server) -> None:
+    api = listener(radio)
+    artist = some_artist(api)
+    sid = api.ok("v1/station/createStation", {"musicId": artist["musicId"]})["stationId"]
+    track = next(t for t in fragment(api, sid) if t["artistName"] == artist["name"])
+    api.ok("v1/station/addFeedback", {"trackToken": track["trackToken"], "isPositive": True})
+    told = api.ok("v1/playlist/narrative", {"stationId": sid, "musicId": track["musicId"]})
+    assert set(told) == {"intro", "focusTraits", "paragraph"}
+    assert track["songTitle"] in told["intro"]
+    assert told["focusTraits"] and all(isinstance(t, str) and t for t in told["focusTraits"])
+    assert told["paragraph"].startswith(told["intro"])
+    assert f"{artist['name']} is a seed" in told["paragraph"]
+    assert "thumbs-up" in told["paragraph"]
+    # a track named by pandoraId works too; other kinds, other listeners' stations do not
+    assert api.ok("v1/playlist/narrative", {"stationId": sid, "musicId": track["pandoraId"]})
+    assert_error(
+        api.call("v1/playlist/narrative", {"stationId": sid, "musicId": artist["musicId"]}),
+        400,
+        "INVALID_PANDORA_TYPE",
+    )
+    assert_error(
+        listener(radio).call("v1/playlist/narrative", {"stationId": sid, "musicId": "S1"}),
+        403,
+        "USER_NOT_AUTHORIZED",
+    )
+    assert_error(api.call("v1/playlist/narrative", {"stationId": sid}), 400, "INVALID_REQUEST")
+
+
 def test_thumbprint_radio(radio: Server) -> None:
     api = listener(radio, "plus")
     assert_error(

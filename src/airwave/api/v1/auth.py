@@ -12,7 +12,6 @@ from airwave.core.accounts import accounts, credentials
 from airwave.core.entities import Listener
 from airwave.errors import ErrorCode
 
-
 FLAG_NAMES = (
     "noAds",
     "adFreeSkip",

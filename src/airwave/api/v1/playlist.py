@@ -11,6 +11,7 @@ from airwave.api.registry import registry
 from airwave.api.schemas import RequestModel, ResponseModel, absent_when_none
 from airwave.api.v1.objects import AudioFormat, TrackObject, ad_track_object, track_object
 from airwave.core.radio import playlist
+from airwave.core.radio.narrative import explain
 from airwave.errors import ErrorCode
 
 
@@ -100,4 +101,41 @@ def get_fragment(call: Call, req: FragmentRequest) -> FragmentResponse:
         listener_qualifies_for_upsell=result.qualifies_for_upsell,
         is_binge_skipping=result.skips_left is not None and result.skips_left == 0,
         skips_remaining=result.skips_left,
+    )
+
+
+class NarrativeRequest(RequestModel):
+    station_id: str = Field(min_length=1, max_length=64)
+    music_id: str = Field(
+        min_length=1, max_length=1024, description="the track's musicId (or pandoraId)"
+    )
+
+
+class NarrativeResponse(ResponseModel):
+    intro: str
+    focus_traits: list[str] = Field(description="what the track sounds like, plain phrases")
+    paragraph: str = Field(description="the intro, the traits and what ties it to the station")
+
+
+@registry.endpoint(
+    "playlist/narrative",
+    request=NarrativeRequest,
+    response=NarrativeResponse,
+    errors=[
+        ErrorCode.STATION_DOES_NOT_EXIST,
+        ErrorCode.USER_NOT_AUTHORIZED,
+        ErrorCode.NOT_FOUND,
+        ErrorCode.INVALID_PANDORA_TYPE,
+    ],
+    notes="""
+    "Why this track?": what the track sounds like (its sound profile, then its tags) and what
+    ties it to the station (it is a seed, its artist is, it is close to the seed that led to it,
+    the listener's thumbs-up). On shuffle, the station shuffle took it from explains it.
+    """,
+)
+def narrative(call: Call, req: NarrativeRequest) -> NarrativeResponse:
+    """Why a station plays a track."""
+    told = explain(call.reader(), call.require_listener().id, req.station_id, req.music_id)
+    return NarrativeResponse(
+        intro=told.intro, focus_traits=told.focus_traits, paragraph=told.paragraph
     )
