@@ -117,7 +117,7 @@ def run_action(session: Session, action: tuple, artist_ids: list[str]) -> None:
             assert t["musicId"] not in session.tired, "a tired track came back"
             album = t["albumSeoToken"].rsplit("/", 1)[1]
             session.history.setdefault(station, []).append(
-                Spin(t["musicId"], t["artistMusicId"], album, t["listeningTimestamp"])
+                Spin(t["musicId"], t["artistMusicId"], album, int(t["listeningTimestamp"]))
             )
         problems = broken_rules(session.history[station])
         assert not problems, problems

@@ -797,7 +797,7 @@ class Fuzzer:
                 self.cookie = response.cookies[SESSION_COOKIE]
 
 
-ROUTE = re.compile(r"/api/v([0-9]{1,4})/([A-Za-z]+/[A-Za-z]+)", re.ASCII)
+ROUTE = re.compile(r"/api/v([0-9]{1,4})/([A-Za-z]+/[A-Za-z][A-Za-z0-9]*)", re.ASCII)
 
 
 def _reject_constant(name: str) -> None:

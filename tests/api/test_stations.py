@@ -788,7 +788,7 @@ def test_focus_traits_similar_and_recommendations(radio: Server) -> None:
         api.ok("v1/station/trackStarted", {"trackToken": t["trackToken"]})
     recs = api.ok("v1/search/getStationRecommendations", {})
     assert recs["artists"] and artist["musicId"] not in {a["musicId"] for a in recs["artists"]}
-    suggestions = api.ok("v1/search/getSeedSuggestions", {"stationId": sid})["artists"]
+    suggestions = api.ok("v1/search/getSeedSuggestions", {"stationId": sid})
     assert suggestions and artist["musicId"] not in {a["musicId"] for a in suggestions}
     # the nearest suggestion shares the seed's genre
     top = api.ok("v1/music/artist", {"token": suggestions[0]["musicId"]})

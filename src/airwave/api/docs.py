@@ -130,6 +130,8 @@ def _constraints(schema: dict[str, Any]) -> str:
 def _fields(schema: dict[str, Any], defs: dict[str, Any], request: bool) -> list[str]:
     if "$ref" in schema:
         schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
+    if schema.get("type") == "array":
+        return [f"A JSON list of {_type(schema['items'], defs)}.", ""]
     props = schema.get("properties", {})
     if not props:
         return ["_none_", ""]

@@ -4,6 +4,7 @@ from airwave.api.registry import registry
 from airwave.api.v1 import (
     ad,
     auth,
+    billing,
     bookmark,
     listener,
     meta,
@@ -13,11 +14,13 @@ from airwave.api.v1 import (
     search,
     station,
 )
+from airwave.api.v3 import sod
 
 __all__ = [
     "registry",
     "ad",
     "auth",
+    "billing",
     "bookmark",
     "listener",
     "meta",
@@ -26,4 +29,5 @@ __all__ = [
     "playlist",
     "search",
     "station",
+    "sod",
 ]

@@ -167,7 +167,7 @@ def views(db: Session, rows: list[Bookmark]) -> list[BookmarkView]:
                 out.append(
                     BookmarkView(
                         row,
-                        artist=catalog.ArtistView(artist, catalog.artist_picture(db, artist)),
+                        artist=catalog.artist_view(db, artist),
                         is_available=catalog.track_count(db, artist.id) > 0,
                     )
                 )

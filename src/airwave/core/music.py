@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from airwave.core import bookmarks
+from airwave.core import bookmarks, ids
 from airwave.core.catalog import catalog, similar
 from airwave.core.radio import stations
 from airwave.errors import ApiError, ErrorCode
@@ -33,7 +33,6 @@ class ArtistPage:
     discography: list[AlbumView]
     appears_on: list[AlbumView]
     similar: list[catalog.ArtistView]
-    listener_count: int
     is_bookmarked: bool
 
 
@@ -60,13 +59,18 @@ class GenreCategory:
     name: str
     station_count: int
     picture: catalog.Picture
+    listener_count: int  # listeners with a station seeded by one of its genres
 
 
 @dataclass(frozen=True)
 class GenreStation:
+    """A genre as a station to start: its present tracks, a few samples, and how many listeners
+    have a station seeded by it."""
+
     genre: Genre
     track_count: int
     samples: list[catalog.TrackView]
+    listener_count: int
 
 
 def _bio(artist: Artist, track_count: int, albums: list[AlbumView], genre_names: list[str]) -> str:
@@ -95,17 +99,13 @@ def artist_page(db: Session, listener_id: int, token: str) -> ArtistPage:
         for a in catalog.appears_on(db, artist.id)
     ]
     return ArtistPage(
-        artist=catalog.ArtistView(artist, catalog.artist_picture(db, artist)),
+        artist=catalog.artist_view(db, artist),
         genres=genre_names,
         track_count=track_count,
         bio=_bio(artist, track_count, albums, genre_names),
         discography=albums,
         appears_on=appears_on,
-        similar=[
-            catalog.ArtistView(s, catalog.artist_picture(db, s))
-            for s in catalog.nearest_artists(db, artist.id)
-        ],
-        listener_count=stations.listener_count(db, "AR", artist.id),
+        similar=catalog.artist_views(db, [s.id for s in catalog.nearest_artists(db, artist.id)]),
         is_bookmarked=bool(bookmarks.marked(db, listener_id, "AR", [artist.id])),
     )
 
@@ -159,7 +159,10 @@ def genre_categories(db: Session) -> list[GenreCategory]:
         )
         out.append(
             GenreCategory(
-                name, len(genres), catalog.Picture(sample[0].album_art if sample else None)
+                name,
+                len(genres),
+                catalog.Picture(sample[0].album_art if sample else None),
+                catalog.listeners_of_any(db, "GE", [g.id for g, _count in genres]),
             )
         )
     return out
@@ -169,9 +172,17 @@ def genre_stations(db: Session, token: str) -> tuple[str, list[GenreStation]]:
     """music/genres: the genres of one category, each with a few sample tracks."""
     category = catalog.category_by_token(db, token)
     return category, [
-        GenreStation(genre, count, catalog.track_views(db, catalog.genre_sample(db, genre.id)))
-        for genre, count in catalog.genres_in(db, category)
+        genre_station(db, genre, count) for genre, count in catalog.genres_in(db, category)
     ]
+
+
+def genre_station(db: Session, genre: Genre, track_count: int, samples: int = 5) -> GenreStation:
+    return GenreStation(
+        genre,
+        track_count,
+        catalog.track_views(db, catalog.genre_sample(db, genre.id, samples)),
+        stations.listener_count(db, "GE", genre.id),
+    )
 
 
 def full_lyrics(db: Session, track_uid: str) -> catalog.Lyrics:
@@ -181,3 +192,60 @@ def full_lyrics(db: Session, track_uid: str) -> catalog.Lyrics:
     if lyrics is None:
         raise ApiError(ErrorCode.NOT_FOUND, f"no lyrics for track S{track.id}")
     return lyrics
+
+
+# ---------------------------------------------------------------- annotations
+
+
+@dataclass(frozen=True)
+class AlbumNote:
+    """An album as annotations describe it: with its present tracks in order."""
+
+    view: AlbumView
+    track_ids: list[int]
+    duration: float
+    explicit: bool
+
+
+@dataclass(frozen=True)
+class ArtistNote:
+    view: catalog.ArtistView
+    album_count: int
+    track_count: int
+
+
+Note = catalog.TrackView | AlbumNote | ArtistNote | GenreStation
+
+
+def annotate(db: Session, refs: list[ids.Ref]) -> dict[ids.Ref, Note]:
+    """What the catalogue holds on each of these objects (tracks, albums, artists, genres);
+    objects that are gone or of other kinds are left out."""
+    notes: dict[ids.Ref, Note] = {}
+    tracks = [r for r in refs if r.kind == "track"]
+    for view in catalog.track_views(db, [r.id for r in tracks]):
+        notes[ids.Ref("track", view.track.id)] = view
+    for ref in refs:
+        try:
+            if ref.kind == "album":
+                album = catalog.album(db, ref.id)
+                views = catalog.track_views(db, catalog.album_tracks(db, album.id))
+                artist = db.get(Artist, album.artist_id)
+                notes[ref] = AlbumNote(
+                    AlbumView(album, artist, catalog.art_of(db, album.art_id), len(views)),
+                    [v.track.id for v in views],
+                    sum(v.track.duration for v in views),
+                    any(v.track.explicit for v in views),
+                )
+            elif ref.kind == "artist":
+                artist = catalog.artist(db, ref.id)
+                notes[ref] = ArtistNote(
+                    catalog.artist_view(db, artist),
+                    len(catalog.discography(db, artist.id)),
+                    catalog.track_count(db, artist.id),
+                )
+            elif ref.kind == "genre":
+                genre = catalog.genre(db, ref.id)
+                notes[ref] = genre_station(db, genre, catalog.genre_track_count(db, genre.id), 1)
+        except ApiError:  # not in the catalogue (any more)
+            continue
+    return notes

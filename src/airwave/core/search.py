@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
+from airwave.core import ids, music
 from airwave.core.catalog import catalog, similar
 from airwave.core.radio import stations
 from airwave.library.names import search_key
-from airwave.store.models import Album, Artist, Genre, Track
+from airwave.store.models import Album, Artist, Track
 
 KINDS = ("AR", "AL", "TR", "GE")
 EXACT, PREFIX, WORD, FUZZY = 4, 3, 2, 1
@@ -145,6 +146,8 @@ class Found:
     artist_name: str | None
     picture: catalog.Picture
     score: float
+    seo_token: str | None = None  # artists, albums, tracks
+    listener_count: int | None = None  # artists, tracks, genres: listeners with a station of it
 
 
 def full_search(
@@ -155,18 +158,32 @@ def full_search(
     wanted = start + count
     items: list[Found] = []
     for hit in search(db, query, tuple(t for t in types if t in KINDS), wanted):
+        seo: str | None = None
         if hit.kind == "AR":
-            picture, artist_name = catalog.artist_picture(db, db.get(Artist, hit.ref_id)), None
+            artist = db.get(Artist, hit.ref_id)
+            picture, artist_name = catalog.artist_picture(db, artist), None
+            seo = ids.seo_token("artist", artist.id, artist.name)
         elif hit.kind == "AL":
-            picture = catalog.Picture(catalog.art_of(db, db.get(Album, hit.ref_id).art_id))
+            album = db.get(Album, hit.ref_id)
+            picture = catalog.Picture(catalog.art_of(db, album.art_id))
             artist_name = hit.context or None
+            seo = ids.seo_token("album", album.id, hit.context, album.title)
         elif hit.kind == "TR":
             track = db.get(Track, hit.ref_id)
-            picture = catalog.Picture(catalog.art_of(db, db.get(Album, track.album_id).art_id))
+            album = db.get(Album, track.album_id)
+            picture = catalog.Picture(catalog.art_of(db, album.art_id))
             artist_name = hit.context or None
+            seo = ids.seo_token("track", track.id, hit.context, album.title, track.title)
         else:
             picture, artist_name = catalog.Picture(), None
-        items.append(Found(hit.kind, hit.ref_id, hit.name, artist_name, picture, hit.score))
+        listeners = (
+            catalog.listener_counts(db, hit.kind, [hit.ref_id]).get(hit.ref_id, 0)
+            if hit.kind in ("AR", "TR", "GE")
+            else None
+        )
+        items.append(
+            Found(hit.kind, hit.ref_id, hit.name, artist_name, picture, hit.score, seo, listeners)
+        )
     if "ST" in types:
         words = search_key(query).split()
         if words:
@@ -202,25 +219,46 @@ def seed_suggestions(
         artist_id = catalog.album(db, ref.id).artist_id
     else:
         artist_id = catalog.artist(db, ref.id).id
-    return [
-        catalog.ArtistView(a, catalog.artist_picture(db, a))
-        for a in catalog.nearest_artists(db, artist_id, limit)
-    ]
+    return catalog.artist_views(db, [a.id for a in catalog.nearest_artists(db, artist_id, limit)])
 
 
 @dataclass(frozen=True)
 class Recommendations:
     artists: list[catalog.ArtistView]
-    genres: list[tuple[Genre, catalog.Picture]]
+    genres: list[music.GenreStation]
 
 
 def recommendations(db: Session, listener_id: int) -> Recommendations:
     """search/getStationRecommendations: artists and genres from the listener's history, not
     seeded yet."""
     artist_ids, genre_ids = similar.recommendations(db, listener_id)
-    genres = []
-    for genre_id in genre_ids:
-        genre = catalog.genre(db, genre_id)
-        sample = catalog.track_views(db, catalog.genre_sample(db, genre_id, 1))
-        genres.append((genre, catalog.Picture(sample[0].album_art if sample else None)))
+    genres = [
+        music.genre_station(db, catalog.genre(db, g), catalog.genre_track_count(db, g))
+        for g in genre_ids
+    ]
     return Recommendations(catalog.artist_views(db, artist_ids), genres)
+
+
+_SOD_KINDS = {"AR": "AR", "TR": "TR", "AL": "AL", "GE": "GE", "SF": "GE"}  # SF: genre stations
+
+
+@dataclass(frozen=True)
+class CatalogueHits:
+    """v3 sod/search: the objects found, best first, and (when asked) their annotations."""
+
+    found: list[ids.Ref]
+    notes: dict[ids.Ref, music.Note]
+
+
+def catalogue_search(
+    db: Session, query: str, types: list[str], start: int, count: int, annotate: bool
+) -> CatalogueHits:
+    """Tracks, albums, artists and genres matching a query, best first; type codes are read
+    case-insensitively and codes of kinds Airwave has not (composers, playlists) are ignored."""
+    kinds = list(dict.fromkeys(_SOD_KINDS[t.upper()] for t in types if t.upper() in _SOD_KINDS))
+    if not kinds:
+        return CatalogueHits([], {})
+    names = {"AR": "artist", "AL": "album", "TR": "track", "GE": "genre"}
+    hits = search(db, query, tuple(kinds), start + count)[start : start + count]
+    found = [ids.Ref(names[h.kind], h.ref_id) for h in hits]  # type: ignore[arg-type]
+    return CatalogueHits(found, music.annotate(db, found) if annotate else {})

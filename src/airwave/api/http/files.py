@@ -62,6 +62,15 @@ def open_file(path: str | os.PathLike[str]) -> OpenFile | None:
     return OpenFile(fd, st.st_size, st.st_mtime_ns)
 
 
+# Audio and art URLs are capabilities (signed, or content hashes) that need no cookie: any page may
+# read them, so a player that routes <audio crossorigin="anonymous"> through Web Audio, or draws
+# covers on a canvas, works from its own origin.
+CORS: Headers = [
+    (b"access-control-allow-origin", b"*"),
+    (b"access-control-expose-headers", b"Content-Length, Content-Range, Accept-Ranges, ETag"),
+]
+
+
 async def send_file(
     scope: Scope,
     receive: Receive,
@@ -83,6 +92,7 @@ async def send_file(
         etag = etag or file_etag(file.size, file.mtime_ns)
         modified = file.mtime_ns / 1e9
         common: Headers = [
+            *CORS,
             (b"accept-ranges", b"bytes"),
             (b"etag", etag.encode()),
             (b"last-modified", http_date(modified).encode()),
@@ -188,6 +198,7 @@ async def send_growing(
                 "type": "http.response.start",
                 "status": 200,
                 "headers": [
+                    *CORS,
                     (b"content-type", content_type.encode()),
                     (b"accept-ranges", b"bytes"),
                     (b"cache-control", cache_control.encode()),

@@ -32,7 +32,7 @@ class ListenerConfig(ResponseModel):
     flags: list[str] = Field(
         description="names of what the tier allows (spec §6.6), from: " + ", ".join(FLAG_NAMES)
     )
-    experiments: list[str]
+    experiments: list[int] = Field(description="always empty")
 
 
 class ListenerObject(ResponseModel):

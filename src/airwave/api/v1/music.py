@@ -6,15 +6,18 @@ from pydantic import Field
 
 from airwave.api.protocol import Call
 from airwave.api.registry import registry
-from airwave.api.schemas import Empty, RequestModel, ResponseModel
+from airwave.api.schemas import Empty, RequestModel, ResponseModel, absent_when_none
 from airwave.api.v1.objects import (
     AlbumSummary,
     ArtImage,
     ArtistSummary,
+    GenreStation,
+    LyricSnippet,
     TrackSummary,
     album_summary,
-    art,
     artist_summary,
+    genre_station,
+    lyric_snippet,
     picture_art,
     track_summary,
 )
@@ -34,7 +37,6 @@ class ArtistDetails(ArtistSummary):
     discography: list[AlbumSummary]
     appears_on: list[AlbumSummary]
     similar: list[ArtistSummary]
-    listener_count: int = Field(description="listeners with a station seeded by this artist")
     is_bookmarked: bool
     bio: str
 
@@ -52,7 +54,6 @@ def music_artist(call: Call, req: TokenRequest) -> ArtistDetails:
         discography=[album_summary(call, a) for a in page.discography],
         appears_on=[album_summary(call, a) for a in page.appears_on],
         similar=[artist_summary(call, s) for s in page.similar],
-        listener_count=page.listener_count,
         is_bookmarked=page.is_bookmarked,
         bio=page.bio,
     )
@@ -83,18 +84,11 @@ def music_album(call: Call, req: TokenRequest) -> AlbumDetails:
     )
 
 
-class LyricSnippet(ResponseModel):
-    lyric_id: str
-    checksum: str
-
-
 class TrackDetails(TrackSummary):
     similar: list[TrackSummary]
     focus_traits: list[str]
     is_bookmarked: bool
-    lyric_snippet: LyricSnippet | None = Field(
-        None, description="present when the track has lyrics"
-    )
+    lyric_snippet: LyricSnippet | None = absent_when_none("present when the track has lyrics")
 
 
 @registry.endpoint(
@@ -109,9 +103,7 @@ def music_track(call: Call, req: TokenRequest) -> TrackDetails:
         similar=[track_summary(call, v) for v in page.similar],
         focus_traits=page.focus_traits,
         is_bookmarked=page.is_bookmarked,
-        lyric_snippet=LyricSnippet(lyric_id=lyrics.lyric_id, checksum=lyrics.checksum)
-        if lyrics
-        else None,
+        lyric_snippet=lyric_snippet(lyrics),
     )
 
 
@@ -120,6 +112,9 @@ class GenreCategory(ResponseModel):
     token: str
     art: list[ArtImage]
     station_count: int
+    listener_count: int = Field(
+        description="listeners with a station seeded by one of the category's genres"
+    )
 
 
 class GenreCategories(ResponseModel):
@@ -135,6 +130,7 @@ def music_genre_categories(call: Call, req: Empty) -> GenreCategories:
                 name=c.name,
                 token=ids.slug(c.name),
                 station_count=c.station_count,
+                listener_count=c.listener_count,
                 art=picture_art(call, c.picture),
             )
             for c in music.genre_categories(call.reader())
@@ -142,21 +138,12 @@ def music_genre_categories(call: Call, req: Empty) -> GenreCategories:
     )
 
 
-class GenreStation(ResponseModel):
-    music_id: str
-    pandora_id: str
-    name: str
-    station_name: str
-    track_count: int
-    art: list[ArtImage]
-    sample_tracks: list[TrackSummary]
-    is_redirect: bool = False
-    is_comedy: bool
-
-
 class GenreStations(ResponseModel):
     category: str
     stations: list[GenreStation]
+    genres: list[GenreStation] = Field(
+        description="the same list as `stations` (clients read this)"
+    )
 
 
 class GenresRequest(RequestModel):
@@ -179,22 +166,8 @@ def music_genres(call: Call, req: GenresRequest) -> GenreStations:
     if token is None:
         raise ApiError(ErrorCode.INVALID_REQUEST, "token: field required")
     category, found = music.genre_stations(call.reader(), token)
-    return GenreStations(
-        category=category,
-        stations=[
-            GenreStation(
-                music_id=ids.music_id("genre", g.genre.id),
-                pandora_id=ids.pandora_id("genre", g.genre.id),
-                name=g.genre.name,
-                station_name=f"{g.genre.name} Radio",
-                track_count=g.track_count,
-                art=art(call, g.samples[0].album_art) if g.samples else [],
-                sample_tracks=[track_summary(call, v) for v in g.samples],
-                is_comedy=category.startswith("Comedy"),
-            )
-            for g in found
-        ],
-    )
+    listed = [genre_station(call, g) for g in found]
+    return GenreStations(category=category, stations=listed, genres=listed)
 
 
 class LyricsRequest(RequestModel):

@@ -11,8 +11,9 @@ from pydantic import Field
 from airwave.api.protocol import Call
 from airwave.api.schemas import ResponseModel, absent_when_none
 from airwave.core import ids
-from airwave.core.catalog.catalog import ArtistView, Picture, TrackView
+from airwave.core.catalog.catalog import ArtistView, Lyrics, Picture, TrackView
 from airwave.core.music import AlbumView
+from airwave.core.music import GenreStation as GenreStation_
 from airwave.core.radio.ads import ARTIST_NAME, AdItem
 from airwave.core.radio.playlist import TrackItem
 from airwave.library.artwork import SIZES
@@ -60,19 +61,30 @@ class ArtistSummary(ResponseModel):
     name: str
     artist_name: str
     seo_token: str
+    detail_url: str = Field(description="the artist's page in the web player")
+    listener_count: int = Field(description="listeners with a station seeded by this artist")
     art: list[ArtImage]
 
 
 def artist_summary(call: Call, view: ArtistView) -> ArtistSummary:
     artist = view.artist
+    seo = ids.seo_token("artist", artist.id, artist.name)
     return ArtistSummary(
         music_id=ids.music_id("artist", artist.id),
         pandora_id=ids.pandora_id("artist", artist.id),
         name=artist.name,
         artist_name=artist.name,
-        seo_token=ids.seo_token("artist", artist.id, artist.name),
+        seo_token=seo,
+        detail_url=detail_url(call, seo),
+        listener_count=view.listener_count,
         art=picture_art(call, view.picture),
     )
+
+
+def detail_url(call: Call, seo_token: str) -> str:
+    """The web player's page of an artist, album or track (spec §6.3 `songDetailURL` and
+    friends)."""
+    return f"{call.base_url}/music/{seo_token}"
 
 
 class AlbumSummary(ResponseModel):
@@ -82,10 +94,12 @@ class AlbumSummary(ResponseModel):
     album_title: str
     artist_name: str
     artist_music_id: str
-    year: int | None
+    year: str = Field(description='the release year as a string ("2016"); "" when unknown')
     is_compilation: bool
     track_count: int
     seo_token: str
+    artist_seo_token: str
+    amazon_url: str = Field(description="always empty: Airwave sells nothing")
     art: list[ArtImage]
     dominant_color: str
 
@@ -99,10 +113,12 @@ def album_summary(call: Call, view: AlbumView) -> AlbumSummary:
         album_title=album.title,
         artist_name=artist.name,
         artist_music_id=ids.music_id("artist", artist.id),
-        year=album.year,
+        year=str(album.year) if album.year else "",
         is_compilation=album.is_compilation,
         track_count=track_count,
         seo_token=ids.seo_token("album", album.id, artist.name, album.title),
+        artist_seo_token=ids.seo_token("artist", artist.id, artist.name),
+        amazon_url="",
         art=art(call, artwork),
         dominant_color=artwork.dominant_color if artwork else "808080",
     )
@@ -130,12 +146,15 @@ class TrackSummary(ResponseModel):
     album_art: list[ArtImage]
     has_lyrics: bool
     seo_token: str
+    track_seo_token: str = Field(description="the same as seoToken")
     artist_seo_token: str
     album_seo_token: str
+    amazon_url: str = Field(description="always empty: Airwave sells nothing")
 
 
 def track_summary(call: Call, view: TrackView) -> TrackSummary:
     t, artist, album, album_artist = view.track, view.artist, view.album, view.album_artist
+    track_seo = ids.seo_token("track", t.id, artist.name, album.title, t.title)
     return TrackSummary(
         music_id=ids.music_id("track", t.id),
         pandora_id=ids.pandora_id("track", t.id),
@@ -157,15 +176,62 @@ def track_summary(call: Call, view: TrackView) -> TrackSummary:
         file_gain=f"{t.rg_track_gain if t.rg_track_gain is not None else 0.0:.2f}",
         album_art=art(call, view.album_art),
         has_lyrics=bool(t.lyrics),
-        seo_token=ids.seo_token("track", t.id, artist.name, album.title, t.title),
+        seo_token=track_seo,
+        track_seo_token=track_seo,
         artist_seo_token=ids.seo_token("artist", artist.id, artist.name),
         album_seo_token=ids.seo_token("album", album.id, album_artist.name, album.title),
+        amazon_url="",
     )
 
 
 class LyricSnippet(ResponseModel):
     lyric_id: str
     checksum: str
+    lines: list[str] = Field(description="the first lines of the lyrics")
+
+
+SNIPPET_LINES = 4
+
+
+def lyric_snippet(lyrics: Lyrics | None) -> LyricSnippet | None:
+    if lyrics is None:
+        return None
+    return LyricSnippet(
+        lyric_id=lyrics.lyric_id,
+        checksum=lyrics.checksum,
+        lines=[line for line in lyrics.lines if line][:SNIPPET_LINES],
+    )
+
+
+class GenreStation(ResponseModel):
+    """A genre as a station to start (music/genres, search/getStationRecommendations)."""
+
+    music_id: str
+    pandora_id: str
+    token: str = Field(description="the genre's name as a slug")
+    name: str
+    station_name: str
+    track_count: int
+    listener_count: int = Field(description="listeners with a station seeded by this genre")
+    art: list[ArtImage]
+    sample_tracks: list[TrackSummary]
+    is_redirect: bool = False
+    is_comedy: bool
+
+
+def genre_station(call: Call, g: GenreStation_) -> GenreStation:
+    return GenreStation(
+        music_id=ids.music_id("genre", g.genre.id),
+        pandora_id=ids.pandora_id("genre", g.genre.id),
+        token=ids.slug(g.genre.name),
+        name=g.genre.name,
+        station_name=f"{g.genre.name} Radio",
+        track_count=g.track_count,
+        listener_count=g.listener_count,
+        art=art(call, g.samples[0].album_art) if g.samples else [],
+        sample_tracks=[track_summary(call, v) for v in g.samples],
+        is_comedy=g.genre.category.startswith("Comedy"),
+    )
 
 
 class TrackKey(ResponseModel):
@@ -200,7 +266,9 @@ class TrackObject(ResponseModel):
     audio_receipt_url: str = Field(alias="audioReceiptURL")
     audio_skip_url: str
     genre: list[str]
-    user_seed: str | None = Field(description="musicId of the seed or thumbs-up that led here")
+    user_seed: str = Field(
+        description='musicId of the seed or thumbs-up that led here; "" when none (ads, replays)'
+    )
     is_seed: bool
     is_bookmarked: bool
     is_featured: bool
@@ -221,8 +289,13 @@ class TrackObject(ResponseModel):
     track_seo_token: str
     artist_seo_token: str
     album_seo_token: str
-    listening_timestamp: int = Field(description="epoch milliseconds when the track was issued")
+    listening_timestamp: str = Field(
+        description="epoch milliseconds when the track was issued, as a string (as the REST "
+        'record shows it: "1512414066099")'
+    )
     lyric_snippet: LyricSnippet | None = absent_when_none("present when the track has lyrics")
+    amazon_url: str = Field(description="always empty: Airwave sells nothing")
+    itunes_url: str = Field(description="always empty")
     ad_token: str | None = absent_when_none(
         'ads only (`trackType: "Ad"`): the token for ad/registerImpression '
         "and ad/brokenAd (the same value as trackToken)"
@@ -258,7 +331,7 @@ def track_object(call: Call, item: TrackItem) -> TrackObject:
         audio_receipt_url=links.receipt_url,
         audio_skip_url=links.skip_url,
         genre=view.genres,
-        user_seed=spin.seed_music_id,
+        user_seed=spin.seed_music_id or "",
         is_seed=item.is_seed,
         is_bookmarked=item.is_bookmarked,
         is_featured=False,
@@ -281,10 +354,10 @@ def track_object(call: Call, item: TrackItem) -> TrackObject:
         track_seo_token=track_seo,
         artist_seo_token=artist_seo,
         album_seo_token=album_seo,
-        listening_timestamp=int(spin.issued_at.timestamp() * 1000),
-        lyric_snippet=LyricSnippet(lyric_id=lyrics.lyric_id, checksum=lyrics.checksum)
-        if lyrics
-        else None,
+        listening_timestamp=str(int(spin.issued_at.timestamp() * 1000)),
+        lyric_snippet=lyric_snippet(lyrics),
+        amazon_url="",
+        itunes_url="",
     )
 
 
@@ -313,7 +386,7 @@ def ad_track_object(call: Call, item: AdItem, station_id: int) -> TrackObject:
         audio_receipt_url=links.receipt_url,
         audio_skip_url=links.skip_url,
         genre=[],
-        user_seed=None,
+        user_seed="",
         is_seed=False,
         is_bookmarked=False,
         is_featured=False,
@@ -334,7 +407,9 @@ def ad_track_object(call: Call, item: AdItem, station_id: int) -> TrackObject:
         track_seo_token="",
         artist_seo_token="",
         album_seo_token="",
-        listening_timestamp=int(spin.issued_at.timestamp() * 1000),
+        listening_timestamp=str(int(spin.issued_at.timestamp() * 1000)),
+        amazon_url="",
+        itunes_url="",
         ad_token=spin.token,
         click_through_url=campaign.click_url,
     )

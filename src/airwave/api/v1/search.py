@@ -4,16 +4,24 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, RootModel
 
 from airwave.api.protocol import Call
 from airwave.api.registry import registry
-from airwave.api.schemas import Empty, RequestModel, ResponseModel
-from airwave.api.v1.objects import ArtImage, ArtistSummary, artist_summary, picture_art
+from airwave.api.schemas import Empty, RequestModel, ResponseModel, absent_when_none
+from airwave.api.v1.objects import (
+    ArtImage,
+    ArtistSummary,
+    GenreStation,
+    artist_summary,
+    detail_url,
+    genre_station,
+    picture_art,
+)
 from airwave.core import ids, search
 from airwave.errors import ErrorCode
 
-SearchType = Literal["AR", "TR", "AL", "GE", "ST"]
+SearchType = Literal["artist", "track", "album", "genre", "station"]
 _KIND = {"AR": "artist", "AL": "album", "TR": "track", "GE": "genre", "ST": "station"}
 
 
@@ -30,11 +38,16 @@ class FullSearchRequest(RequestModel):
 
 
 class SearchItem(ResponseModel):
-    type: SearchType
+    type: SearchType = Field(description="what the item is (the `types` code AR, TR, ... by name)")
     pandora_id: str
     music_id: str
     name: str
     artist_name: str | None = None
+    seo_token: str | None = absent_when_none("artists, albums and tracks")
+    detail_url: str | None = absent_when_none("artists, albums and tracks: the web player's page")
+    listener_count: int | None = absent_when_none(
+        "artists, tracks and genres: listeners with a station seeded by it"
+    )
     art: list[ArtImage]
     score: float = Field(
         description="higher is better: 4.x exact, 3.x prefix, 2.x word, 1.x fuzzy match"
@@ -64,11 +77,14 @@ def full_search(call: Call, req: FullSearchRequest) -> SearchResults:
     return SearchResults(
         items=[
             SearchItem(
-                type=f.kind,
+                type=_KIND[f.kind],
                 pandora_id=ids.pandora_id(_KIND[f.kind], f.ref_id),
                 music_id=str(f.ref_id) if f.kind == "ST" else ids.music_id(_KIND[f.kind], f.ref_id),
                 name=f.name,
                 artist_name=f.artist_name,
+                seo_token=f.seo_token,
+                detail_url=detail_url(call, f.seo_token) if f.seo_token else None,
+                listener_count=f.listener_count,
                 art=picture_art(call, f.picture),
                 score=f.score,
             )
@@ -83,8 +99,8 @@ class SeedSuggestionsRequest(RequestModel):
     max_results: int = Field(10, ge=1, le=100)
 
 
-class SeedSuggestions(ResponseModel):
-    artists: list[ArtistSummary]
+class SeedSuggestions(RootModel[list[ArtistSummary]]):
+    """A JSON list of artists (spec §7: "→ list of artists")."""
 
 
 @registry.endpoint(
@@ -111,20 +127,12 @@ def seed_suggestions(call: Call, req: SeedSuggestionsRequest) -> SeedSuggestions
         req.seed_music_id,
         req.max_results,
     )
-    return SeedSuggestions(artists=[artist_summary(call, a) for a in found])
-
-
-class GenreRecommendation(ResponseModel):
-    music_id: str
-    pandora_id: str
-    name: str
-    station_name: str
-    art: list[ArtImage]
+    return SeedSuggestions([artist_summary(call, a) for a in found])
 
 
 class Recommendations(ResponseModel):
     artists: list[ArtistSummary]
-    genre_stations: list[GenreRecommendation]
+    genre_stations: list[GenreStation]
 
 
 @registry.endpoint(
@@ -142,14 +150,5 @@ def station_recommendations(call: Call, req: Empty) -> Recommendations:
     found = search.recommendations(call.reader(), call.require_listener().id)
     return Recommendations(
         artists=[artist_summary(call, a) for a in found.artists],
-        genre_stations=[
-            GenreRecommendation(
-                music_id=ids.music_id("genre", g.id),
-                pandora_id=ids.pandora_id("genre", g.id),
-                name=g.name,
-                station_name=f"{g.name} Radio",
-                art=picture_art(call, picture),
-            )
-            for g, picture in found.genres
-        ],
+        genre_stations=[genre_station(call, g) for g in found.genres],
     )

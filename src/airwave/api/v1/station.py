@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from airwave.api.protocol import Call
@@ -15,7 +17,7 @@ from airwave.api.schemas import (
     Timestamp,
     absent_when_none,
 )
-from airwave.api.v1.objects import ArtImage, art, picture_art
+from airwave.api.v1.objects import ArtImage, art, detail_url, picture_art
 from airwave.core import ids
 from airwave.core.radio import player, playlist, stations
 from airwave.core.radio.stations import FeedbackView, SeedView, StationView
@@ -53,7 +55,7 @@ class SeedObject(ResponseModel):
     artist: SeedArtist | None = absent_when_none("artist seeds")
     song: SeedSong | None = absent_when_none("track seeds")
     genre: SeedGenre | None = absent_when_none("genre seeds")
-    seo_token: str | None = absent_when_none("artist seeds only")
+    seo_token: str | None = absent_when_none("artist and track seeds")
 
 
 class StationObject(ResponseModel):
@@ -128,6 +130,7 @@ def seed_object(call: Call, seed: SeedView) -> SeedObject:
         )
         return SeedObject(
             **base,
+            seo_token=seo,
             song=SeedSong(
                 song_title=view.track.title,
                 artist_summary=view.artist.name,
@@ -211,7 +214,8 @@ class StationList(ResponseModel):
     response=StationList,
     notes="""
     Most recently played first, then never-played stations by creation time, newest first
-    (`sortedBy: "lastPlayedTime"`). `index` echoes `startIndex`.
+    (`sortedBy: "lastPlayedTime"`). `index` echoes `startIndex`. The shuffle station is not
+    listed (nor counted in `totalStations`): `station/shuffle` names it.
     """,
 )
 def get_stations(call: Call, req: GetStationsRequest) -> StationList:
@@ -227,7 +231,11 @@ def get_stations(call: Call, req: GetStationsRequest) -> StationList:
 
 
 class CreateStationRequest(RequestModel):
-    station_code: str | None = Field(None, max_length=64, description="'mi' or 'mc' + musicId")
+    station_code: str | None = Field(
+        None,
+        max_length=64,
+        description="'mi' or 'mc' + musicId; 'sh' + the shuffle station's stationId",
+    )
     pandora_id: str | None = Field(None, max_length=64)
     music_id: str | None = Field(None, max_length=64)
     station_name: str | None = Field(
@@ -246,7 +254,8 @@ class CreateStationRequest(RequestModel):
     writes=True,
     errors=[ErrorCode.STATION_CODE_INVALID, ErrorCode.MAX_STATIONS_REACHED],
     notes="""
-    Give exactly one of `stationCode`, `pandoraId` or `musicId`, naming an artist, track or genre.
+    Give exactly one of `stationCode`, `pandoraId` or `musicId`, naming an artist, track or genre
+    (or, with `stationCode` "sh" + its stationId, the shuffle station, which answers as it is).
     A seed the listener already has a station for returns that station. Default names:
     "{artist} Radio", "{song} Radio", "{genre} Radio".
     """,
@@ -401,11 +410,16 @@ class FeedbackObject(ResponseModel):
     disc_num: int | None
     album_art: list[ArtImage]
     date_created: Timestamp
+    artist_detail_url: str = Field(description="the artist's page in the web player")
+    track_detail_url: str = Field(description="the track's page in the web player")
+    amazon_url: str = Field(description="always empty: Airwave sells nothing")
 
 
 def feedback_object(call: Call, found: FeedbackView) -> FeedbackObject:
     row, view = found.feedback, found.track
     t, artist, album = view.track, view.artist, view.album
+    artist_seo = ids.seo_token("artist", artist.id, artist.name)
+    track_seo = ids.seo_token("track", t.id, artist.name, album.title, t.title)
     return FeedbackObject(
         feedback_id=str(row.id),
         is_positive=row.is_positive,
@@ -416,14 +430,17 @@ def feedback_object(call: Call, found: FeedbackView) -> FeedbackObject:
         song_title=t.title,
         album_title=album.title,
         artist_name=artist.name,
-        artist_seo_token=ids.seo_token("artist", artist.id, artist.name),
-        track_seo_token=ids.seo_token("track", t.id, artist.name, album.title, t.title),
+        artist_seo_token=artist_seo,
+        track_seo_token=track_seo,
         album_seo_token=ids.seo_token("album", album.id, view.album_artist.name, album.title),
         track_length=round(t.duration),
         track_num=t.track_no,
         disc_num=t.disc_no,
         album_art=art(call, view.album_art),
         date_created=row.created_at,
+        artist_detail_url=detail_url(call, artist_seo),
+        track_detail_url=detail_url(call, track_seo),
+        amazon_url="",
     )
 
 
@@ -529,23 +546,38 @@ def all_feedback(call: Call, req: FeedbackRequest) -> FeedbackPage:
     return FeedbackPage(total=total, feedback=[feedback_object(call, f) for f in found])
 
 
+class ShuffleRequest(RequestModel):
+    station_ids: list[Annotated[str, Field(max_length=64)]] = Field(max_length=1000)
+
+
+class ShuffleStationRequest(RequestModel):
+    station_ids: list[Annotated[str, Field(max_length=64)]] | None = Field(
+        None,
+        max_length=1000,
+        description="when given, the stations shuffle mixes from now on "
+        "(as station/updateShuffleStation)",
+    )
+    shuffle_type: str | None = Field(None, max_length=32, description='clients send "my"; ignored')
+
+
 @registry.endpoint(
     "station/shuffle",
-    request=Empty,
+    request=ShuffleStationRequest,
     response=StationObject,
     writes=True,
-    notes="Created on first use, mixing all of the listener's stations.",
+    errors=STATION_ERRORS,
+    notes="""
+    Created on first use, mixing all of the listener's stations. The shuffle station is not in
+    `station/getStations`; `station/createStation` with `stationCode` "sh" + its `stationId`
+    answers it too.
+    """,
 )
-def shuffle(call: Call, req: Empty) -> StationObject:
+def shuffle(call: Call, req: ShuffleStationRequest) -> StationObject:
     """The listener's shuffle station."""
     listener = call.require_listener()
     with call.write() as db:
-        view = stations.shuffle_view(db, listener.id, call.now())
+        view = stations.shuffle_view(db, listener.id, call.now(), req.station_ids)
     return station_object(call, view, listener.webname)
-
-
-class ShuffleRequest(RequestModel):
-    station_ids: list[str] = Field(max_length=1000)
 
 
 @registry.endpoint(

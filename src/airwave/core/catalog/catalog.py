@@ -41,10 +41,12 @@ class Picture:
 
 @dataclass(frozen=True)
 class ArtistView:
-    """An artist with the picture it is shown with."""
+    """An artist with the picture it is shown with and how many listeners have a station seeded
+    by it."""
 
     artist: Artist
     picture: Picture
+    listener_count: int
 
 
 def resolve(token: str, *expected: ids.Kind) -> ids.Ref:
@@ -115,7 +117,54 @@ def artist_views(db: Session, artist_ids: list[int]) -> list[ArtistView]:
     """Artists with their pictures, in the order given (ids no longer in the catalogue are left
     out)."""
     rows = {a.id: a for a in db.scalars(select(Artist).where(Artist.id.in_(artist_ids)))}
-    return [ArtistView(rows[a], artist_picture(db, rows[a])) for a in artist_ids if a in rows]
+    counts = listener_counts(db, "AR", list(rows))
+    return [
+        ArtistView(rows[a], artist_picture(db, rows[a]), counts.get(a, 0))
+        for a in artist_ids
+        if a in rows
+    ]
+
+
+def artist_view(db: Session, artist_row: Artist) -> ArtistView:
+    return ArtistView(
+        artist_row,
+        artist_picture(db, artist_row),
+        listener_counts(db, "AR", [artist_row.id]).get(artist_row.id, 0),
+    )
+
+
+def listeners_of_any(db: Session, kind: str, ref_ids: list[int]) -> int:
+    """Listeners with a station seeded by any of these artists, tracks or genres."""
+    from airwave.store.models import Station, StationSeed
+
+    if not ref_ids:
+        return 0
+    return (
+        db.scalar(
+            select(func.count(func.distinct(Station.listener_id)))
+            .join(StationSeed, StationSeed.station_id == Station.id)
+            .where(StationSeed.kind == kind, StationSeed.ref_id.in_(ref_ids))
+        )
+        or 0
+    )
+
+
+def listener_counts(db: Session, kind: str, ref_ids: list[int]) -> dict[int, int]:
+    """Listeners with a station seeded by each of these artists, tracks or genres (kind AR, TR or
+    GE); ids no station is seeded by are left out."""
+    from airwave.store.models import Station, StationSeed
+
+    if not ref_ids:
+        return {}
+    return {
+        ref: count
+        for ref, count in db.execute(
+            select(StationSeed.ref_id, func.count(func.distinct(Station.listener_id)))
+            .join(Station, StationSeed.station_id == Station.id)
+            .where(StationSeed.kind == kind, StationSeed.ref_id.in_(ref_ids))
+            .group_by(StationSeed.ref_id)
+        )
+    }
 
 
 def gains(db: Session, tracks: list[Track]) -> dict[int, float | None]:
@@ -350,6 +399,18 @@ def genre(db: Session, genre_id: int) -> Genre:
     if row is None:
         raise ApiError(ErrorCode.NOT_FOUND, f"no genre G{genre_id}")
     return row
+
+
+def genre_track_count(db: Session, genre_id: int) -> int:
+    """The genre's present tracks."""
+    return (
+        db.scalar(
+            select(func.count(TrackGenre.track_id))
+            .join(Track, Track.id == TrackGenre.track_id)
+            .where(TrackGenre.genre_id == genre_id, PRESENT)
+        )
+        or 0
+    )
 
 
 def genre_sample(db: Session, genre_id: int, limit: int = 5) -> list[int]:

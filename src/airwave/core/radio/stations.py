@@ -28,23 +28,29 @@ from airwave.store.models import (
     TrackGenre,
 )
 
-_COUNT = select(func.count(Station.id)).where(Station.listener_id == bindparam("listener_id"))
+_COUNT = select(func.count(Station.id)).where(
+    Station.listener_id == bindparam("listener_id"), Station.is_shuffle.is_(False)
+)
 
 
 def count_stations(db: Session, listener_id: int) -> int:
+    """The listener's stations as getStations lists them: all but the shuffle station, which
+    `station/shuffle` names (clients that know shuffle add it themselves; listing it too would
+    show it twice)."""
     return db.scalar(_COUNT, {"listener_id": listener_id}) or 0
 
 
 def list_stations(
     db: Session, listener_id: int, start: int, size: int
 ) -> tuple[int, list[Station]]:
-    """Most recently played first, then never-played ones by creation time, newest first."""
+    """Most recently played first, then never-played ones by creation time, newest first; the
+    shuffle station is not listed (see count_stations)."""
     total = count_stations(db, listener_id)
     if total == 0 or start >= total:
         return total, []
     rows = db.scalars(
         select(Station)
-        .where(Station.listener_id == listener_id)
+        .where(Station.listener_id == listener_id, Station.is_shuffle.is_(False))
         .order_by(
             Station.last_played_at.is_(None),
             Station.last_played_at.desc(),
@@ -149,18 +155,6 @@ def _clean_name(name: str) -> str:
     return name
 
 
-def regular_count(db: Session, listener_id: int) -> int:
-    """Stations that count towards the tier's limit (the shuffle station does not)."""
-    return (
-        db.scalar(
-            select(func.count(Station.id)).where(
-                Station.listener_id == listener_id, Station.is_shuffle.is_(False)
-            )
-        )
-        or 0
-    )
-
-
 def create_station(
     db: Session, listener_id: int, seed: SeedRef, name: str | None, max_stations: int, now: datetime
 ) -> tuple[Station, bool]:
@@ -179,7 +173,7 @@ def create_station(
     )
     if existing is not None:
         return existing, False
-    if regular_count(db, listener_id) >= max_stations:
+    if count_stations(db, listener_id) >= max_stations:
         raise ApiError(ErrorCode.MAX_STATIONS_REACHED, f"your plan allows {max_stations} stations")
     shuffle = shuffle_station(db, listener_id)
     follows_all = shuffle is not None and set(shuffle_member_ids(db, shuffle.id)) == {
@@ -361,7 +355,7 @@ def create_thumbprint(db: Session, listener_id: int, max_stations: int, now: dat
             ErrorCode.THUMBPRINT_RADIO_NOT_ELIGIBLE,
             f"Thumbprint Radio needs {THUMBPRINT_MINIMUM} thumbs-up; you have {have}",
         )
-    if regular_count(db, listener_id) >= max_stations:
+    if count_stations(db, listener_id) >= max_stations:
         raise ApiError(ErrorCode.MAX_STATIONS_REACHED, f"your plan allows {max_stations} stations")
     station = Station(
         listener_id=listener_id,
@@ -467,14 +461,7 @@ def station_names(db: Session, station_ids: set[int]) -> dict[int, str]:
 
 def listener_count(db: Session, kind: str, ref_id: int) -> int:
     """Listeners with a station seeded by this artist, track or genre."""
-    return (
-        db.scalar(
-            select(func.count(func.distinct(Station.listener_id)))
-            .join(StationSeed, StationSeed.station_id == Station.id)
-            .where(StationSeed.kind == kind, StationSeed.ref_id == ref_id)
-        )
-        or 0
-    )
+    return catalog.listener_counts(db, kind, [ref_id]).get(ref_id, 0)
 
 
 def cover_hashes_of(db: Session, station: Station, limit: int = 4) -> list[str]:
@@ -675,7 +662,16 @@ def create(
     now: datetime,
 ) -> StationView:
     """station/createStation: a station grown from the seed named, within the tier's station
-    limit."""
+    limit. The stationCode 'sh' + the shuffle station's id names the shuffle station itself (a
+    client starts shuffle that way)."""
+    if station_code is not None and station_code.startswith("sh"):
+        shuffle = ensure_shuffle(db, listener.id, now)
+        if station_code[2:] != str(shuffle.id) or pandora_id is not None or music_id is not None:
+            raise ApiError(
+                ErrorCode.STATION_CODE_INVALID,
+                f"{station_code[:80]!r} does not name your shuffle station",
+            )
+        return station_view(db, shuffle)
     seed = seed_from(station_code, pandora_id, music_id)
     station, _created = create_station(
         db, listener.id, seed, name, settings.tier(listener.tier).max_stations, now
@@ -745,8 +741,13 @@ def feedback_page(
     return total, feedback_views(db, rows)
 
 
-def shuffle_view(db: Session, listener_id: int, now: datetime) -> StationView:
-    """station/shuffle: the listener's shuffle station, created on first use."""
+def shuffle_view(
+    db: Session, listener_id: int, now: datetime, station_ids: list[str] | None = None
+) -> StationView:
+    """station/shuffle: the listener's shuffle station, created on first use; with station ids,
+    it mixes those from now on."""
+    if station_ids is not None:
+        return station_view(db, set_shuffle(db, listener_id, station_ids, now))
     return station_view(db, ensure_shuffle(db, listener_id, now))
 
 

@@ -4,7 +4,7 @@ import { api, session } from "./api.js";
 import { formatsPlayable, isAd, player, preferredFormat, setPreferredFormat, trackTitle } from "./player.js";
 import { artUrl, cover, debounce, dialog, errorText, field, formatTime, h, icon, toast } from "./ui.js";
 
-const TYPE_NAMES = { AR: "Artist", TR: "Song", GE: "Genre", AL: "Album", ST: "Station" };
+const TYPE_NAMES = { artist: "Artist", track: "Song", genre: "Genre", album: "Album", station: "Station" };
 
 export function go(hash) {
   if (location.hash === hash) window.dispatchEvent(new HashChangeEvent("hashchange"));
@@ -446,7 +446,7 @@ export async function stationView(main, stationId) {
       suggestions));
     if (st.allowAddSeed !== false) {
       api("search/getSeedSuggestions", { stationId, maxResults: 6 }).then((r) => {
-        suggestions.replaceChildren(...(r.artists || []).map((a) => h("li", h("button.chip", { type: "button", "aria-label": `Add seed ${a.name}`, onclick: () => addSeed(a.musicId) }, `+ ${a.name}`))));
+        suggestions.replaceChildren(...(Array.isArray(r) ? r : []).map((a) => h("li", h("button.chip", { type: "button", "aria-label": `Add seed ${a.name}`, onclick: () => addSeed(a.musicId) }, `+ ${a.name}`))));
       }).catch(() => {});
     }
     for (const positive of [true, false]) {
