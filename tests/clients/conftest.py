@@ -7,12 +7,12 @@ as the client's language does (see `readers.py`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from support import Server, unique, wait_indexed
+from support import Backend, Server, unique, wait_indexed
 
 
 @pytest.fixture(scope="module")
@@ -27,12 +27,17 @@ class Account:
     password: str
 
 
-@pytest.fixture(scope="module")
-def airwave(start_server: Callable[..., Server], small_demo_library: Path) -> Server:
-    """A server on the demo library, as a new user runs it: the defaults, nothing loosened."""
-    server = start_server("--library", str(small_demo_library))
-    wait_indexed(server)
-    return server
+@pytest.fixture(scope="session")
+def airwave(tmp_path_factory: pytest.TempPathFactory, small_demo_library: Path) -> Iterator[Server]:
+    """A server on the demo library, as a new user runs it: the defaults, nothing loosened.
+    One per test process: every replay signs in with accounts of its own."""
+    backend = Backend("sqlite", tmp_path_factory.mktemp("clients"), None)
+    server = Server(backend, ["--library", str(small_demo_library)]).start()
+    try:
+        wait_indexed(server)
+        yield server
+    finally:
+        server.stop()
 
 
 def make_account(server: Server, tier: str = "free") -> Account:
