@@ -150,6 +150,8 @@ def test_original_is_the_stored_file_with_validators(ctx: Ctx) -> None:
     assert int(headers["content-length"]) == source.stat().st_size
     assert headers["etag"].startswith('"') and headers["last-modified"].endswith("GMT")
     assert headers["cache-control"].startswith("private, max-age=")
+    # any page may read it (a player routing <audio crossorigin> through Web Audio)
+    assert headers["access-control-allow-origin"] == "*"
     head = httpx.head(url)
     assert head.status_code == 200 and head.content == b""
     assert (

@@ -234,6 +234,35 @@ def test_search_is_accent_insensitive_ranked_and_fuzzy(served) -> None:
     assert api.ok("v1/search/fullSearch", {"query": "hour", "types": ["CO"]}) == {"items": []}
 
 
+def test_v3_search_answers_ids_and_their_annotations(served) -> None:
+    _, api = served
+    found = api.ok("v3/sod/search", {"query": "nebula", "types": ["ar", "AL", "TR", "CO", "PL"]})
+    assert found["results"] and set(found["annotations"]) == set(found["results"])
+    artist = found["annotations"][found["results"][0]]
+    assert artist["type"] == "AR" and artist["name"] == "Nébula Quartet"
+    assert artist["pandoraId"] == found["results"][0] and artist["trackCount"] == 5
+    assert artist["icon"]["artUrl"].endswith("/500.jpg") and artist["listenerCount"] == 0
+    albums = api.ok("v3/sod/search", {"query": "blue hours", "types": ["AL"]})
+    album = albums["annotations"][albums["results"][0]]
+    assert album["name"] == "Blue Hours" and album["artistName"] == "Nébula Quartet"
+    assert album["trackCount"] == len(album["tracks"]) > 0
+    assert album["rightsInfo"]["hasInteractive"] is False  # the free tier plays radio only
+    hour = api.ok("v3/sod/search", {"query": "hour 2", "types": ["TR"], "count": 1})
+    track = hour["annotations"][hour["results"][0]]
+    assert track["name"] == "Hour 2" and isinstance(track["duration"], int)
+    assert track["artistId"].startswith("AR:") and track["albumId"].startswith("AL:")
+    genre = api.ok("v3/sod/search", {"query": "jazz", "types": ["SF"]})
+    assert genre["annotations"][genre["results"][0]]["type"] == "GE"
+    bare = api.ok("v3/sod/search", {"query": "nebula", "types": ["AR"], "annotate": False})
+    assert bare["results"] and bare["annotations"] == {}
+    assert api.ok("v3/sod/search", {"query": "nebula", "types": ["PL"]}) == {
+        "results": [],
+        "annotations": {},
+    }
+    for body in ({"query": "x", "types": "AR"}, {"query": 5}, {"query": "x", "count": 0}):
+        assert_error(api.call("v3/sod/search", body), 400, "INVALID_REQUEST")
+
+
 @pytest.mark.parametrize(
     "body",
     [

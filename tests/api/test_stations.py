@@ -638,6 +638,23 @@ def test_shuffle(radio: Server) -> None:
     )
     assert [f["feedbackId"] for f in on_its_station["feedback"]] == [thumb["feedbackId"]]
     api.ok("v1/station/deleteFeedback", {"trackToken": tracks[0]["trackToken"]})
+    # getStations leaves shuffle out (station/shuffle names it, so no client lists it twice);
+    # createStation with "sh" + its id answers it, as a client that starts shuffle that way needs
+    listed = api.ok("v1/station/getStations", {})
+    assert shuffle["stationId"] not in {s["stationId"] for s in listed["stations"]}
+    assert listed["totalStations"] == 3
+    again = api.ok("v1/station/createStation", {"stationCode": "sh" + shuffle["stationId"]})
+    assert again["stationId"] == shuffle["stationId"] and again["isShuffle"] is True
+    assert_error(
+        api.call("v1/station/createStation", {"stationCode": "sh" + jazz}),
+        400,
+        "STATION_CODE_INVALID",
+    )
+    # station/shuffle with stationIds chooses, as updateShuffleStation does
+    chosen = api.ok("v1/station/shuffle", {"stationIds": [jazz], "shuffleType": "my"})
+    assert chosen["shuffleStationIds"] == [jazz]
+    assert api.ok("v1/station/shuffle", {})["shuffleStationIds"] == [jazz]
+    assert_error(api.call("v1/station/shuffle", {"stationIds": "1"}), 400, "INVALID_REQUEST")
     only = api.ok("v1/station/updateShuffleStation", {"stationIds": [rock]})
     assert only["shuffleStationIds"] == [rock]
     assert api.ok("v1/station/updateShuffleStation", {"stationIds": []})["shuffleStationIds"] == []

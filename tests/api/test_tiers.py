@@ -87,6 +87,18 @@ def test_login_flags_follow_the_tier_and_the_operators_policies(tiered: Server) 
     assert api.login(name, "correct horse battery")["tier"] == "plus"
 
 
+def test_billing_info_names_the_tier_as_clients_compare_it(tiered: Server) -> None:
+    for tier, product in (
+        ("free", "pandora_free"),
+        ("plus", "pandora_plus"),
+        ("premium", "pandora_premium"),
+    ):
+        api, _ = member(tiered, tier)
+        assert api.ok("v1/billing/infoV2", {}) == {
+            "activeProduct": {"productTier": product, "tier": tier}
+        }
+
+
 def test_tier_change_takes_effect_on_the_next_call(tiered: Server) -> None:
     api, name = member(tiered, "free")
     station = api.ok("v1/station/createStation", {"musicId": a_track(api)["musicId"]})
