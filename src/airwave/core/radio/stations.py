@@ -665,8 +665,13 @@ def create(
     limit. The stationCode 'sh' + the shuffle station's id names the shuffle station itself (a
     client starts shuffle that way)."""
     if station_code is not None and station_code.startswith("sh"):
-        shuffle = ensure_shuffle(db, listener.id, now)
-        if station_code[2:] != str(shuffle.id) or pandora_id is not None or music_id is not None:
+        shuffle = shuffle_station(db, listener.id)
+        if (
+            shuffle is None
+            or station_code[2:] != str(shuffle.id)
+            or pandora_id is not None
+            or music_id is not None
+        ):
             raise ApiError(
                 ErrorCode.STATION_CODE_INVALID,
                 f"{station_code[:80]!r} does not name your shuffle station",
