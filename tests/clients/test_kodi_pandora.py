@@ -238,17 +238,21 @@ def test_settings_test_login(airwave: Server, account: Account) -> None:
         client.close()
 
 
+def _station_list(client: Any) -> list[Any]:
+    """PandoraClient.get_stations: /v1/station/getStations {pageSize: 250} ->
+    data.get("stations", [])."""
+    return _ok(
+        lambda: client.post("/v1/station/getStations", {"pageSize": 250}), "getStations"
+    ).get("stations", [])
+
+
 def test_list_stations_on_first_start(airwave: Server, account: Account) -> None:
     """default.list_stations (the add-on's root): log in on a cache miss, then getStations."""
     client = KodiPandora(airwave.url)
     try:
         _ok(lambda: client.login(account.username, account.password), "login")
-        # PandoraClient.get_stations: /v1/station/getStations {pageSize: 250} ->
-        # data.get("stations", []); a new listener has none (only the Search entry is shown).
-        stations = _ok(
-            lambda: client.post("/v1/station/getStations", {"pageSize": 250}), "getStations"
-        ).get("stations", [])
-        assert stations == []
+        # a new listener has no stations (only the Search entry is shown)
+        assert _station_list(client) == []
     finally:
         client.close()
 
@@ -384,10 +388,7 @@ def test_create_station_play_rate_and_continue(airwave: Server, account: Account
             lambda: client.post("/v1/station/removeStation", {"stationId": station_id}),
             "removeStation",
         )
-        stations = _ok(
-            lambda: client.post("/v1/station/getStations", {"pageSize": 250}), "getStations"
-        ).get("stations", [])
-        assert stations == []
+        assert _station_list(client) == []
     finally:
         client.close()
 

@@ -10,6 +10,7 @@ from airwave.api.schemas import ResponseModel, absent_when_none
 from airwave.api.v1.objects import ArtImage, art, detail_url, picture_art
 from airwave.core import ids, music
 from airwave.core.catalog.catalog import TrackView
+from airwave.core.entities import Artwork
 
 ICON_SIZE = 500
 
@@ -68,22 +69,37 @@ def _rights(on_demand: bool) -> RightsInfo:
     )
 
 
+def _named(
+    call: Call,
+    code: str,
+    kind: ids.Kind,
+    ref_id: int,
+    name: str,
+    images: list[ArtImage],
+    color: str | None,
+    seo: str | None,
+) -> dict[str, object]:
+    """The fields every annotation has."""
+    return {
+        "type": code,
+        "pandora_id": ids.pandora_id(kind, ref_id),
+        "music_id": ids.music_id(kind, ref_id),
+        "name": name,
+        "sortable_name": name.casefold(),
+        "icon": _icon(images, color),
+        "art": images,
+        "slug_plus_pandora_id": seo,
+        "shareable_url_path": detail_url(call, seo) if seo else None,
+    }
+
+
 def annotation(call: Call, note: music.Note, on_demand: bool) -> Annotation:
     """An annotation of what core.music.annotate found."""
     if isinstance(note, TrackView):
-        t, artist, album = note.track, note.artist, note.album
+        t, artist, album, cover = note.track, note.artist, note.album, note.album_art
         seo = ids.seo_token("track", t.id, artist.name, album.title, t.title)
-        images = art(call, note.album_art)
         return Annotation(
-            type="TR",
-            pandora_id=ids.pandora_id("track", t.id),
-            music_id=ids.music_id("track", t.id),
-            name=t.title,
-            sortable_name=t.title.casefold(),
-            icon=_icon(images, note.album_art.dominant_color if note.album_art else None),
-            art=images,
-            slug_plus_pandora_id=seo,
-            shareable_url_path=detail_url(call, seo),
+            **_named(call, "TR", "track", t.id, t.title, art(call, cover), _color(cover), seo),
             artist_id=ids.pandora_id("artist", artist.id),
             artist_name=artist.name,
             album_id=ids.pandora_id("album", album.id),
@@ -95,19 +111,12 @@ def annotation(call: Call, note: music.Note, on_demand: bool) -> Annotation:
             rights_info=_rights(on_demand),
         )
     if isinstance(note, music.AlbumNote):
-        album, artist, artwork = note.view.album, note.view.artist, note.view.artwork
+        album, artist, cover = note.view.album, note.view.artist, note.view.artwork
         seo = ids.seo_token("album", album.id, artist.name, album.title)
-        images = art(call, artwork)
         return Annotation(
-            type="AL",
-            pandora_id=ids.pandora_id("album", album.id),
-            music_id=ids.music_id("album", album.id),
-            name=album.title,
-            sortable_name=album.title.casefold(),
-            icon=_icon(images, artwork.dominant_color if artwork else None),
-            art=images,
-            slug_plus_pandora_id=seo,
-            shareable_url_path=detail_url(call, seo),
+            **_named(
+                call, "AL", "album", album.id, album.title, art(call, cover), _color(cover), seo
+            ),
             artist_id=ids.pandora_id("artist", artist.id),
             artist_name=artist.name,
             duration=round(note.duration),
@@ -117,20 +126,13 @@ def annotation(call: Call, note: music.Note, on_demand: bool) -> Annotation:
             tracks=[ids.pandora_id("track", t) for t in note.track_ids],
         )
     if isinstance(note, music.ArtistNote):
-        artist = note.view.artist
+        artist, picture = note.view.artist, note.view.picture
         seo = ids.seo_token("artist", artist.id, artist.name)
-        images = picture_art(call, note.view.picture)
-        picture = note.view.picture.artwork
+        images = picture_art(call, picture)
         return Annotation(
-            type="AR",
-            pandora_id=ids.pandora_id("artist", artist.id),
-            music_id=ids.music_id("artist", artist.id),
-            name=artist.name,
-            sortable_name=artist.name.casefold(),
-            icon=_icon(images, picture.dominant_color if picture else None),
-            art=images,
-            slug_plus_pandora_id=seo,
-            shareable_url_path=detail_url(call, seo),
+            **_named(
+                call, "AR", "artist", artist.id, artist.name, images, _color(picture.artwork), seo
+            ),
             track_count=note.track_count,
             album_count=note.album_count,
             has_radio=note.track_count > 0,
@@ -138,17 +140,14 @@ def annotation(call: Call, note: music.Note, on_demand: bool) -> Annotation:
         )
     genre = note.genre
     cover = note.samples[0].album_art if note.samples else None
-    images = art(call, cover)
     return Annotation(
-        type="GE",
-        pandora_id=ids.pandora_id("genre", genre.id),
-        music_id=ids.music_id("genre", genre.id),
-        name=genre.name,
-        sortable_name=genre.name.casefold(),
-        icon=_icon(images, cover.dominant_color if cover else None),
-        art=images,
+        **_named(call, "GE", "genre", genre.id, genre.name, art(call, cover), _color(cover), None),
         track_count=note.track_count,
         has_radio=note.track_count > 0,
         listener_count=note.listener_count,
         station_name=f"{genre.name} Radio",
     )
+
+
+def _color(artwork: Artwork | None) -> str | None:
+    return artwork.dominant_color if artwork is not None else None
