@@ -68,6 +68,74 @@ def _default_tiers() -> dict[str, TierPolicy]:
     }
 
 
+class TunerPartner(BaseModel):
+    """A partner of the JSON tuner interface: the credentials and Blowfish keys a client ships.
+    They are public (every client carries them); they name the client, they do not protect."""
+
+    username: str = Field(min_length=1, max_length=64)
+    password: str = Field(min_length=1, max_length=128)
+    device_model: str = Field(min_length=1, max_length=64)
+    encrypt_key: str = Field(
+        min_length=4, max_length=56, description="what the client encrypts request bodies with"
+    )
+    decrypt_key: str = Field(
+        min_length=4, max_length=56, description="what the client decrypts syncTime with"
+    )
+
+
+def _default_partners() -> list[TunerPartner]:
+    """The partner sets published clients ship (the public record's partner table)."""
+    rows = [
+        (
+            "android",
+            "AC7IBG09A3DTSYM4R41UJWL07VLN8JI7",
+            "android-generic",
+            "6#26FRL$ZWD",
+            "R=U!LH$O2B#",
+        ),
+        (
+            "iphone",
+            "P2E4FC0EAD3*878N92B2CDp34I0B1@388137C",
+            "IP01",
+            "721^26xE22776",
+            "20zE1E47BE57$51",
+        ),
+        (
+            "pandora one",
+            "TVCKIBGS9AO9TSYLNNFUML0743LH82D",
+            "D01",
+            "2%3WCL*JU$MP]4",
+            "U#IO$RZPAB%VX2",
+        ),
+        (
+            "android-gtv",
+            "^bs2*tzZAM47tvmAvV1GZS^TH1SBW?8o",
+            "gtv2-foster",
+            "MCf5Ljj*V?Fr4cF4",
+            "2lSj00N1fKYfOk8x",
+        ),
+        ("palm", "IUC7IBG09A3JTSYM4N11UJWL07VLH8JP0", "pre", "%526CBL$ZU3", "E#U$MY$O2B="),
+        (
+            "winmo",
+            "ED227E10a628EB0E8Pm825Dw7114AC39",
+            "VERIZON_MOTOQ9C",
+            "v93C8C2s12E0EBD",
+            "7D671jt0C5E5d251",
+        ),
+        (
+            "windowsgadget",
+            "EVCCIBGS9AOJTSYMNNFUML07VLH8JYP0",
+            "WG01",
+            "%22CML*ZU$8YXP[1",
+            "E#IO$MYZOAB%FVR2",
+        ),
+    ]
+    return [
+        TunerPartner(username=u, password=p, device_model=d, encrypt_key=e, decrypt_key=k)
+        for u, p, d, e, k in rows
+    ]
+
+
 def default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir("airwave", appauthor=False))
 
@@ -138,6 +206,14 @@ class Settings(BaseSettings):
     readonly_mode: bool = False
     default_tier: Tier = "free"
     tiers: dict[str, TierPolicy] = Field(default_factory=_default_tiers)
+    tuner_enabled: bool = Field(
+        True,
+        description="serve the JSON tuner interface (pianobar, pydora, Pithos) at /services/json/",
+    )
+    tuner_partners: list[TunerPartner] = Field(
+        default_factory=_default_partners,
+        description="partners the tuner interface accepts; add your own set to the list",
+    )
     password_min_length: int = Field(8, ge=1)
     password_hash_memory_kib: int = Field(
         65536,

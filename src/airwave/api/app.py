@@ -24,6 +24,8 @@ from airwave.api.http.files import ZEROCOPY, OpenFile, open_file, send_file
 from airwave.api.http.headers import request_headers
 from airwave.api.openapi import openapi_document
 from airwave.api.protocol import CSRF_COOKIE, ApiDispatcher, cookie_header, send_error, send_json
+from airwave.api.tuner import methods as _tuner_methods  # noqa: F401 - declares the methods
+from airwave.api.tuner.dispatch import TunerDispatcher
 from airwave.core.accounts import credentials
 from airwave.core.catalog import art
 from airwave.core.catalog.library import Library, serving_roots
@@ -90,6 +92,7 @@ class AirwaveApp:
         self.library = library
         self.roots = serving_roots(services, library)
         self.api = ApiDispatcher(services, registry)
+        self.tuner = TunerDispatcher(services)
         self.audio = AudioRoutes(services, self.roots)
         self._openapi: bytes | None = None
         self.web = _web_assets(_WEB_DIR)
@@ -107,6 +110,8 @@ class AirwaveApp:
         path = scope["path"]
         if path.startswith("/api/") or path == "/api":
             await self.api(scope, receive, send)
+        elif path in ("/services/json/", "/services/json"):
+            await self.tuner(scope, receive, send)
         elif path == "/":
             await self._root(scope, send)
         elif path.startswith("/audio/"):
