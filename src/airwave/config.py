@@ -161,6 +161,18 @@ class Settings(BaseSettings):
     port: int = Field(4533, ge=0, le=65535)
     tls_cert: Path | None = None
     tls_key: Path | None = None
+    plain_port: int | None = Field(
+        None,
+        ge=0,
+        le=65535,
+        description="with TLS, also serve plain HTTP on this port (same host): pianobar and "
+        "pydora send most tuner calls over plain HTTP and pianobar plays only http:// audio",
+    )
+    plain_url: str | None = Field(
+        None,
+        description="the plain-HTTP base URL tuner clients reach (behind a reverse proxy); "
+        "default: the request's host with plain_port",
+    )
     trusted_proxies: list[str] = Field(
         default_factory=list, description="addresses/networks whose X-Forwarded-* headers count"
     )

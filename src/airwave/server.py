@@ -28,7 +28,13 @@ log = logging.getLogger("airwave.server")
 class _Server(uvicorn.Server):
     """uvicorn's server, but a signal-initiated graceful stop exits with status 0."""
 
-    def __init__(self, config: uvicorn.Config, handshake_timeout: float) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        handshake_timeout: float,
+        plain_sockets: list[socket.socket] | None = None,
+    ) -> None:
+        self.plain_sockets = plain_sockets or []  # plain HTTP beside the TLS ones
         super().__init__(config)
         self.handshake_timeout = handshake_timeout
 
@@ -74,6 +80,9 @@ class _Server(uvicorn.Server):
                 create_protocol, sock=sock, ssl=config.ssl, backlog=config.backlog, **extra
             )
             for sock in sockets or []
+        ] + [
+            await loop.create_server(create_protocol, sock=sock, backlog=config.backlog)
+            for sock in self.plain_sockets
         ]
         self.started = True
 
@@ -145,8 +154,11 @@ def run(
     protocol, guard = _http_protocol(
         settings.header_timeout, connection_cap(raise_fd_limit(), settings.max_connections)
     )
+    if settings.plain_port is not None and not settings.tls_cert:
+        raise ValueError("--plain-port serves plain HTTP beside TLS: give --tls-cert and --tls-key")
     sock = bind(settings.host, settings.port)
     port = sock.getsockname()[1]
+    plain = [bind(settings.host, settings.plain_port)] if settings.plain_port is not None else []
     config = uvicorn.Config(
         create_app(services, library),
         ssl_certfile=str(settings.tls_cert) if settings.tls_cert else None,
@@ -168,8 +180,10 @@ def run(
             f"cannot use TLS certificate {settings.tls_cert} with key {settings.tls_key}: {exc}"
         ) from None
     config.connection_guard = guard  # type: ignore[attr-defined]  # read by the protocol
-    server = _Server(config, handshake_timeout=settings.header_timeout)
+    server = _Server(config, handshake_timeout=settings.header_timeout, plain_sockets=plain)
     announce(base_url(settings, port))
+    for extra in plain:
+        log.info("plain HTTP beside TLS", extra={"port": extra.getsockname()[1]})
     if library is not None:
         library.start(watch=settings.watch_library)
     try:
@@ -178,5 +192,7 @@ def run(
         if library is not None:
             library.stop()
         sock.close()
+        for extra in plain:
+            extra.close()
         services.close()
         log.info("server stopped")

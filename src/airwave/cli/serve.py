@@ -38,6 +38,10 @@ def serve(
     demo: Annotated[bool, typer.Option("--demo", help="Create the demo account demo/demo")] = False,
     tls_cert: Annotated[Path | None, typer.Option(help="PEM certificate: serve HTTPS")] = None,
     tls_key: Annotated[Path | None, typer.Option(help="PEM private key for --tls-cert")] = None,
+    plain_port: Annotated[
+        int | None,
+        typer.Option(help="With TLS, also plain HTTP on this port (for tuner clients)"),
+    ] = None,
     open_registration: Annotated[
         bool | None,
         typer.Option("--open-registration/--closed-registration", help="Allow listener/register"),
@@ -65,6 +69,7 @@ def serve(
         config_file=config,
         tls_cert=tls_cert,
         tls_key=tls_key,
+        plain_port=plain_port,
         open_registration=open_registration,
         readonly_mode=readonly,
         log_format=log_format,

@@ -7,6 +7,7 @@ import hashlib
 import secrets
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from airwave.api.tuner import crypto
 from airwave.api.tuner.dispatch import (
@@ -26,7 +27,7 @@ from airwave.core.catalog import catalog
 from airwave.core.catalog.catalog import TrackView
 from airwave.core.entities import Artwork
 from airwave.core.plays import spin_by_token
-from airwave.core.radio import delivery, narrative, playlist, stations
+from airwave.core.radio import ads, delivery, listening, narrative, playlist, stations
 from airwave.errors import ApiError, ErrorCode
 
 ART_SIZE = 500
@@ -36,6 +37,20 @@ def _art_url(call: TunerCall, artwork: Artwork | None) -> str:
     if artwork is None:
         return ""
     return f"{call.call.base_url}/art/{artwork.content_hash}/{ART_SIZE}.jpg"
+
+
+def audio_base(t: TunerCall) -> str:
+    """Where tuner clients fetch audio: plain HTTP when the server offers it (pianobar plays only
+    http:// URLs), else the URL the call came in on."""
+    settings, base = t.call.settings, t.call.base_url
+    if settings.plain_url:
+        return settings.plain_url.rstrip("/")
+    if base.startswith("https://") and settings.plain_port is not None:
+        host = urlsplit(base).hostname or "127.0.0.1"
+        host = f"[{host}]" if ":" in host else host
+        port = "" if settings.plain_port == 80 else f":{settings.plain_port}"
+        return f"http://{host}{port}"
+    return base
 
 
 def _date(moment: datetime) -> dict[str, int]:
@@ -311,13 +326,17 @@ def set_quick_mix(t: TunerCall) -> None:
 
 @method("station.getGenreStations")
 def get_genre_stations(t: TunerCall) -> dict[str, Any]:
-    return {"categories": _genre_categories(t)}
+    categories = _genre_categories(t)
+    return {"categories": categories, "checksum": _genre_checksum(categories)}
+
+
+def _genre_checksum(categories: list[dict[str, Any]]) -> str:
+    return hashlib.md5(repr(categories).encode(), usedforsecurity=False).hexdigest()
 
 
 @method("station.getGenreStationsChecksum")
 def get_genre_stations_checksum(t: TunerCall) -> dict[str, Any]:
-    text = repr(_genre_categories(t)).encode()
-    return {"checksum": hashlib.md5(text, usedforsecurity=False).hexdigest()}
+    return {"checksum": _genre_checksum(_genre_categories(t))}
 
 
 def _genre_categories(t: TunerCall) -> list[dict[str, Any]]:
@@ -389,11 +408,12 @@ def get_playlist(t: TunerCall) -> dict[str, Any]:
     assert call.session is not None
     now = call.now()
     high = delivery.encoding_for(call.settings, listener, "mp3-hifi")
+    base = audio_base(t)
     with call.write() as db:
         result = playlist.next_fragment(
             db,
             call.services,
-            call.base_url,
+            base,
             listener,
             call.session,
             t.text("stationToken", limit=64) or "",
@@ -401,7 +421,7 @@ def get_playlist(t: TunerCall) -> dict[str, Any]:
             "aacplus",
             now,
         )
-    issuer = delivery.Issuer(call.services, call.base_url, now)
+    issuer = delivery.Issuer(call.services, base, now)
     items: list[dict[str, Any]] = []
     for item in result.items:
         if isinstance(item, playlist.TrackItem):
@@ -616,3 +636,78 @@ def can_subscribe(t: TunerCall) -> dict[str, Any]:
 @method("test.checkLicensing", auth=False)
 def check_licensing(t: TunerCall) -> dict[str, Any]:
     return {"isAllowed": True}
+
+
+@method("user.getUsageInfo")
+def get_usage_info(t: TunerCall) -> dict[str, Any]:
+    """The month's listening against the tier's cap (0 hours: no cap)."""
+    call, listener = t.call, t.call.require_listener()
+    seconds = listening.seconds_this_month(call.reader(), listener.id, call.now())
+    cap = call.settings.tier(listener.tier).monthly_listening_cap_hours
+    hours = round(seconds / 3600)
+    return {
+        "accountMonthlyListening": hours,
+        "deviceMonthlyListening": hours,
+        "monthlyCapHours": cap,
+        "monthlyCapWarningPercent": 85,
+        "monthlyCapWarningRepeatPercent": 95,
+        "isMonthlyPayer": False,
+        "isCapped": bool(cap) and seconds >= cap * 3600,
+        "listeningTimestamp": int(call.now().timestamp() * 1000),
+    }
+
+
+@method("bookmark.deleteArtistBookmark", writes=True)
+def delete_artist_bookmark(t: TunerCall) -> None:
+    _delete_bookmark(t)
+
+
+@method("bookmark.deleteSongBookmark", writes=True)
+def delete_song_bookmark(t: TunerCall) -> None:
+    _delete_bookmark(t)
+
+
+def _delete_bookmark(t: TunerCall) -> None:
+    with t.call.write() as db:
+        bookmarks.delete_bookmark(
+            db, t.call.require_listener().id, t.text("bookmarkToken", limit=64), None, None
+        )
+
+
+@method("ad.getAdMetadata")
+def get_ad_metadata(t: TunerCall) -> dict[str, Any]:
+    """An ad of a playlist (items carry only its adToken): its audio, art and tracking token."""
+    call, listener = t.call, t.call.require_listener()
+    db, now = call.reader(), call.now()
+    token = t.text("adToken", limit=64) or ""
+    spin = ads.ad_spin_by_token(db, listener.id, token, now)
+    campaign = ads.require_campaign(db, spin.campaign_id)
+    issuer = delivery.Issuer(call.services, audio_base(t), now)
+    item = ads.ad_item(db, issuer, call.settings, listener, spin, campaign, "aacplus")
+    audio = _audio(item.links)
+    return {
+        "title": campaign.title,
+        "companyName": "",
+        "clickThroughUrl": campaign.click_url,
+        "imageUrl": _art_url(t, item.art),
+        "trackGain": "0.00",
+        "audioUrlMap": {"highQuality": audio, "mediumQuality": audio, "lowQuality": audio},
+        "adTrackingTokens": [token],
+    }
+
+
+@method("ad.registerAd", writes=True)
+def register_ad(t: TunerCall) -> None:
+    """The ad played: its impression counts (once per token), as ad/registerImpression."""
+    tokens = t.body.get("adTrackingTokens")
+    if not isinstance(tokens, list) or not all(isinstance(x, str) for x in tokens):
+        raise TunerError(PARAMETER_TYPE_MISMATCH, "adTrackingTokens must be a list of strings")
+    with t.call.write() as db:
+        ads.register_impressions(
+            db, t.call.require_listener().id, [x[:64] for x in tokens[:100]], t.call.now()
+        )
+
+
+@method("test.echo", auth=False)
+def echo(t: TunerCall) -> dict[str, Any]:
+    return {}
