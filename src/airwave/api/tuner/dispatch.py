@@ -233,7 +233,11 @@ class TunerDispatcher:
         )
         token = query.get("auth_token") or body.get("userAuthToken")
         tuner = TunerCall(call, partner, partner_id, body)
-        return await anyio.to_thread.run_sync(self._execute, found, tuner, token, query)
+        try:
+            return await anyio.to_thread.run_sync(self._execute, found, tuner, token, query)
+        finally:
+            if call.listener is not None and "state" in scope:
+                scope["state"]["listener_id"] = call.listener.id
 
     def _partner(self, value: str | None) -> tuple[int, TunerPartner]:
         if not value:

@@ -147,12 +147,13 @@ def _station(t: TunerCall, view: stations.StationView) -> dict[str, Any]:
 
 
 def _station_list(t: TunerCall) -> list[dict[str, Any]]:
-    db, listener = t.call.reader(), t.call.require_listener()
-    _total, views = stations.station_page(db, listener.id, 0, 10_000)
-    shuffle = stations.shuffle_station(db, listener.id)
-    if shuffle is not None:  # the tuner lists QuickMix with the stations
-        views.insert(0, stations.station_view(db, shuffle))
-    return [_station(t, v) for v in views]
+    """The stations with QuickMix (the shuffle station) first: tuner clients always find it in
+    the list (pianobar cannot even create a station from an empty one)."""
+    call, listener = t.call, t.call.require_listener()
+    with call.write() as db:
+        shuffle = stations.shuffle_view(db, listener.id, call.now())
+        _total, views = stations.station_page(db, listener.id, 0, 10_000)
+        return [_station(t, v) for v in [shuffle, *views]]
 
 
 def _checksum(items: list[dict[str, Any]]) -> str:
@@ -160,13 +161,13 @@ def _checksum(items: list[dict[str, Any]]) -> str:
     return hashlib.md5(text.encode(), usedforsecurity=False).hexdigest()
 
 
-@method("user.getStationList")
+@method("user.getStationList", writes=True)
 def get_station_list(t: TunerCall) -> dict[str, Any]:
     listed = _station_list(t)
     return {"stations": listed, "checksum": _checksum(listed)}
 
 
-@method("user.getStationListChecksum")
+@method("user.getStationListChecksum", writes=True)
 def get_station_list_checksum(t: TunerCall) -> dict[str, Any]:
     return {"checksum": _checksum(_station_list(t))}
 

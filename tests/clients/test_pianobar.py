@@ -1,0 +1,214 @@
+"""pianobar (the Debian package) plays from Airwave through the tuner interface, driven under tmux
+the way a person uses it: pick a station, listen, `+` thumbs up, `e` explains, `n` skips, `c`
+creates a station. What it did is checked through the REST API afterwards (one core, two edges).
+
+pianobar sends its logins and playlist calls to `https://rpc_host:rpc_tls_port` and everything
+else to `http://rpc_host:80`, and plays only `http://` audio: the server listens with TLS on 443
+and plain HTTP on 80 (`--plain-port`) on a loopback address of its own, with a trustme
+certificate given to pianobar as `ca_bundle`. Its audio goes to `audio_pipe`, a FIFO this test
+drains at real-time speed, so the playback clock runs as it would through a sound card.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import trustme
+from conftest import Account, make_account
+from support import Api, Backend, Server, wait_indexed
+
+HOST = "127.0.0.20"  # this module's own loopback address
+SAMPLE_RATE = 44100
+BYTES_PER_SECOND = SAMPLE_RATE * 2 * 2  # 16-bit stereo PCM from libao's raw driver
+PARTNER = """\
+partner_user = android
+partner_password = AC7IBG09A3DTSYM4R41UJWL07VLN8JI7
+device = android-generic
+encrypt_password = 6#26FRL$ZWD
+decrypt_password = R=U!LH$O2B#
+"""
+
+
+def _can_bind_low_ports() -> bool:
+    try:
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((HOST, 80))
+        return True
+    except OSError:
+        return False
+
+
+pytestmark = [
+    pytest.mark.skipif(
+        not (shutil.which("pianobar") and shutil.which("tmux")),
+        reason="pianobar and tmux come from Debian (.ci/run installs them)",
+    ),
+    pytest.mark.skipif(
+        not _can_bind_low_ports(), reason=f"ports 80 and 443 on {HOST} need root (the CI has it)"
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def tuner(
+    tmp_path_factory: pytest.TempPathFactory, small_demo_library: Path
+) -> Iterator[tuple[Server, Path]]:
+    ca = trustme.CA()
+    issued = ca.issue_cert(HOST)
+    folder = tmp_path_factory.mktemp("pianobar-tls")
+    cert, key, ca_file = folder / "cert.pem", folder / "key.pem", folder / "ca.pem"
+    cert.write_bytes(b"".join(blob.bytes() for blob in issued.cert_chain_pems))
+    issued.private_key_pem.write_to_path(str(key))
+    ca.cert_pem.write_to_path(str(ca_file))
+    server = Server(
+        Backend("sqlite", tmp_path_factory.mktemp("pianobar"), None),
+        [
+            "--host", HOST, "--port", "443", "--plain-port", "80",
+            "--tls-cert", str(cert), "--tls-key", str(key),
+            "--library", str(small_demo_library),
+        ],
+    ).start()  # fmt: skip
+    try:
+        plain = Server(server.backend)
+        plain.url = f"http://{HOST}"  # the plain listener answers /healthz too
+        wait_indexed(plain)
+        yield server, ca_file
+    finally:
+        server.stop()
+
+
+class Pianobar:
+    """pianobar in a tmux session; keys go through its control FIFO, the screen is read back."""
+
+    def __init__(self, home: Path, account: Account, ca_file: Path) -> None:
+        self.home = home
+        self.session = f"pianobar-{os.getpid()}"
+        config = home / "xdg" / "pianobar"
+        config.mkdir(parents=True)
+        self.ctl, self.audio, self.events = home / "ctl", home / "audio", home / "events.log"
+        os.mkfifo(self.ctl)
+        os.mkfifo(self.audio)
+        hook = home / "event.sh"
+        hook.write_text(f'#!/bin/sh\n{{ echo "EVENT $1"; cat; }} >> {self.events}\n')
+        hook.chmod(0o755)
+        (config / "config").write_text(
+            f"user = {account.username}\npassword = {account.password}\n"
+            f"rpc_host = {HOST}\nrpc_tls_port = 443\nca_bundle = {ca_file}\n{PARTNER}"
+            f"audio_quality = high\nsample_rate = {SAMPLE_RATE}\nformat_time = %e\n"
+            f"fifo = {self.ctl}\naudio_pipe = {self.audio}\nevent_command = {hook}\n"
+        )
+        self.playing = threading.Event()
+        self._stop = False
+        self._drain = threading.Thread(target=self._listen, daemon=True)
+        self._drain.start()
+        env = f"XDG_CONFIG_HOME={home / 'xdg'} HOME={home}"
+        subprocess.run(
+            ["tmux", "new-session", "-d", "-s", self.session, "-x", "160", "-y", "60",
+             f"env {env} pianobar 2> {home / 'stderr.log'}"],
+            check=True,
+        )  # fmt: skip
+
+    def _listen(self) -> None:
+        """The sound card: take PCM at real-time speed."""
+        with open(self.audio, "rb", buffering=0) as pipe:
+            chunk = BYTES_PER_SECOND // 20
+            while not self._stop:
+                started = time.monotonic()
+                if not pipe.read(chunk):
+                    break
+                self.playing.set()
+                time.sleep(max(0.0, 0.05 - (time.monotonic() - started)))
+
+    def press(self, keys: str) -> None:
+        with open(self.ctl, "w") as ctl:
+            ctl.write(keys)
+
+    def screen(self) -> str:
+        return subprocess.run(
+            ["tmux", "capture-pane", "-p", "-t", self.session, "-S", "-200"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+
+    def wait_for(self, pattern: str, timeout: float = 30) -> re.Match[str]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = re.search(pattern, self.screen())
+            if found:
+                return found
+            time.sleep(0.05)
+        raise AssertionError(f"pianobar never showed {pattern!r}:\n{self.screen()}")
+
+    def event_log(self) -> str:
+        return self.events.read_text() if self.events.exists() else ""
+
+    def close(self) -> None:
+        self.press("q")
+        time.sleep(0.5)
+        self._stop = True
+        subprocess.run(["tmux", "kill-session", "-t", self.session], check=False)
+
+
+def test_pianobar_plays_rates_explains_skips_and_creates(
+    tuner: tuple[Server, Path], tmp_path: Path
+) -> None:
+    server, ca_file = tuner
+    account = make_account(server)
+    web: Api = server.client(verify=False)  # the web player, signed in as the same listener
+    web.login(account.username, account.password)
+    artist = web.ok("v3/sod/search", {"query": "glass harbor", "types": ["AR"]})["results"][0]
+    web.ok("v1/station/createStation", {"pandoraId": artist})
+
+    bar = Pianobar(tmp_path, account, ca_file)
+    try:
+        bar.wait_for(r"\(i\) Login\.\.\. Ok\.")
+        pick = bar.wait_for(r"(\d+)\) [ qQ]{3,4}Glass Harbor Radio")  # q: in QuickMix
+        bar.wait_for(r"\[\?\] Select station:")
+        bar.press(pick.group(1) + "\n")
+        song = bar.wait_for(r'\|>  "([^"]+)" by "([^"]+)" on "([^"]+)"')
+        assert bar.playing.wait(20), "no audio reached the audio pipe"
+        # the playback clock runs (format_time %e: the elapsed time) past the first second
+        bar.wait_for(r"#\s+00:0[1-9]", timeout=20)
+
+        bar.press("+")  # thumbs up the song playing now
+        bar.wait_for(r"Loving song\.\.\. Ok\.")
+        loved = re.findall(r"(?m)^title=(.*)$", bar.event_log().split("EVENT songlove")[-1])[0]
+        bar.press("e")  # why this song?
+        bar.wait_for(r"because it features")
+        starts = bar.event_log().count("EVENT songstart")
+        bar.press("n")  # skip
+        deadline = time.monotonic() + 20
+        while bar.event_log().count("EVENT songstart") <= starts:
+            assert time.monotonic() < deadline, bar.screen()
+            time.sleep(0.05)
+
+        bar.press("c")  # a new station, made in pianobar
+        bar.wait_for(r"Create station from artist or title:")
+        bar.press("Kilohertz Garden\n")
+        bar.wait_for(r"Select artist:")
+        bar.press("0\n")
+        bar.wait_for(r"Creating station\.\.\. Ok\.")
+        assert "/!\\" not in bar.screen(), bar.screen()
+    finally:
+        bar.close()
+
+    assert song.group(1)
+    stations = web.ok("v1/station/getStations", {})["stations"]
+    names = {s["name"]: s["stationId"] for s in stations}
+    assert "Kilohertz Garden Radio" in names  # the web player sees pianobar's station
+    thumbs = web.ok(
+        "v1/station/getStationFeedback",
+        {"stationId": names["Glass Harbor Radio"], "positive": True},
+    )["feedback"]
+    assert loved in {f["songTitle"] for f in thumbs}
