@@ -179,6 +179,26 @@ def test_bad_parameters_of_a_signed_in_caller(radio: Server) -> None:
     assert tuner.call("test.checkLicensing")["result"] == {"isAllowed": True}
 
 
+def test_settings_change_after_the_password_and_the_filter_keeps_its_pin(radio: Server) -> None:
+    name, password = listener(radio)
+    tuner = Tuner(radio)
+    tuner.login(name, password)
+    wrong = {"currentUsername": name, "currentPassword": "nope", "zipCode": "94110"}
+    fail(tuner.call("user.changeSettings", wrong), 1012)  # INVALID_PASSWORD
+    right = dict(wrong, currentPassword=password, isExplicitContentFilterEnabled=True)
+    assert tuner.call("user.changeSettings", right)["stat"] == "ok"
+    settings = tuner.call("user.getSettings")["result"]
+    assert settings["zipCode"] == "94110" and settings["isExplicitContentFilterEnabled"] is True
+    api = radio.client()
+    api.login(name, password)
+    api.ok("v1/listener/setExplicitPIN", {"pin": "1234", "currentPassword": password})
+    off = {"isExplicitContentFilterEnabled": False}
+    fail(tuner.call("user.setExplicitContentFilter", off), 1018)
+    pinned = dict(off, explicitContentFilterPIN="1234")
+    assert tuner.call("user.setExplicitContentFilter", pinned)["stat"] == "ok"
+    assert tuner.call("user.getSettings")["result"]["isExplicitContentFilterEnabled"] is False
+
+
 def test_get_is_refused_and_the_interface_can_be_turned_off(
     radio: Server, start_server: Callable[..., Server]
 ) -> None:

@@ -712,3 +712,62 @@ def register_ad(t: TunerCall) -> None:
 @method("test.echo", auth=False)
 def echo(t: TunerCall) -> dict[str, Any]:
     return {}
+
+
+# the record's user.changeSettings keys and the listener settings they are
+_SETTINGS = {
+    "gender": "gender",
+    "birthYear": "birth_year",
+    "zipCode": "zip_code",
+    "isExplicitContentFilterEnabled": "explicit_filter",
+}
+
+
+@method("user.changeSettings", writes=True)
+def change_settings(t: TunerCall) -> None:
+    """Settings, after the account's password again (listener/updateAccount's rule); a new
+    username or password goes through updateAccount's checks."""
+    call, listener = t.call, t.call.require_listener()
+    assert call.session is not None and call.auth_token is not None
+    changes: dict[str, Any] = {
+        name: t.body[key] for key, name in _SETTINGS.items() if key in t.body
+    }
+    if "emailOptIn" in t.body:
+        changes["email_opt_out"] = not t.flag("emailOptIn")
+    if "isExplicitContentFilterEnabled" in t.body:
+        changes["explicit_filter"] = t.flag("isExplicitContentFilterEnabled")
+    new_username = t.text("newUsername", required=False, limit=256)
+    new_password = t.text("newPassword", required=False, limit=1024)
+    if new_username or new_password:
+        credentials.update_account(
+            call.services,
+            listener,
+            call.session,
+            call.auth_token,
+            current_username=t.text("currentUsername", limit=256) or "",
+            current_password=t.text("currentPassword", limit=1024) or "",
+            new_username=new_username,
+            new_password=new_password,
+            explicit_filter=None,
+            client=credentials.Client(call.client, call.user_agent, None),
+        )
+    else:
+        credentials.confirm_password(
+            call.services,
+            listener,
+            t.text("currentPassword", limit=1024) or "",
+            credentials.Client(call.client, call.user_agent, None),
+        )
+    credentials.update_settings(call.services, listener, changes, None)
+
+
+@method("user.setExplicitContentFilter", writes=True)
+def set_explicit_content_filter(t: TunerCall) -> None:
+    """The explicit filter; turning it off needs the PIN when one is set (the REST rule)."""
+    call = t.call
+    credentials.update_settings(
+        call.services,
+        call.require_listener(),
+        {"explicit_filter": t.flag("isExplicitContentFilterEnabled")},
+        t.text("explicitContentFilterPIN", required=False, limit=16),
+    )

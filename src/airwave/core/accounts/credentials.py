@@ -162,6 +162,11 @@ def _reauthenticate(services: Services, listener: Listener, password: str, clien
     )
 
 
+def confirm_password(services: Services, listener: Listener, password: str, client: Client) -> None:
+    """The account's password again before a change that needs it, throttled like a login."""
+    _reauthenticate(services, listener, password, client)
+
+
 def update_account(
     services: Services,
     listener: Listener,
