@@ -104,7 +104,7 @@ class Pianobar:
         (config / "config").write_text(
             f"user = {account.username}\npassword = {account.password}\n"
             f"rpc_host = {HOST}\nrpc_tls_port = 443\nca_bundle = {ca_file}\n{PARTNER}"
-            f"audio_quality = high\nsample_rate = {SAMPLE_RATE}\nformat_time = %e\n"
+            f"audio_quality = high\nsample_rate = {SAMPLE_RATE}\n"
             f"fifo = {self.ctl}\naudio_pipe = {self.audio}\nevent_command = {hook}\n"
         )
         self.playing = threading.Event()
@@ -178,8 +178,16 @@ def test_pianobar_plays_rates_explains_skips_and_creates(
         bar.press(pick.group(1) + "\n")
         song = bar.wait_for(r'\|>  "([^"]+)" by "([^"]+)" on "([^"]+)"')
         assert bar.playing.wait(20), "no audio reached the audio pipe"
-        # the playback clock runs (format_time %e: the elapsed time) past the first second
-        bar.wait_for(r"#\s+00:0[1-9]", timeout=20)
+        # the playback clock runs: "#   -00:01/00:02", remaining below the track's length (which
+        # pianobar reads from the audio: known while the server is still transcoding it)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            clock = re.findall(r"#\s+-(\d\d):(\d\d)/(\d\d):(\d\d)", bar.screen())
+            if any(0 < int(m) * 60 + int(s) < int(tm) * 60 + int(ts) for m, s, tm, ts in clock):
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError(f"the playback clock never moved:\n{bar.screen()}")
 
         bar.press("+")  # thumbs up the song playing now
         bar.wait_for(r"Loving song\.\.\. Ok\.")

@@ -228,6 +228,32 @@ def test_mp3_with_and_without_the_system_lame(tmp_path: Path, system_lame: bool)
     assert 124_000 < decoded.bitrate < 132_000
 
 
+def test_an_mp3_still_being_written_already_tells_its_length(tmp_path: Path) -> None:
+    """A player that opens the file while it is transcoded (pianobar's ffmpeg) reads the length
+    from the provisional Info tag; the finished file carries LAME's own tag."""
+    if not system_lame_available():
+        pytest.skip("no system libmp3lame")
+    import av
+
+    source = audiokit.write_audio(tmp_path / "src.flac", audiokit.music(30.0))
+    out = tmp_path / "out.mp3"
+    early: list[bytes] = []
+    fd = os.open(out, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        transcode(
+            str(source), fd, PROFILES["mp3"], lambda _n: early or early.append(out.read_bytes())
+        )
+    finally:
+        os.close(fd)
+    partial = tmp_path / "partial.mp3"
+    partial.write_bytes(early[0])
+    assert len(early[0]) < out.stat().st_size // 10  # truly early
+    with av.open(str(partial)) as container:
+        assert abs(container.duration / 1e6 - 30.0) < 0.2
+    with av.open(str(out)) as container:
+        assert abs(container.duration / 1e6 - 30.0) < 0.1
+
+
 def test_undecodable_sources_raise(tmp_path: Path) -> None:
     from airwave.audio.transcode import TranscodeError
 

@@ -26,6 +26,7 @@ from airwave.api.openapi import openapi_document
 from airwave.api.protocol import CSRF_COOKIE, ApiDispatcher, cookie_header, send_error, send_json
 from airwave.api.tuner import methods as _tuner_methods  # noqa: F401 - declares the methods
 from airwave.api.tuner.dispatch import TunerDispatcher
+from airwave.core import music
 from airwave.core.accounts import credentials
 from airwave.core.catalog import art
 from airwave.core.catalog.library import Library, serving_roots
@@ -118,6 +119,8 @@ class AirwaveApp:
             await self.audio(scope, receive, send)
         elif path.startswith("/art/"):
             await self._art(scope, receive, send)
+        elif path.startswith("/music/"):
+            await self._music_page(scope, send)
         elif path.startswith("/web/"):
             await self._web(scope, send)
         elif path == "/healthz":
@@ -166,6 +169,33 @@ class AirwaveApp:
             await send_error(send, ApiError(ErrorCode.NOT_FOUND, "no such file"))
             return
         await _send_asset(scope, send, asset, [(b"cache-control", b"no-cache")], revalidate=True)
+
+    async def _music_page(self, scope: Scope, send: Send) -> None:
+        """GET /music/{seoToken}: the detail URLs of tracks, albums and artists (songDetailURL and
+        friends) open the web player's page for them."""
+        if scope["method"] not in ("GET", "HEAD"):
+            await send_error(
+                send, ApiError(ErrorCode.METHOD_NOT_ALLOWED, "detail pages answer GET and HEAD")
+            )
+            return
+
+        def find() -> tuple[str, str] | None:
+            with self.services.database.read() as db:
+                return music.page_of(db, scope["path"][len("/music/") :][:512])
+
+        page = await anyio.to_thread.run_sync(find)
+        if page is None:
+            await send_error(send, ApiError(ErrorCode.NOT_FOUND, "no such artist, album or track"))
+            return
+        location = f"/#/{page[0]}/{page[1]}".encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 302,
+                "headers": [(b"location", location), (b"content-length", b"0")],
+            }
+        )
+        await send({"type": "http.response.body", "body": b""})
 
     async def _art(self, scope: Scope, receive: Receive, send: Send) -> None:
         """GET/HEAD /art/{hash}/{size}.jpg and /art/mosaic/{hash-hash-...}/{size}.jpg: no auth,

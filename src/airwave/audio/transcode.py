@@ -56,7 +56,8 @@ def transcode(
             frames = _decoded(container, stream)
             lame = _system_lame() if system_lame and profile.codec == "libmp3lame" else None
             if lame is not None:
-                _encode_lame(lame, frames, sink, profile, rate, layout)
+                seconds = container.duration / 1_000_000 if container.duration else None
+                _encode_lame(lame, frames, sink, profile, rate, layout, seconds)
             else:
                 _encode_pyav(frames, sink, profile, rate, layout)
     except av.FFmpegError as exc:
@@ -126,10 +127,12 @@ def _encode_lame(
     profile: Profile,
     rate: int,
     layout: str,
+    seconds: float | None = None,
 ) -> None:
     import av
 
     channels = 1 if layout == "mono" else 2
+    first = True
     gfp = lame.lame_init()
     if not gfp:
         raise TranscodeError("lame_init failed")
@@ -148,7 +151,7 @@ def _encode_lame(
         buffer = ctypes.create_string_buffer(1 << 16)
 
         def encode(chunk: Any) -> None:
-            nonlocal buffer
+            nonlocal buffer, first
             planes = chunk.to_ndarray()
             samples = chunk.samples
             need = samples * 5 // 4 + 7200
@@ -161,7 +164,11 @@ def _encode_lame(
             )
             if size < 0:
                 raise TranscodeError(f"LAME failed with {size}")
-            sink.write(buffer.raw[:size])
+            data = buffer.raw[:size]
+            if first and size:
+                first = False
+                data = _provisional_info(data, channels, rate, seconds)
+            sink.write(data)
 
         for frame in frames:
             for chunk in resampler.resample(frame):
@@ -177,6 +184,25 @@ def _encode_lame(
             os.pwrite(sink.fd, buffer.raw[:tag], 0)  # replaces the placeholder frame LAME put first
     finally:
         lame.lame_close(gfp)
+
+
+def _provisional_info(data: bytes, channels: int, rate: int, seconds: float | None) -> bytes:
+    """LAME starts the file with an empty frame it fills with the real LAME/Info tag at the end.
+    Until then, put the expected frame count in it as an Info tag, so a player reading the file
+    while it is still being written (pianobar's ffmpeg) knows the track's length."""
+    side = 32 if channels == 2 else 17  # MPEG-1 Layer III side information
+    at = 4 + side
+    if (
+        seconds is None
+        or len(data) < at + 12
+        or data[0] != 0xFF
+        or data[1] & 0xE0 != 0xE0
+        or any(data[4 : at + 12])
+    ):
+        return data
+    frames = int(seconds * rate / 1152) + 2  # the encoder's delay and padding: about a frame
+    tag = b"Info" + (1).to_bytes(4, "big") + frames.to_bytes(4, "big")
+    return data[:at] + tag + data[at + 12 :]
 
 
 @cache

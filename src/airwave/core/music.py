@@ -148,6 +148,19 @@ def track_page(db: Session, listener_id: int, token: str) -> TrackPage:
     )
 
 
+def page_of(db: Session, seo_token: str) -> tuple[str, str] | None:
+    """The web player's page an artist, album or track detail URL (its seoToken) shows: an artist
+    page, or the album page (of the track); None for what the catalogue has not."""
+    try:
+        ref = catalog.resolve(seo_token, "artist", "album", "track")
+        if ref.kind == "artist":
+            return "artist", ids.music_id("artist", catalog.artist(db, ref.id).id)
+        album_id = ref.id if ref.kind == "album" else catalog.track(db, ref.id).album_id
+        return "album", ids.music_id("album", catalog.album(db, album_id).id)
+    except ApiError:
+        return None
+
+
 def genre_categories(db: Session) -> list[GenreCategory]:
     """music/genrecategories: categories with playable genres, each pictured by a track of its
     biggest genre."""
