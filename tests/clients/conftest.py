@@ -7,11 +7,14 @@ as the client's language does (see `readers.py`).
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import trustme
 from support import Backend, Server, unique, wait_indexed
 
 
@@ -58,3 +61,64 @@ def account(airwave: Server) -> Account:
 @pytest.fixture
 def premium_account(airwave: Server) -> Account:
     return make_account(airwave, "premium")
+
+
+# --- the tuner clients: TLS on 443 and plain HTTP on 80 of a loopback address of their own ---
+
+
+def can_bind_low_ports(host: str) -> bool:
+    """Ports 80 and 443 need root (the CI runs as root); tuner tests skip without them."""
+    try:
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, 80))
+        return True
+    except OSError:
+        return False
+
+
+def needs_low_ports(host: str) -> pytest.MarkDecorator:
+    return pytest.mark.skipif(
+        not can_bind_low_ports(host), reason=f"ports 80 and 443 on {host} need root (the CI has it)"
+    )
+
+
+@contextmanager
+def tuner_server(
+    tmp_path_factory: pytest.TempPathFactory, library: Path, host: str
+) -> Iterator[tuple[Server, Path]]:
+    """A server as tuner clients need it: TLS on 443 (a trustme certificate for `host`) and
+    plain HTTP on 80 (`--plain-port`), on the library; yields it and the CA file to trust."""
+    ca = trustme.CA()
+    issued = ca.issue_cert(host)
+    folder = tmp_path_factory.mktemp("tuner-tls")
+    cert, key, ca_file = folder / "cert.pem", folder / "key.pem", folder / "ca.pem"
+    cert.write_bytes(b"".join(blob.bytes() for blob in issued.cert_chain_pems))
+    issued.private_key_pem.write_to_path(str(key))
+    ca.cert_pem.write_to_path(str(ca_file))
+    server = Server(
+        Backend("sqlite", tmp_path_factory.mktemp("tuner"), None),
+        [
+            "--host", host, "--port", "443", "--plain-port", "80",
+            "--tls-cert", str(cert), "--tls-key", str(key),
+            "--library", str(library),
+        ],
+    ).start()  # fmt: skip
+    try:
+        plain = Server(server.backend)
+        plain.url = f"http://{host}"  # the plain listener answers /healthz too
+        wait_indexed(plain)
+        yield server, ca_file
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def tuner(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    small_demo_library: Path,
+) -> Iterator[tuple[Server, Path]]:
+    """The module's tuner server, on the loopback address its HOST names."""
+    with tuner_server(tmp_path_factory, small_demo_library, request.module.HOST) as running:
+        yield running

@@ -14,17 +14,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import trustme
-from conftest import Account, make_account
-from support import Api, Backend, Server, wait_indexed
+from conftest import Account, make_account, needs_low_ports
+from support import Api, Server
 
 HOST = "127.0.0.20"  # this module's own loopback address
 SAMPLE_RATE = 44100
@@ -38,53 +35,13 @@ decrypt_password = R=U!LH$O2B#
 """
 
 
-def _can_bind_low_ports() -> bool:
-    try:
-        with socket.socket() as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind((HOST, 80))
-        return True
-    except OSError:
-        return False
-
-
 pytestmark = [
     pytest.mark.skipif(
         not (shutil.which("pianobar") and shutil.which("tmux")),
         reason="pianobar and tmux come from Debian (.ci/run installs them)",
     ),
-    pytest.mark.skipif(
-        not _can_bind_low_ports(), reason=f"ports 80 and 443 on {HOST} need root (the CI has it)"
-    ),
+    needs_low_ports(HOST),
 ]
-
-
-@pytest.fixture(scope="module")
-def tuner(
-    tmp_path_factory: pytest.TempPathFactory, small_demo_library: Path
-) -> Iterator[tuple[Server, Path]]:
-    ca = trustme.CA()
-    issued = ca.issue_cert(HOST)
-    folder = tmp_path_factory.mktemp("pianobar-tls")
-    cert, key, ca_file = folder / "cert.pem", folder / "key.pem", folder / "ca.pem"
-    cert.write_bytes(b"".join(blob.bytes() for blob in issued.cert_chain_pems))
-    issued.private_key_pem.write_to_path(str(key))
-    ca.cert_pem.write_to_path(str(ca_file))
-    server = Server(
-        Backend("sqlite", tmp_path_factory.mktemp("pianobar"), None),
-        [
-            "--host", HOST, "--port", "443", "--plain-port", "80",
-            "--tls-cert", str(cert), "--tls-key", str(key),
-            "--library", str(small_demo_library),
-        ],
-    ).start()  # fmt: skip
-    try:
-        plain = Server(server.backend)
-        plain.url = f"http://{HOST}"  # the plain listener answers /healthz too
-        wait_indexed(plain)
-        yield server, ca_file
-    finally:
-        server.stop()
 
 
 class Pianobar:

@@ -10,17 +10,14 @@ root, which the CI runs as). Certificates come from trustme, trusted through REQ
 
 from __future__ import annotations
 
-import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-import trustme
-from conftest import Account, make_account
+from conftest import Account, make_account, needs_low_ports
 from pandora.clientbuilder import SettingsDictBuilder
 from pandora.errors import InvalidUserLogin
-from support import Backend, Server, wait_indexed
+from support import Server
 
 HOST = "127.0.0.19"  # this module's own loopback address (other modules use others)
 PARTNER = {  # the public record's android partner, as pydora-configure writes it
@@ -33,47 +30,7 @@ PARTNER = {  # the public record's android partner, as pydora-configure writes i
 }
 
 
-def _can_bind_low_ports() -> bool:
-    try:
-        with socket.socket() as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind((HOST, 80))
-        return True
-    except OSError:
-        return False
-
-
-pytestmark = pytest.mark.skipif(
-    not _can_bind_low_ports(), reason=f"ports 80 and 443 on {HOST} need root (the CI has it)"
-)
-
-
-@pytest.fixture(scope="module")
-def tuner(
-    tmp_path_factory: pytest.TempPathFactory, small_demo_library: Path
-) -> Iterator[tuple[Server, Path]]:
-    ca = trustme.CA()
-    issued = ca.issue_cert(HOST)
-    folder = tmp_path_factory.mktemp("pydora-tls")
-    cert, key, ca_file = folder / "cert.pem", folder / "key.pem", folder / "ca.pem"
-    cert.write_bytes(b"".join(blob.bytes() for blob in issued.cert_chain_pems))
-    issued.private_key_pem.write_to_path(str(key))
-    ca.cert_pem.write_to_path(str(ca_file))
-    server = Server(
-        Backend("sqlite", tmp_path_factory.mktemp("pydora"), None),
-        [
-            "--host", HOST, "--port", "443", "--plain-port", "80",
-            "--tls-cert", str(cert), "--tls-key", str(key),
-            "--library", str(small_demo_library),
-        ],
-    ).start()  # fmt: skip
-    try:
-        plain = Server(server.backend)
-        plain.url = f"http://{HOST}"  # the plain listener answers /healthz too
-        wait_indexed(plain)
-        yield server, ca_file
-    finally:
-        server.stop()
+pytestmark = needs_low_ports(HOST)
 
 
 @pytest.fixture

@@ -197,19 +197,7 @@ class ApiDispatcher:
             raise ApiError(ErrorCode.READONLY_MODE, "the server is in read-only maintenance mode")
         body = await read_body(receive, headers.get("content-length"))
         _check_content_type(headers.get("content-type"), body)
-        client = scope.get("client")
-        call = Call(
-            services=self.services,
-            listener=None,
-            session=None,
-            client=client[0] if client else None,
-            secure=scope.get("scheme") == "https",
-            user_agent=headers.get("user-agent"),
-            request_id=request_id_of(scope),
-            base_url=(self.services.settings.public_url or "").rstrip("/")
-            or _base_url(scope, headers),
-            device_cookie=cookies.get(DEVICE_COOKIE),
-        )
+        call = new_call(self.services, scope, headers, cookies.get(DEVICE_COOKIE))
         if self._limiter is None or self._hashing is None:
             self._limiter = anyio.CapacityLimiter(WORKER_THREADS)
             self._hashing = anyio.CapacityLimiter(HASHING_THREADS)
@@ -275,6 +263,24 @@ class ApiDispatcher:
     def _session_alive(self, session: AuthSession) -> bool:
         """Whether the session still exists now (not in the call's snapshot), deletions settled."""
         return sessions.still_exists(self.services.database, session.id, session.listener_id)
+
+
+def new_call(
+    services: Services, scope: Scope, headers: dict[str, str], device_cookie: str | None = None
+) -> Call:
+    """A call not yet authenticated: who is calling, over what, reached at which base URL."""
+    client = scope.get("client")
+    return Call(
+        services=services,
+        listener=None,
+        session=None,
+        client=client[0] if client else None,
+        secure=scope.get("scheme") == "https",
+        user_agent=headers.get("user-agent"),
+        request_id=request_id_of(scope),
+        base_url=(services.settings.public_url or "").rstrip("/") or _base_url(scope, headers),
+        device_cookie=device_cookie,
+    )
 
 
 def _base_url(scope: Scope, headers: dict[str, str]) -> str:

@@ -18,7 +18,7 @@ import orjson
 from starlette.types import Receive, Scope, Send
 
 from airwave.api.http.headers import request_headers
-from airwave.api.protocol import Call, _base_url, read_body, request_id_of, send_json
+from airwave.api.protocol import Call, new_call, read_body, request_id_of, send_json
 from airwave.api.tuner import crypto
 from airwave.config import TunerPartner
 from airwave.core.accounts import sessions
@@ -220,17 +220,7 @@ class TunerDispatcher:
             raise TunerError(PARAMETER_VALUE_INVALID, "the body is not JSON") from None
         if not isinstance(body, dict):
             raise TunerError(PARAMETER_VALUE_INVALID, "the body must be a JSON object")
-        client = scope.get("client")
-        call = Call(
-            services=self.services,
-            listener=None,
-            session=None,
-            client=client[0] if client else None,
-            secure=scope.get("scheme") == "https",
-            user_agent=headers.get("user-agent"),
-            request_id=request_id_of(scope),
-            base_url=(settings.public_url or "").rstrip("/") or _base_url(scope, headers),
-        )
+        call = new_call(self.services, scope, headers)
         token = query.get("auth_token") or body.get("userAuthToken")
         tuner = TunerCall(call, partner, partner_id, body)
         try:
