@@ -12,7 +12,12 @@ from typing import Any
 import httpx
 import pytest
 from Crypto.Cipher import Blowfish
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from support import Server, unique, wait_indexed
+
+from airwave.api.tuner import methods as _methods  # noqa: F401 - declares them
+from airwave.api.tuner.dispatch import METHODS
 
 pytestmark = pytest.mark.sqlite_only  # the edge's shapes; its storage is the REST API's
 
@@ -206,3 +211,46 @@ def test_get_is_refused_and_the_interface_can_be_turned_off(
     off = start_server(env={"AIRWAVE_TUNER_ENABLED": "false"})
     answer = httpx.post(off.url + "/services/json/", params={"method": "auth.partnerLogin"})
     fail(answer.json(), 1008)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner),
+    max_leaves=8,
+)
+FIELDS = [
+    "stationToken", "trackToken", "musicToken", "musicType", "feedbackId", "seedId",
+    "stationName", "searchText", "isPositive", "quickMixStationIds", "adToken",
+    "adTrackingTokens", "bookmarkToken", "additionalAudioUrl", "includeExtendedAttributes",
+    "currentUsername", "currentPassword", "zipCode", "birthYear", "gender",
+    "isExplicitContentFilterEnabled", "explicitContentFilterPIN", "emailOptIn",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def signed_in(radio: Server) -> Tuner:
+    tuner = Tuner(radio)
+    tuner.login(*listener(radio))
+    genre = tuner.call("station.getGenreStations")["result"]["categories"][0]["stations"][0]
+    tuner.call("station.createStation", {"musicToken": genre["stationToken"]})
+    return tuner
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    method=st.sampled_from(sorted(METHODS)),
+    body=st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=4),
+)
+def test_no_body_a_client_can_send_breaks_a_method(
+    signed_in: Tuner, method: str, body: dict[str, Any]
+) -> None:
+    if method in ("auth.partnerLogin", "auth.userLogin", "user.changeSettings"):
+        return  # they would end or throttle the session; their input checks are tested above
+    answer = signed_in.call(method, body)
+    if answer["stat"] == "fail":
+        assert answer["code"] != 0 or "internal error" not in answer["message"], answer
+        assert isinstance(answer["code"], int) and answer["message"]
+    else:
+        assert answer["stat"] == "ok" and isinstance(answer["result"], dict)
