@@ -606,6 +606,27 @@ def test_replay_needs_a_tier_with_replays(radio: Server) -> None:
     )
 
 
+def test_a_new_listeners_shuffle_plays_the_whole_library(radio: Server) -> None:
+    api = listener(radio)
+    shuffle = api.ok("v1/station/shuffle", {})
+    assert shuffle["shuffleStationIds"] == []
+    tracks = [t for _ in range(3) for t in fragment(api, shuffle["stationId"])]
+    assert len(tracks) == 12 and len({t["artistName"] for t in tracks}) >= 3
+    assert all(t["allowFeedback"] is False for t in tracks)  # no station to learn from
+    assert_error(
+        api.call(
+            "v1/station/addFeedback", {"trackToken": tracks[0]["trackToken"], "isPositive": True}
+        ),
+        403,
+        "CALL_NOT_ALLOWED",
+    )
+    # the first station of theirs joins the shuffle, which then mixes their stations
+    sid = api.ok("v1/station/createStation", {"musicId": some_artist(api)["musicId"]})["stationId"]
+    assert api.ok("v1/station/shuffle", {})["shuffleStationIds"] == [sid]
+    mixed = fragment(api, shuffle["stationId"])
+    assert all(t["allowFeedback"] is True for t in mixed)
+
+
 def test_shuffle(radio: Server) -> None:
     api = listener(radio, "plus")
     jazz = api.ok("v1/station/createStation", {"musicId": some_artist(api)["musicId"]})["stationId"]

@@ -128,6 +128,8 @@ def test_a_tuner_session_is_a_rest_session(radio: Server) -> None:
     tuner.login(name, password)
     listed = tuner.call("user.getStationList")["result"]
     assert [s["isQuickMix"] for s in listed["stations"]] == [True]  # QuickMix is always there
+    quickmix = listed["stations"][0]["stationToken"]  # and plays the library before any station
+    assert tuner.call("station.getPlaylist", {"stationToken": quickmix})["result"]["items"]
     genre = tuner.call("station.getGenreStations")["result"]["categories"][0]["stations"][0]
     made = tuner.call("station.createStation", {"musicToken": genre["stationToken"]})["result"]
     assert made["stationToken"] == made["stationId"]

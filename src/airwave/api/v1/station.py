@@ -458,7 +458,8 @@ class AddFeedbackRequest(RequestModel):
     notes="""
     Thumbs up or down for the track a `trackToken` names, on the station that played it. A
     thumbs-down track never plays on that station again. A thumb on a track shuffle played goes to
-    the station shuffle took it from.
+    the station shuffle took it from; a track shuffle drew from the whole library (a new
+    listener's, before any station) has none: `CALL_NOT_ALLOWED` (its `allowFeedback` is false).
     """,
 )
 def add_feedback(call: Call, req: AddFeedbackRequest) -> FeedbackObject:
@@ -567,7 +568,8 @@ class ShuffleStationRequest(RequestModel):
     writes=True,
     errors=STATION_ERRORS,
     notes="""
-    Created on first use, mixing all of the listener's stations. The shuffle station is not in
+    Created on first use, mixing all of the listener's stations; a listener with no station yet
+    gets the whole library (its tracks cannot be rated). The shuffle station is not in
     `station/getStations`; `station/createStation` with `stationCode` "sh" + its `stationId`
     answers it too.
     """,

@@ -401,6 +401,18 @@ def genre(db: Session, genre_id: int) -> Genre:
     return row
 
 
+def playable_genre_ids(db: Session) -> list[int]:
+    """Genres with present tracks."""
+    return sorted(
+        db.scalars(
+            select(TrackGenre.genre_id)
+            .join(Track, Track.id == TrackGenre.track_id)
+            .where(PRESENT)
+            .distinct()
+        )
+    )
+
+
 def genre_track_count(db: Session, genre_id: int) -> int:
     """The genre's present tracks."""
     return (

@@ -101,10 +101,11 @@ def feedback_station(db: Session, spin: Spin) -> Station:
     station = db.get(Station, station_id, with_for_update=True)
     if station is None:  # deleted since the spin was read
         raise gone
-    if station.is_shuffle:  # the station shuffle took it from has been deleted
+    if station.is_shuffle:  # drawn from the whole library, or its station has been deleted
         raise ApiError(
-            ErrorCode.STATION_DOES_NOT_EXIST,
-            "the station shuffle played that track from has been deleted",
+            ErrorCode.CALL_NOT_ALLOWED,
+            "that track did not come from one of your stations (shuffle played it from the whole "
+            "library, or its station was deleted); start a station from it to rate it",
         )
     return station
 
@@ -264,6 +265,24 @@ def steering_for(
     )
 
 
+LIBRARY_SEED_GENRES = 12
+
+
+def _library_steering(
+    db: Session, listener: Listener, rng: random.Random, tired: set[int]
+) -> Steering:
+    """The whole library as one station: a sample of its genres as seeds, nothing learnt."""
+    genres = catalog.playable_genre_ids(db)
+    return Steering(
+        seeds=[("GE", g) for g in rng.sample(genres, min(len(genres), LIBRARY_SEED_GENRES))],
+        positives=[],
+        negatives=[],
+        negative_artists=Counter(),
+        banned=set(tired),
+        explicit_filter=listener.explicit_filter,
+    )
+
+
 def engine_random(settings: Settings, station_id: int, served: int) -> random.Random:
     """The engine's random source: reproducible when the operator (or a test) sets engine_seed."""
     if settings.engine_seed is None:
@@ -296,12 +315,16 @@ def fragment(
     picks: list[tuple[Pick, int | None]] = []
     if station.is_shuffle:
         members = stations.shuffle_member_ids(db, station.id)
-        if not members:
+        if not members and stations.count_stations(db, listener.id) == 0:
+            # a new listener's shuffle, before any station of theirs: the whole library
+            picker = Picker(db, _library_steering(db, listener, rng, tired), history, rng)
+            picks = [(p, None) for p in picker.pick(FRAGMENT_SIZE)]
+        elif not members:
             raise ApiError(
                 ErrorCode.UNPLAYABLE_SHUFFLE_STATION, "choose at least one station for shuffle"
             )
         pickers: dict[int, Picker] = {}
-        order = [rng.choice(members) for _ in range(FRAGMENT_SIZE)]
+        order = [rng.choice(members) for _ in range(FRAGMENT_SIZE)] if members else []
         for member in order:
             if member not in pickers:
                 source = db.get(Station, member)
@@ -529,7 +552,9 @@ def track_items(
                 is_seed=("TR", t.id) in seeds or ("AR", artist.id) in seeds,
                 is_bookmarked=t.id in saved,
                 allow_skip=allow_skip,
-                allow_feedback=True,
+                # a track shuffle drew from the whole library (no station of the listener's yet)
+                # has no station to learn from
+                allow_feedback=not (station.is_shuffle and spin.origin_station_id is None),
                 rights=rights,
             )
         )
