@@ -15,6 +15,7 @@ from airwave.api.v1 import (
     station,
 )
 from airwave.api.v3 import sod
+from airwave.api.v4 import catalog
 
 __all__ = [
     "registry",
@@ -30,4 +31,5 @@ __all__ = [
     "search",
     "station",
     "sod",
+    "catalog",
 ]

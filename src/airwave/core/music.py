@@ -262,3 +262,50 @@ def annotate(db: Session, refs: list[ids.Ref]) -> dict[ids.Ref, Note]:
         except ApiError:  # not in the catalogue (any more)
             continue
     return notes
+
+
+# ---------------------------------------------------------------- v4 catalogue
+
+
+TOP_TRACKS = 10
+SIMILAR_ARTISTS = 10
+
+
+@dataclass(frozen=True)
+class ArtistDetails:
+    """catalog/getDetails of an artist: its most played tracks, its albums, similar artists, and
+    the annotations of every object named."""
+
+    artist: ids.Ref
+    top_tracks: list[ids.Ref]
+    albums: list[ids.Ref]
+    similar: list[ids.Ref]
+    notes: dict[ids.Ref, Note]
+
+
+def artist_details(db: Session, artist_id: int) -> ArtistDetails:
+    artist = catalog.artist(db, artist_id)
+    tracks = [ids.Ref("track", t) for t in catalog.top_tracks(db, artist.id, TOP_TRACKS)]
+    albums = [ids.Ref("album", a.id) for a, _art, _n in catalog.discography(db, artist.id)]
+    near = [
+        ids.Ref("artist", a.id) for a in catalog.nearest_artists(db, artist.id, SIMILAR_ARTISTS)
+    ]
+    me = ids.Ref("artist", artist.id)
+    return ArtistDetails(me, tracks, albums, near, annotate(db, [me, *tracks, *albums, *near]))
+
+
+def artist_tracks(db: Session, artist_id: int, offset: int, limit: int) -> tuple[int, list[Note]]:
+    """catalog/getAllArtistTracks: every present track of the artist, album by album."""
+    artist = catalog.artist(db, artist_id)
+    every = catalog.artist_track_ids(db, artist.id)
+    page = [ids.Ref("track", t) for t in every[offset : offset + limit]]
+    notes = annotate(db, page)
+    return len(every), [notes[r] for r in page if r in notes]
+
+
+def artist_albums(db: Session, artist_id: int) -> list[Note]:
+    """catalog/getArtistDiscography: the artist's albums, newest first."""
+    artist = catalog.artist(db, artist_id)
+    refs = [ids.Ref("album", a.id) for a, _art, _n in catalog.discography(db, artist.id)]
+    notes = annotate(db, refs)
+    return [notes[r] for r in refs if r in notes]

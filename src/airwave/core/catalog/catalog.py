@@ -356,6 +356,46 @@ def nearest_artists(db: Session, artist_id: int, limit: int = 10) -> list[Artist
     return [rows[a] for a in found if a in rows]
 
 
+def top_tracks(db: Session, artist_id: int, limit: int) -> list[int]:
+    """The artist's present tracks most played across listeners (then in album order)."""
+    from airwave.store.models import Spin
+
+    plays = (
+        select(Spin.track_id, func.count(Spin.id).label("n"))
+        .where(Spin.artist_id == artist_id)
+        .group_by(Spin.track_id)
+        .subquery()
+    )
+    return list(
+        db.scalars(
+            select(Track.id)
+            .outerjoin(plays, plays.c.track_id == Track.id)
+            .where(Track.artist_id == artist_id, PRESENT)
+            .order_by(
+                func.coalesce(plays.c.n, 0).desc(),
+                Track.album_id,
+                Track.disc_no.nulls_first(),
+                Track.track_no.nulls_last(),
+                Track.id,
+            )
+            .limit(limit)
+        )
+    )
+
+
+def artist_track_ids(db: Session, artist_id: int) -> list[int]:
+    """Every present track of the artist, album by album in disc and track order."""
+    return list(
+        db.scalars(
+            select(Track.id)
+            .where(Track.artist_id == artist_id, PRESENT)
+            .order_by(
+                Track.album_id, Track.disc_no.nulls_first(), Track.track_no.nulls_last(), Track.id
+            )
+        )
+    )
+
+
 def track_count(db: Session, artist_id: int) -> int:
     return db.scalar(select(func.count(Track.id)).where(Track.artist_id == artist_id, PRESENT)) or 0
 

@@ -38,6 +38,15 @@ def high_quality(settings: Settings, listener: Listener) -> bool:
     return settings.tier(listener.tier).high_quality and listener.high_quality_streaming
 
 
+def require_on_demand(settings: Settings, listener: Listener) -> None:
+    """The listener's tier plays the library on demand (spec §6.6, §7b); LISTENER_NOT_AUTHORIZED
+    otherwise."""
+    if not settings.tier(listener.tier).on_demand:
+        raise ApiError(
+            ErrorCode.LISTENER_NOT_AUTHORIZED, "your library on demand is not part of your plan"
+        )
+
+
 def encoding_for(
     settings: Settings, listener: Listener, requested: str | None, source_codec: str = ""
 ) -> str:

@@ -485,10 +485,7 @@ def on_demand(
 ) -> Spin:
     """A spin of any track outside radio (tiers with on-demand): logged for the play export, no
     station."""
-    if not settings.tier(listener.tier).on_demand:
-        raise ApiError(
-            ErrorCode.LISTENER_NOT_AUTHORIZED, "on-demand playback is not part of your plan"
-        )
+    delivery.require_on_demand(settings, listener)
     track = db.get(Track, track_id)
     if track is None or track.missing_since is not None:
         raise ApiError(ErrorCode.NOT_FOUND, f"no track TR:{track_id}")

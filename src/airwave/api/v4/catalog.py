@@ -1,0 +1,164 @@
+"""v4 catalog/*: the catalogue as the on-demand clients read it (Premium, spec §7b), in
+annotations (api/annotations.py) over core.music."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field, model_validator
+
+from airwave.api.annotations import Annotation, annotation
+from airwave.api.protocol import Call
+from airwave.api.registry import registry
+from airwave.api.schemas import RequestModel, ResponseModel, absent_when_none
+from airwave.core import ids, music
+from airwave.core.catalog import catalog
+from airwave.core.radio import delivery
+from airwave.errors import ApiError, ErrorCode
+
+ERRORS = [ErrorCode.LISTENER_NOT_AUTHORIZED, ErrorCode.NOT_FOUND, ErrorCode.INVALID_PANDORA_TYPE]
+PandoraId = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class V4Request(RequestModel):
+    """Published clients wrap v4 bodies as `{"request": {...}}`; both spellings are taken."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unwrap(cls, data: Any) -> Any:
+        if (
+            isinstance(data, dict)
+            and set(data) == {"request"}
+            and isinstance(data["request"], dict)
+        ):
+            return data["request"]
+        return data
+
+
+def _allowed(call: Call) -> None:
+    delivery.require_on_demand(call.settings, call.require_listener())
+
+
+def _notes(call: Call, found: dict[ids.Ref, music.Note]) -> dict[str, Annotation]:
+    on_demand = call.settings.tier(call.require_listener().tier).on_demand
+    return {
+        ids.pandora_id(ref.kind, ref.id): annotation(call, note, on_demand)
+        for ref, note in found.items()
+    }
+
+
+class DetailsRequest(V4Request):
+    pandora_ids: list[PandoraId] | None = Field(None, max_length=500)
+    pandora_id: PandoraId | None = Field(None, description="one id (clients send this spelling)")
+
+
+class HeroImage(ResponseModel):
+    art_url: str
+    dominant_color: str
+
+
+class ArtistDetails(ResponseModel):
+    pandora_id: str
+    hero_image: HeroImage
+    top_tracks: list[str] = Field(description="pandoraIds, most played first")
+    top_albums: list[str] = Field(description="pandoraIds, newest first")
+    similar_artists: list[str]
+    station_listener_count: int
+
+
+class Details(ResponseModel):
+    annotations: dict[str, Annotation]
+    artist_details: ArtistDetails | None = absent_when_none(
+        "with `pandoraId` naming an artist: its page"
+    )
+
+
+@registry.endpoint(
+    "catalog/getDetails",
+    versions=(4,),
+    request=DetailsRequest,
+    response=Details,
+    errors=ERRORS,
+    notes="""
+    `pandoraIds` (a list) answers the annotations of the tracks, albums, artists and genres among
+    them; other and unknown ids are left out. `pandoraId` (one id, as published clients send it)
+    also answers, for an artist, `artistDetails` (its most played tracks, albums and similar
+    artists, every id annotated). Tiers without on-demand: `LISTENER_NOT_AUTHORIZED`.
+    """,
+)
+def get_details(call: Call, req: DetailsRequest) -> Details:
+    """Annotations of catalogue objects, and an artist's page."""
+    _allowed(call)
+    if (req.pandora_ids is None) == (req.pandora_id is None):
+        raise ApiError(ErrorCode.INVALID_REQUEST, "give pandoraIds or pandoraId")
+    db = call.reader()
+    if req.pandora_ids is not None:
+        refs = [r for r in map(ids.parse, req.pandora_ids) if r is not None]
+        return Details(annotations=_notes(call, music.annotate(db, refs)))
+    ref = catalog.resolve(req.pandora_id or "", "artist", "album", "track", "genre")
+    if ref.kind != "artist":
+        return Details(annotations=_notes(call, music.annotate(db, [ref])))
+    page = music.artist_details(db, ref.id)
+    notes = _notes(call, page.notes)
+    me = notes[ids.pandora_id("artist", ref.id)]
+    return Details(
+        annotations=notes,
+        artist_details=ArtistDetails(
+            pandora_id=me.pandora_id,
+            hero_image=HeroImage(art_url=me.icon.art_url, dominant_color=me.icon.dominant_color),
+            top_tracks=[ids.pandora_id(r.kind, r.id) for r in page.top_tracks],
+            top_albums=[ids.pandora_id(r.kind, r.id) for r in page.albums],
+            similar_artists=[ids.pandora_id(r.kind, r.id) for r in page.similar],
+            station_listener_count=me.listener_count or 0,
+        ),
+    )
+
+
+class ArtistRequest(V4Request):
+    artist_pandora_id: PandoraId
+
+
+class Discography(ResponseModel):
+    albums: list[Annotation] = Field(description="newest first")
+
+
+@registry.endpoint(
+    "catalog/getArtistDiscography",
+    versions=(4,),
+    request=ArtistRequest,
+    response=Discography,
+    errors=ERRORS,
+)
+def get_artist_discography(call: Call, req: ArtistRequest) -> Discography:
+    """An artist's albums."""
+    _allowed(call)
+    ref = catalog.resolve(req.artist_pandora_id, "artist")
+    on_demand = call.settings.tier(call.require_listener().tier).on_demand
+    albums = music.artist_albums(call.reader(), ref.id)
+    return Discography(albums=[annotation(call, a, on_demand) for a in albums])
+
+
+class ArtistTracksRequest(ArtistRequest):
+    offset: int = Field(0, ge=0, le=1_000_000)
+    limit: int = Field(100, ge=1, le=1000)
+
+
+class ArtistTracks(ResponseModel):
+    tracks: list[Annotation] = Field(description="album by album, in disc and track order")
+    total: int
+
+
+@registry.endpoint(
+    "catalog/getAllArtistTracks",
+    versions=(4,),
+    request=ArtistTracksRequest,
+    response=ArtistTracks,
+    errors=ERRORS,
+)
+def get_all_artist_tracks(call: Call, req: ArtistTracksRequest) -> ArtistTracks:
+    """Every track of an artist, a page at a time."""
+    _allowed(call)
+    ref = catalog.resolve(req.artist_pandora_id, "artist")
+    on_demand = call.settings.tier(call.require_listener().tier).on_demand
+    total, tracks = music.artist_tracks(call.reader(), ref.id, req.offset, req.limit)
+    return ArtistTracks(tracks=[annotation(call, t, on_demand) for t in tracks], total=total)

@@ -1,0 +1,95 @@
+"""v4 catalog/* (spec §7b): the catalogue as annotations, for tiers with on-demand."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from support import Api, Server, assert_error, unique, wait_indexed
+
+
+@pytest.fixture(scope="module")
+def served(start_server: Callable[..., Server], small_demo_library: Path) -> Server:
+    server = start_server("--open-registration", "--library", str(small_demo_library))
+    wait_indexed(server)
+    return server
+
+
+def member(server: Server, tier: str) -> Api:
+    api = server.client()
+    name = unique("v4")
+    api.register(name)
+    if tier != "free":
+        assert server.cli("user", "tier", name, tier).returncode == 0
+    return api
+
+
+def an_artist(api: Api) -> str:
+    return api.ok("v3/sod/search", {"query": "glass harbor", "types": ["AR"]})["results"][0]
+
+
+def test_an_artists_page_annotates_every_id_it_names(served: Server) -> None:
+    api = member(served, "premium")
+    artist = an_artist(api)
+    page = api.ok("v4/catalog/getDetails", {"pandoraId": artist})
+    details = page["artistDetails"]
+    named = details["topTracks"] + details["topAlbums"] + details["similarArtists"] + [artist]
+    assert details["pandoraId"] == artist and details["topTracks"] and details["topAlbums"]
+    assert set(named) <= set(page["annotations"])
+    assert details["heroImage"]["artUrl"].endswith("/500.jpg")
+    track = page["annotations"][details["topTracks"][0]]
+    assert track["type"] == "TR" and track["rightsInfo"]["hasInteractive"] is True
+    # a list of ids, wrapped as clients wrap v4 bodies; unknown and other kinds are left out
+    listed = api.ok(
+        "v4/catalog/getDetails",
+        {"request": {"pandoraIds": [details["topAlbums"][0], "TR:999999", "ST:0:1", "x"]}},
+    )
+    assert list(listed) == ["annotations"]
+    assert list(listed["annotations"]) == [details["topAlbums"][0]]
+
+
+def test_discography_and_every_track_of_an_artist(served: Server) -> None:
+    api = member(served, "premium")
+    artist = an_artist(api)
+    albums = api.ok("v4/catalog/getArtistDiscography", {"artistPandoraId": artist})["albums"]
+    assert albums and all(a["type"] == "AL" and a["artistId"] == artist for a in albums)
+    every = api.ok("v4/catalog/getAllArtistTracks", {"artistPandoraId": artist, "limit": 1000})
+    # their own albums' tracks, and the ones they have on other albums (compilations)
+    assert every["total"] == len(every["tracks"]) >= sum(a["trackCount"] for a in albums)
+    assert all(t["type"] == "TR" and t["artistId"] == artist for t in every["tracks"])
+    page = api.ok(
+        "v4/catalog/getAllArtistTracks", {"artistPandoraId": artist, "offset": 2, "limit": 3}
+    )
+    assert page["total"] == every["total"] and page["tracks"] == every["tracks"][2:5]
+
+
+def test_tiers_without_on_demand_and_bad_requests(served: Server) -> None:
+    free = member(served, "free")
+    assert_error(
+        free.call("v4/catalog/getDetails", {"pandoraIds": ["AR:1"]}),
+        403,
+        "LISTENER_NOT_AUTHORIZED",
+    )
+    api = member(served, "premium")
+    assert_error(api.call("v4/catalog/getDetails", {}), 400, "INVALID_REQUEST")
+    assert_error(
+        api.call("v4/catalog/getDetails", {"pandoraIds": ["a"], "pandoraId": "AR:1"}),
+        400,
+        "INVALID_REQUEST",
+    )
+    assert_error(
+        api.call("v4/catalog/getAllArtistTracks", {"artistPandoraId": "TR:1"}),
+        400,
+        "INVALID_PANDORA_TYPE",
+    )
+    assert_error(
+        api.call("v4/catalog/getArtistDiscography", {"artistPandoraId": "AR:999999"}),
+        404,
+        "NOT_FOUND",
+    )
+    assert_error(
+        api.call("v4/catalog/getAllArtistTracks", {"artistPandoraId": "AR:1", "limit": 0}),
+        400,
+        "INVALID_REQUEST",
+    )
