@@ -150,10 +150,14 @@ def _station_list(t: TunerCall) -> list[dict[str, Any]]:
     """The stations with QuickMix (the shuffle station) first: tuner clients always find it in
     the list (pianobar cannot even create a station from an empty one)."""
     call, listener = t.call, t.call.require_listener()
-    with call.write() as db:
-        shuffle = stations.shuffle_view(db, listener.id, call.now())
-        _total, views = stations.station_page(db, listener.id, 0, 10_000)
-        return [_station(t, v) for v in [shuffle, *views]]
+    db = call.reader()
+    if stations.shuffle_station(db, listener.id) is None:  # a write only the first time
+        with call.write() as writer:
+            stations.shuffle_view(writer, listener.id, call.now())
+    shuffle = stations.shuffle_station(db, listener.id)
+    assert shuffle is not None
+    _total, views = stations.station_page(db, listener.id, 0, 10_000)
+    return [_station(t, v) for v in [stations.station_view(db, shuffle), *views]]
 
 
 def _checksum(items: list[dict[str, Any]]) -> str:
