@@ -1,3 +1,3 @@
-from airwave.cli import app
+from airwave.cli import main
 
-app(prog_name="airwave")
+main()

@@ -232,6 +232,16 @@ def test_search_is_accent_insensitive_ranked_and_fuzzy(served) -> None:
     mixed = api.ok("v1/search/fullSearch", {"query": "hour", "types": ["TR", "CO", "PL"]})
     assert mixed["items"] and {i["type"] for i in mixed["items"]} == {"track"}
     assert api.ok("v1/search/fullSearch", {"query": "hour", "types": ["CO"]}) == {"items": []}
+    # the older web client's {type: "all", maxItemsPerCategory}: what a station can grow from
+    # (albums matched "hour" too), at most that many of each kind
+    assert "album" in {
+        i["type"] for i in api.ok("v1/search/fullSearch", {"query": "hour"})["items"]
+    }
+    older = api.ok(
+        "v1/search/fullSearch", {"query": "hour", "type": "all", "maxItemsPerCategory": 2}
+    )["items"]
+    assert [i["name"] for i in older if i["type"] == "track"] == ["Hour 1", "Hour 2"]
+    assert {i["type"] for i in older} <= {"artist", "track", "genre"}
 
 
 def test_v3_search_answers_ids_and_their_annotations(served) -> None:

@@ -33,8 +33,33 @@ class FullSearchRequest(RequestModel):
         description="any of AR, TR, AL, GE, ST; codes of other kinds (clients send e.g. CO, PL) "
         "are ignored",
     )
+    type: str | None = Field(
+        None,
+        max_length=16,
+        description="the older web client's single kind instead of `types`: `all` (artists, "
+        "tracks and genres: what a station can grow from), `artist`, `track` or `genre`; "
+        "ignored when `types` is given",
+    )
+    max_items_per_category: int | None = Field(
+        None, ge=1, le=100, description="at most this many items of each kind (then no `count`)"
+    )
     start: int = Field(0, ge=0, le=1000)
     count: int = Field(20, ge=1, le=100)
+
+
+_OLDER_TYPE = {
+    "all": ["AR", "TR", "GE"],
+    "artist": ["AR"],
+    "track": ["TR"],
+    "song": ["TR"],
+    "genre": ["GE"],
+}
+
+
+def _wanted(req: FullSearchRequest) -> list[str]:
+    if "types" not in req.model_fields_set and req.type is not None:
+        return _OLDER_TYPE.get(req.type.lower(), [])
+    return [t for t in req.types if t in _KIND]
 
 
 class SearchItem(ResponseModel):
@@ -70,10 +95,15 @@ class SearchResults(ResponseModel):
 )
 def full_search(call: Call, req: FullSearchRequest) -> SearchResults:
     """Artists, albums, tracks, genres and the listener's stations matching a query, best first."""
-    wanted = [t for t in req.types if t in _KIND]
-    found = search.full_search(
-        call.reader(), call.require_listener().id, req.query, wanted, req.start, req.count
-    )
+    wanted, listener_id, db = _wanted(req), call.require_listener().id, call.reader()
+    if req.max_items_per_category is None:
+        found = search.full_search(db, listener_id, req.query, wanted, req.start, req.count)
+    else:
+        each = [
+            search.full_search(db, listener_id, req.query, [kind], 0, req.max_items_per_category)
+            for kind in wanted
+        ]
+        found = sorted((f for kind in each for f in kind), key=lambda f: -f.score)
     return SearchResults(
         items=[
             SearchItem(
