@@ -88,10 +88,12 @@ def test_sigterm_lets_requests_in_flight_finish(make_backend) -> None:
     api = server.client()
     api.register(unique("drain"))
     results: list[int] = []
+    sending = threading.Event()
 
     def slow_upload() -> None:
         def body():
             yield b'{"pageSize": 5, "pad": "'
+            sending.set()  # connected, headers and the first part sent
             time.sleep(1.0)  # the signal arrives while this request is being received
             yield b'x"}'
 
@@ -109,7 +111,8 @@ def test_sigterm_lets_requests_in_flight_finish(make_backend) -> None:
 
     worker = threading.Thread(target=slow_upload)
     worker.start()
-    time.sleep(0.4)
+    assert sending.wait(10)
+    time.sleep(0.2)
     started = time.monotonic()
     assert server.stop(signal.SIGTERM) == 0
     worker.join(10)

@@ -1,8 +1,15 @@
-"""`airwave serve --demo` on an empty data dir: a demo account and a browsable demo catalogue."""
+"""`airwave serve --demo` on a new data dir: a demo account and a browsable demo catalogue.
+
+The data dir is given the suite's demo library (2-second tracks) where `serve --demo` keeps it,
+so the server finds it complete instead of writing the full-length one (half a minute of CPU;
+generation itself is tests/library/test_demo_library.py's subject).
+"""
 
 from __future__ import annotations
 
+import shutil
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -12,8 +19,10 @@ from support import Server
 pytestmark = pytest.mark.sqlite_only
 
 
-def test_serve_demo_builds_and_serves_the_demo_library(make_backend) -> None:
-    server = Server(make_backend(), ["--demo"]).start(timeout=180)
+def test_serve_demo_serves_the_demo_library(make_backend, small_demo_library: Path) -> None:
+    backend = make_backend()
+    shutil.copytree(small_demo_library, backend.data_dir / "demo-library")
+    server = Server(backend, ["--demo"]).start(timeout=180)
     try:
         text = "".join(server.output)
         assert "listening on http://127.0.0.1:" in text and "'demo'" in text

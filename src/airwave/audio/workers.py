@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import multiprocessing
-import multiprocessing.forkserver
 import os
 import signal
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from multiprocessing.connection import Connection
-from multiprocessing.context import ForkServerContext, SpawnContext
 from multiprocessing.process import BaseProcess
 
+from airwave import processes
 from airwave.audio.formats import Profile
 
 _NOTIFY_BYTES = 16 * 1024  # the child reports progress at most once per this much output
@@ -30,21 +27,7 @@ _ERROR = b"E"
 _NO_SPACE = b"S"  # an error for want of disk space: the parent tells the client to retry later
 
 
-@cache
-def _context() -> ForkServerContext | SpawnContext:
-    methods = multiprocessing.get_all_start_methods()
-    if "forkserver" not in methods:
-        return multiprocessing.get_context("spawn")
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["airwave.audio.transcode", "av", "numpy"])
-    return context
-
-
-def warm_up() -> None:
-    """Start the forkserver now (blocking, ~0.3 s) so that the first transcode does not wait for
-    it."""
-    if _context().get_start_method() == "forkserver":
-        multiprocessing.forkserver.ensure_running()
+warm_up = processes.warm_up
 
 
 @dataclass
@@ -64,7 +47,7 @@ class Worker:
     @classmethod
     def start(cls, source: str, part: str, profile: Profile, system_lame: bool) -> Worker:
         """Fork the child (blocking for a few milliseconds: call from a worker thread)."""
-        context = _context()
+        context = processes.helper_context()
         reader, writer = context.Pipe(duplex=False)
         process = context.Process(
             target=_child,

@@ -9,7 +9,6 @@ an OSError, so code that already treats unreadable files as absent keeps doing s
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import signal
 import stat
@@ -128,15 +127,18 @@ def read_bytes(path: str | os.PathLike[str], roots: Roots, limit: int) -> bytes:
 _PR_SET_PDEATHSIG = 1
 
 
-def die_with_parent(parent_pid: int) -> None:
+def die_with_parent() -> None:
     """Pool initializer: end this worker when the process that started it dies (even by SIGKILL).
 
-    Linux delivers SIGKILL through prctl(PR_SET_PDEATHSIG); everywhere, a daemon thread also watches
-    the parent pid, which changes when the worker is re-parented.
+    The parent is the process that forked this one: the pool's owner, or the forkserver, which
+    itself ends when its owner does. Linux delivers SIGKILL through prctl(PR_SET_PDEATHSIG);
+    everywhere, a daemon thread also watches the parent pid, which changes when the worker is
+    re-parented.
     """
+    parent_pid = os.getppid()
     if sys.platform.startswith("linux"):
         try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc = ctypes.CDLL(None, use_errno=True)  # the loaded C library, without ldconfig
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         except (OSError, AttributeError):
             pass

@@ -10,38 +10,18 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import and_, delete, insert, or_, select
 
-from airwave.library import containment
-from airwave.library.scanner import worker_pool
+from airwave.library.workers import ProfileJob, ProfileResult, analyse_all
 from airwave.store.db import Database
 from airwave.store.models import Track, TrackProfile
 
 BATCH = 100  # results per commit
 FLUSH_SECONDS = 3.0  # ... or sooner, so a slow analysis still saves its work often
-
-
-@dataclass(frozen=True)
-class Job:
-    track_id: int
-    path: str
-    fingerprint: str
-
-
-@dataclass(frozen=True)
-class Result:
-    track_id: int
-    fingerprint: str
-    profile: str | None
-    features: bytes | None
-    gain_db: float | None
-    error: str | None
-    cpu_seconds: float
 
 
 @dataclass
@@ -58,56 +38,7 @@ class ProfileReport:
         return self.analysed / self.cpu_seconds if self.cpu_seconds else 0.0
 
 
-def analyse(job: Job) -> Result:
-    """Worker side: one track's profile, or the reason it has none."""
-    from airwave.library.analysis import AnalysisError, analyze
-
-    started = time.process_time()
-    try:
-        _regular(job.path)
-        profile = analyze(job.path)
-    except (AnalysisError, containment.Refused) as exc:
-        return Result(
-            job.track_id,
-            job.fingerprint,
-            None,
-            None,
-            None,
-            str(exc)[:500],
-            time.process_time() - started,
-        )
-    except Exception as exc:  # a decoder crash on one odd file must not stop the run
-        return Result(
-            job.track_id,
-            job.fingerprint,
-            None,
-            None,
-            None,
-            f"{type(exc).__name__}: {exc}"[:500],
-            time.process_time() - started,
-        )
-    return Result(
-        job.track_id,
-        job.fingerprint,
-        profile.to_json(),
-        profile.features().astype("<f4").tobytes(),
-        profile.gain_db,
-        None,
-        time.process_time() - started,
-    )
-
-
-def _regular(path: str) -> None:
-    """Refuse a track file that is no longer a regular file (decoding a FIFO would hang)."""
-    try:
-        containment.check(path, containment.Roots(()), containment.AUDIO_MAX_BYTES)
-    except containment.Refused:
-        raise
-    except OSError:
-        pass  # missing or unreadable: the decoder says so in its own words
-
-
-def pending(database: Database, limit: int | None = None) -> list[Job]:
+def pending(database: Database, limit: int | None = None) -> list[ProfileJob]:
     """Present tracks whose profile is missing, stale, or from an older analysis version."""
     from airwave.library.analysis import PROFILE_VERSION
 
@@ -128,32 +59,7 @@ def pending(database: Database, limit: int | None = None) -> list[Job]:
         )
         if limit:
             query = query.limit(limit)
-        return [Job(t, p, f) for t, p, f in db.execute(query)]
-
-
-def _results(jobs: list[Job], workers: int) -> Iterator[Result]:
-    if workers <= 1 or len(jobs) < 8:
-        for job in jobs:
-            yield analyse(job)
-        return
-    with worker_pool(workers) as pool:
-        queue = iter(jobs)
-        running: set[Future[Result]] = set()
-        for job in queue:
-            running.add(pool.submit(analyse, job))
-            if len(running) >= workers * 4:
-                break
-        try:
-            while running:
-                done, running = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    yield future.result()
-                    nxt = next(queue, None)
-                    if nxt is not None:
-                        running.add(pool.submit(analyse, nxt))
-        finally:
-            for future in running:
-                future.cancel()
+        return [ProfileJob(t, p, f) for t, p, f in db.execute(query)]
 
 
 def run(
@@ -173,7 +79,7 @@ def run(
     if not jobs:
         return report
     count = max(1, workers or os.cpu_count() or 1)
-    batch: list[Result] = []
+    batch: list[ProfileResult] = []
     done = 0
     flushed = time.monotonic()
     if progress:
@@ -207,7 +113,7 @@ def run(
         batch.clear()
 
     try:
-        for result in _results(jobs, count):
+        for result in analyse_all(jobs, count):
             batch.append(result)
             done += 1
             report.cpu_seconds += result.cpu_seconds

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 import os
-import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -26,8 +23,8 @@ from airwave.library.tags import (
     TrackTags,
     describe_image,
     quick_hash,
-    read,
 )
+from airwave.library.workers import TagJob, read_all
 from airwave.store.db import Database
 from airwave.store.models import (
     Album,
@@ -202,58 +199,6 @@ def _acceptable_path(path: str, result: Walk, limit: int | None) -> bool:
     return True
 
 
-# audio path, lyrics sidecar, folder cover to describe, where files may really live
-Job = tuple[str, "str | None", "str | None", containment.Roots]
-WINDOW = 4096  # jobs in flight: bounds memory when reading outpaces writing
-
-
-def _read_job(job: Job) -> TrackTags | ReadError:
-    result = read(job[0], job[1], job[3])
-    if job[2] and isinstance(result, TrackTags):
-        result.folder_cover = describe_image(job[2], job[3])
-    return result
-
-
-def _pool_context() -> multiprocessing.context.BaseContext:
-    """fork is instant and safe in a single-threaded process (the CLI); spawn otherwise (the
-    server)."""
-    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("spawn")
-
-
-def worker_pool(workers: int) -> ProcessPoolExecutor:
-    """A process pool whose workers end when this process dies, even by SIGKILL."""
-    return ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=_pool_context(),
-        initializer=containment.die_with_parent,
-        initargs=(os.getpid(),),
-    )
-
-
-def read_all(jobs: Sequence[Job], workers: int) -> Iterator[TrackTags | ReadError]:
-    """Tag reading in worker processes (in-process for small jobs or workers=1), in job order."""
-    if workers <= 1 or len(jobs) < 200:
-        for job in jobs:
-            yield _read_job(job)
-        return
-    with worker_pool(workers) as pool:
-        try:
-            pending = pool.map(_read_job, jobs[:WINDOW], chunksize=64)
-            for start in range(WINDOW, len(jobs) + WINDOW, WINDOW):
-                following = (
-                    pool.map(_read_job, jobs[start : start + WINDOW], chunksize=64)
-                    if start < len(jobs)
-                    else None
-                )
-                yield from pending
-                pending = following
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-
-
 def fingerprint(artist: str, album: str, title: str, duration: float) -> str:
     """Identity of a recording from its tags, for recognising a moved file."""
     key = "|".join(
@@ -342,7 +287,7 @@ class Scanner:
         batch: list[TrackTags | ReadError] = []
         try:
             covered: set[str] = set()
-            jobs: list[Job] = []
+            jobs: list[TagJob] = []
             for f in to_read:
                 folder = os.path.dirname(f.path)
                 cover = found.covers.get(folder) if folder not in covered else None

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from airwave.core.services import Services
+from airwave.library import workers
 from airwave.library.containment import Roots
 from airwave.library.profiler import ProfileReport
 from airwave.library.scanner import Scanner, ScanReport, recorded_roots
@@ -171,7 +172,10 @@ class Library:
             if watch:
                 self.watch()
         except Exception:
-            log.exception("library scan failed")
+            if self._stop.is_set():  # the server is stopping: the next start resumes the work
+                log.info("library scan stopped with the server")
+            else:
+                log.exception("library scan failed")
 
     def watch(self) -> None:
         from watchfiles import watch
@@ -181,4 +185,7 @@ class Library:
             self.scan()
 
     def stop(self) -> None:
+        """Stop scanning soon: queued tag reads and analyses are dropped (what is committed
+        stays; the next scan continues from there)."""
         self._stop.set()
+        workers.cancel_all()

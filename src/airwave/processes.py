@@ -1,0 +1,46 @@
+"""How Airwave starts helper processes (transcodes, tag readers, sound analysers).
+
+One forkserver per server process, started early with the heavy modules the helpers need already
+imported, so that a helper costs a fork rather than a new interpreter importing PyAV and numpy
+(about half a second of CPU each). A process that has no other threads yet (the CLI) forks
+directly. Every module named in PRELOAD must stay free of database and web imports.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.forkserver
+import threading
+from functools import cache
+from multiprocessing.context import BaseContext
+
+PRELOAD = ["airwave.audio.transcode", "airwave.library.workers", "av", "numpy", "mutagen"]
+
+
+@cache
+def _forkserver() -> BaseContext | None:
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return None
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOAD)
+    return context
+
+
+def helper_context() -> BaseContext:
+    """The context for helpers of a threaded process: the warm forkserver, else spawn."""
+    return _forkserver() or multiprocessing.get_context("spawn")
+
+
+def pool_context() -> BaseContext:
+    """fork in a single-threaded process (instant, and safe there); the helper context
+    otherwise."""
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return helper_context()
+
+
+def warm_up() -> None:
+    """Start the forkserver now (blocking, ~0.3 s) so that the first helper does not wait for
+    it."""
+    if _forkserver() is not None:
+        multiprocessing.forkserver.ensure_running()
