@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -99,6 +100,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+_MODULE_PARAM = re.compile(r"[\[-](sqlite|postgresql|http|https)[\]-]")
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: unknown where xdist does not schedule
+def pytest_xdist_make_scope(nodeid: str) -> str:
+    """With `--dist loadscope`, a module's run on one backend (or one site: http, https) is a
+    unit of its own: its module-scoped server is shared by those tests only, so the SQLite and
+    PostgreSQL halves of a long module can run on two workers at once."""
+    module = nodeid.split("::", 1)[0]
+    found = _MODULE_PARAM.search(nodeid)
+    return f"{module}::{found.group(1)}" if found else module
 
 
 def pytest_configure(config: pytest.Config) -> None:

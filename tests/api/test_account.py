@@ -67,7 +67,7 @@ def listener(server: Server, tier: str = "free", **extra: Any) -> Api:
     api.username = name  # type: ignore[attr-defined]
     api.data = data  # type: ignore[attr-defined]
     if tier != "free":
-        assert server.cli("user", "tier", name, tier).returncode == 0
+        assert server.admin("user", "tier", name, tier).returncode == 0
     return api
 
 

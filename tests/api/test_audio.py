@@ -351,9 +351,9 @@ def test_tampered_expired_and_foreign_tokens_are_refused(ctx: Ctx) -> None:
 def test_suspended_listener_and_vanished_files(ctx: Ctx, tmp_path: Path) -> None:
     url = ctx.url("original", "02 Beacon.mp3", listener=ctx.bob)
     assert httpx.get(url).status_code == 200
-    assert ctx.server.cli("user", "disable", "bob").returncode == 0
+    assert ctx.server.admin("user", "disable", "bob").returncode == 0
     assert_error(httpx.get(url), 403, "LISTENER_SUSPENDED")
-    assert ctx.server.cli("user", "enable", "bob").returncode == 0
+    assert ctx.server.admin("user", "enable", "bob").returncode == 0
     assert httpx.get(url).status_code == 200
     inside = ctx.library / f"Later {tmp_path.name}"  # served files must lie in the library
     inside.mkdir()

@@ -388,12 +388,12 @@ def test_concurrent_wrong_passwords_get_at_most_the_free_checks(start_server) ->
 def test_disabled_listeners_are_suspended(start_server) -> None:
     server = start_server()
     assert (
-        server.cli("user", "add", "mallory", "--password-stdin", input="mallorypw\n").returncode
+        server.admin("user", "add", "mallory", "--password-stdin", input="mallorypw\n").returncode
         == 0
     )
     api = server.client()
     api.login("mallory", "mallorypw")
-    assert server.cli("user", "disable", "mallory").returncode == 0
+    assert server.admin("user", "disable", "mallory").returncode == 0
     assert_error(api.call("v1/station/getStations"), 403, "LISTENER_SUSPENDED")
     assert_error(
         server.client().call("v1/auth/login", {"username": "mallory", "password": "mallorypw"}),
@@ -406,7 +406,7 @@ def test_disabled_listeners_are_suspended(start_server) -> None:
         401,
         "AUTH_INVALID_USERNAME_PASSWORD",
     )
-    assert server.cli("user", "enable", "mallory").returncode == 0
+    assert server.admin("user", "enable", "mallory").returncode == 0
     assert api.ok("v1/station/getStations")["totalStations"] == 0
 
 

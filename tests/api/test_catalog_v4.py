@@ -21,7 +21,7 @@ def member(server: Server, tier: str) -> Api:
     name = unique("v4")
     api.register(name)
     if tier != "free":
-        assert server.cli("user", "tier", name, tier).returncode == 0
+        assert server.admin("user", "tier", name, tier).returncode == 0
     return api
 
 

@@ -14,6 +14,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 from station_quality import make_library, measure  # noqa: E402
 
+# The engine is the same on every backend; tests/api/test_stations.py covers PostgreSQL.
+pytestmark = pytest.mark.sqlite_only
+
 
 @pytest.fixture(scope="module")
 def clustered(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
@@ -24,12 +27,8 @@ def clustered(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
 
 
 def test_stations_are_coherent_and_learn_from_thumbs(
-    start_server: Callable[..., Server], clustered, backend_kind: str
+    start_server: Callable[..., Server], clustered
 ) -> None:
-    if backend_kind != "sqlite":
-        pytest.skip(
-            "the engine is the same on every backend; tests/api/test_stations.py covers PostgreSQL"
-        )
     root, truth = clustered
     server = start_server(
         "--open-registration",

@@ -130,7 +130,7 @@ def listener(server: Server, tier: str = "free") -> Api:
     api.register(name)
     api.username = name  # type: ignore[attr-defined]
     if tier != "free":
-        assert server.cli("user", "tier", name, tier).returncode == 0
+        assert server.admin("user", "tier", name, tier).returncode == 0
     return api
 
 

@@ -43,7 +43,7 @@ def member(server: Server, tier: str) -> tuple[Api, str]:
     name = unique()
     api.register(name)
     if tier != "free":
-        done = server.cli("user", "tier", name, tier)
+        done = server.admin("user", "tier", name, tier)
         assert done.returncode == 0, done.stderr
     return api, name
 

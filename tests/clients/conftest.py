@@ -46,7 +46,7 @@ def airwave(tmp_path_factory: pytest.TempPathFactory, small_demo_library: Path) 
 def make_account(server: Server, tier: str = "free") -> Account:
     """A listener made by the operator (`airwave user add`), as a client's user would have."""
     account = Account(unique("listener"), "correct horse battery")
-    made = server.cli(
+    made = server.admin(
         "user", "add", account.username, "--tier", tier, "--password-stdin", input=account.password
     )
     assert made.returncode == 0, made.stderr

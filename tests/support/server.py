@@ -21,6 +21,7 @@ from support.api import Api
 from support.databases import Backend
 
 _LISTENING = re.compile(r"listening on (\S+)")
+_ADMIN_LOCK = threading.Lock()  # CliRunner swaps the process's stdio and environment
 
 
 @dataclass
@@ -155,6 +156,23 @@ class Server:
                 self.process.kill()
                 self.process.wait()
         return self.process.returncode
+
+    def admin(self, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        """An operator's `airwave` command against this instance, run inside the test process:
+        for setting up (a listener's tier, an account), where a new interpreter per command would
+        only cost CPU. Tests about the command itself use `cli`."""
+        from typer.testing import CliRunner
+
+        from airwave.cli import app
+
+        env = {**self.backend.env, **self.env}
+        with _ADMIN_LOCK:
+            result = CliRunner().invoke(
+                app, list(args), input=input, env=env, catch_exceptions=False
+            )
+        return subprocess.CompletedProcess(
+            ["airwave", *args], result.exit_code, result.stdout, result.stderr
+        )
 
     def client(self, csrf: str | None = "lol", **kwargs: Any) -> Api:
         return Api(self.url, csrf=csrf, **kwargs)

@@ -109,7 +109,7 @@ def new_listener(server: Server, tier: str = "free") -> Api:
     api.register(name, PASSWORD)
     api.username = name  # type: ignore[attr-defined]
     if tier != "free":
-        result = server.cli("user", "tier", name, tier)
+        result = server.admin("user", "tier", name, tier)
         assert result.returncode == 0, result.stderr
     return api
 
