@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from pydantic import Field
 
 from airwave.api.protocol import Call
 from airwave.api.schemas import ResponseModel, absent_when_none
 from airwave.api.v1.objects import ArtImage, art, detail_url, picture_art
-from airwave.core import ids, music
+from airwave.core import ids, music, playlists
 from airwave.core.catalog.catalog import TrackView
 from airwave.core.entities import Artwork
 
@@ -28,7 +30,7 @@ class RightsInfo(ResponseModel):
 
 
 class Annotation(ResponseModel):
-    """One object: a track (TR), album (AL), artist (AR) or genre (GE)."""
+    """One object: a track (TR), album (AL), artist (AR), genre (GE) or playlist (PL)."""
 
     type: str
     pandora_id: str
@@ -56,6 +58,12 @@ class Annotation(ResponseModel):
         "artists and genres: listeners with a station seeded by it"
     )
     station_name: str | None = absent_when_none("genres")
+    total_tracks: int | None = absent_when_none("playlists: entries, available or not")
+    version: int | None = absent_when_none("playlists: the version edits must name")
+    description: str | None = absent_when_none("playlists")
+    time_created: int | None = absent_when_none("playlists: ms since the epoch")
+    time_last_updated: int | None = absent_when_none("playlists: ms since the epoch")
+    owner_name: str | None = absent_when_none("playlists: the listener who made it")
 
 
 def _icon(images: list[ArtImage], color: str | None) -> Icon:
@@ -83,7 +91,10 @@ def _named(
     return {
         "type": code,
         "pandora_id": ids.pandora_id(kind, ref_id),
-        "music_id": ids.music_id(kind, ref_id),
+        # playlists have no musicId of their own: their pandoraId stands in
+        "music_id": ids.pandora_id(kind, ref_id)
+        if kind == "playlist"
+        else ids.music_id(kind, ref_id),
         "name": name,
         "sortable_name": name.casefold(),
         "icon": _icon(images, color),
@@ -147,6 +158,40 @@ def annotation(call: Call, note: music.Note, on_demand: bool) -> Annotation:
         listener_count=note.listener_count,
         station_name=f"{genre.name} Radio",
     )
+
+
+def playlist_annotation(call: Call, note: playlists.PlaylistNote) -> Annotation:
+    """An annotation of one of the listener's playlists."""
+    p = note.playlist
+    images = picture_art(call, note.picture)
+    return Annotation(
+        **_named(call, "PL", "playlist", p.id, p.name, images, _color(note.picture.artwork), None),
+        duration=round(p.duration),
+        total_tracks=p.total_tracks,
+        version=p.version,
+        description=p.description,
+        time_created=_ms(p.created_at),
+        time_last_updated=_ms(p.updated_at),
+        owner_name=note.owner_name,
+    )
+
+
+def _ms(at: datetime) -> int:
+    return int(at.timestamp() * 1000)
+
+
+def annotate(call: Call, refs: list[ids.Ref], on_demand: bool) -> dict[str, Annotation]:
+    """Annotations of catalogue objects and of the listener's own playlists among `refs`,
+    keyed by pandoraId; other and unknown ids are left out."""
+    db, listener = call.reader(), call.require_listener()
+    found = {
+        ids.pandora_id(ref.kind, ref.id): annotation(call, note, on_demand)
+        for ref, note in music.annotate(db, refs).items()
+    }
+    wanted = [r.id for r in refs if r.kind == "playlist"]
+    for playlist_id, note in playlists.notes(db, listener.id, wanted).items():
+        found[ids.pandora_id("playlist", playlist_id)] = playlist_annotation(call, note)
+    return found
 
 
 def _color(artwork: Artwork | None) -> str | None:

@@ -15,7 +15,7 @@ from airwave.api.v1 import (
     station,
 )
 from airwave.api.v3 import sod
-from airwave.api.v4 import catalog
+from airwave.api.v4 import catalog, collections, playlists
 
 __all__ = [
     "registry",
@@ -32,4 +32,6 @@ __all__ = [
     "station",
     "sod",
     "catalog",
+    "collections",
+    "playlists",
 ]

@@ -40,7 +40,10 @@ SESSION_COOKIE = "airwave_session"
 # signed proof of past successful logins here (core/accounts/throttle.py)
 DEVICE_COOKIE = "airwave_device"
 CSRF_COOKIE = "csrftoken"
-_API_PATH = re.compile(r"/api/v([1-9][0-9]{0,3})/([A-Za-z]+/[A-Za-z][A-Za-z0-9]*)", re.ASCII)
+# "v5beta" is the record's name for some v5 endpoints: the same version here
+_API_PATH = re.compile(
+    r"/api/v([1-9][0-9]{0,3})(?:beta)?/([A-Za-z]+/[A-Za-z][A-Za-z0-9]*)", re.ASCII
+)
 _JSON_HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
 
 

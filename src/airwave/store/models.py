@@ -87,6 +87,8 @@ class Listener(Base):
     active_session_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     active_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     active_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # counts every change of the listener's collection (collections/getVersion)
+    collection_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class AuthSession(Base):
@@ -485,6 +487,67 @@ class Bookmark(Base):
     kind: Mapped[str] = mapped_column(String(2))  # "AR" artist, "TR" track
     ref_id: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class CollectionItem(Base):
+    """An artist, album, track or playlist in a listener's collection ("My Collection").
+
+    Row ids only grow: a page cursor of "newest first" is the last id seen, so items added
+    meanwhile never shift the pages after it.
+    """
+
+    __tablename__ = "collection_items"
+    __table_args__ = (
+        UniqueConstraint(
+            "listener_id", "kind", "ref_id", name="uq_collection_items_listener_kind_ref"
+        ),
+        Index("ix_collection_items_listener_id", "listener_id", "id"),
+        Index("ix_collection_items_listener_name", "listener_id", "sort_name", "id"),
+        Index(
+            "ix_collection_items_listener_artist", "listener_id", "sort_artist", "sort_name", "id"
+        ),
+        Index("ix_collection_items_listener_touched", "listener_id", "touched_at", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    listener_id: Mapped[int] = mapped_column(ForeignKey("listeners.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(2))  # "AR", "AL", "TR", "PL"
+    ref_id: Mapped[int] = mapped_column(Integer)
+    sort_name: Mapped[str] = mapped_column(String(255))  # casefolded name, for name order
+    sort_artist: Mapped[str] = mapped_column(String(255))  # casefolded artist (or owner) name
+    added_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    touched_at: Mapped[datetime] = mapped_column(UTCDateTime)  # added, played or edited
+
+
+class Playlist(Base):
+    """A listener's playlist: a named, ordered list of tracks that edits version by version."""
+
+    __tablename__ = "playlists"
+    __table_args__ = (Index("ix_playlists_listener", "listener_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    listener_id: Mapped[int] = mapped_column(ForeignKey("listeners.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    total_tracks: Mapped[int] = mapped_column(Integer, default=0)
+    duration: Mapped[float] = mapped_column(Float, default=0.0)  # seconds, of its tracks
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class PlaylistItem(Base):
+    """One entry of a playlist: a track at a position. Its id (the itemId) names this entry, so
+    the same track twice is two entries, each movable and removable on its own."""
+
+    __tablename__ = "playlist_items"
+    __table_args__ = (Index("ix_playlist_items_position", "playlist_id", "position"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    playlist_id: Mapped[int] = mapped_column(ForeignKey("playlists.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)  # 0-based, dense
+    track_id: Mapped[int] = mapped_column(Integer)
+    added_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class PasswordReset(Base):

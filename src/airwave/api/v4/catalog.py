@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, model_validator
 
-from airwave.api.annotations import Annotation, annotation
+from airwave.api.annotations import Annotation, annotate, annotation
 from airwave.api.protocol import Call
 from airwave.api.registry import registry
 from airwave.api.schemas import RequestModel, ResponseModel, absent_when_none
@@ -35,7 +35,8 @@ class V4Request(RequestModel):
         return data
 
 
-def _allowed(call: Call) -> None:
+def allowed(call: Call) -> None:
+    """Tiers without on-demand listening are refused (LISTENER_NOT_AUTHORIZED)."""
     delivery.require_on_demand(call.settings, call.require_listener())
 
 
@@ -88,16 +89,18 @@ class Details(ResponseModel):
 )
 def get_details(call: Call, req: DetailsRequest) -> Details:
     """Annotations of catalogue objects, and an artist's page."""
-    _allowed(call)
+    allowed(call)
     if (req.pandora_ids is None) == (req.pandora_id is None):
         raise ApiError(ErrorCode.INVALID_REQUEST, "give pandoraIds or pandoraId")
     db = call.reader()
     if req.pandora_ids is not None:
         refs = [r for r in map(ids.parse, req.pandora_ids) if r is not None]
-        return Details(annotations=_notes(call, music.annotate(db, refs)))
-    ref = catalog.resolve(req.pandora_id or "", "artist", "album", "track", "genre")
+        on_demand = call.settings.tier(call.require_listener().tier).on_demand
+        return Details(annotations=annotate(call, refs, on_demand))
+    ref = catalog.resolve(req.pandora_id or "", "artist", "album", "track", "genre", "playlist")
     if ref.kind != "artist":
-        return Details(annotations=_notes(call, music.annotate(db, [ref])))
+        on_demand = call.settings.tier(call.require_listener().tier).on_demand
+        return Details(annotations=annotate(call, [ref], on_demand))
     page = music.artist_details(db, ref.id)
     notes = _notes(call, page.notes)
     me = notes[ids.pandora_id("artist", ref.id)]
@@ -131,7 +134,7 @@ class Discography(ResponseModel):
 )
 def get_artist_discography(call: Call, req: ArtistRequest) -> Discography:
     """An artist's albums."""
-    _allowed(call)
+    allowed(call)
     ref = catalog.resolve(req.artist_pandora_id, "artist")
     on_demand = call.settings.tier(call.require_listener().tier).on_demand
     albums = music.artist_albums(call.reader(), ref.id)
@@ -157,7 +160,7 @@ class ArtistTracks(ResponseModel):
 )
 def get_all_artist_tracks(call: Call, req: ArtistTracksRequest) -> ArtistTracks:
     """Every track of an artist, a page at a time."""
-    _allowed(call)
+    allowed(call)
     ref = catalog.resolve(req.artist_pandora_id, "artist")
     on_demand = call.settings.tier(call.require_listener().tier).on_demand
     total, tracks = music.artist_tracks(call.reader(), ref.id, req.offset, req.limit)

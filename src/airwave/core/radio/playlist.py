@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings, TierPolicy
-from airwave.core import bookmarks
+from airwave.core import bookmarks, collection, ids
 from airwave.core.catalog import catalog
 from airwave.core.plays import spin_by_token
 from airwave.core.radio import ads, delivery, listening, player, stations
@@ -506,6 +506,8 @@ def on_demand(
     )
     db.add(spin)
     db.flush()
+    played = [ids.Ref("track", track.id), ids.Ref("album", track.album_id)]
+    collection.touch(db, listener.id, [*played, ids.Ref("artist", track.artist_id)], now)
     return spin
 
 

@@ -1,0 +1,425 @@
+"""Playlists: a listener's named, ordered lists of tracks.
+
+Every change names the version it was made against and makes the next one, so two devices
+editing at once cannot corrupt a playlist: the second edit against the same version is refused
+(PLAYLIST_VERSION_MISMATCH) and changes nothing. Entries have ids of their own (itemId), so the
+same track twice is two entries. A track whose file vanished stays in its playlists, unavailable,
+and plays again when the file comes back.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.orm import Session
+
+from airwave.core import ids
+from airwave.core.catalog import catalog
+from airwave.errors import ApiError, ErrorCode
+from airwave.store.models import (
+    Album,
+    Artwork,
+    CollectionItem,
+    Listener,
+    Playlist,
+    PlaylistItem,
+    Track,
+)
+
+MAX_TRACKS = 10_000  # entries in one playlist
+MAX_PLAYLISTS = 1_000  # playlists of one listener
+NAME_MAX = 200
+DESCRIPTION_MAX = 1_000
+
+
+@dataclass(frozen=True)
+class Entry:
+    item_id: int
+    track_id: int
+    position: int
+    added_at: datetime
+    available: bool
+
+
+@dataclass(frozen=True)
+class Move:
+    item_id: int
+    to_index: int
+
+
+def _clean_name(name: str) -> str:
+    name = " ".join(name.split())
+    if not name:
+        raise ApiError(ErrorCode.INVALID_REQUEST, "a playlist needs a name")
+    if len(name) > NAME_MAX:
+        raise ApiError(ErrorCode.INVALID_REQUEST, f"a playlist name has at most {NAME_MAX} letters")
+    return name
+
+
+def _clean_description(text: str) -> str:
+    text = text.strip()
+    if len(text) > DESCRIPTION_MAX:
+        raise ApiError(
+            ErrorCode.INVALID_REQUEST, f"a description has at most {DESCRIPTION_MAX} letters"
+        )
+    return text
+
+
+def track_ids(db: Session, tokens: Sequence[str]) -> list[int]:
+    """Track row ids of pandoraIds/musicIds naming present tracks, in order (duplicates kept)."""
+    refs = [catalog.resolve(token, "track") for token in tokens]
+    wanted = sorted({r.id for r in refs})
+    present: set[int] = set()
+    for start in range(0, len(wanted), 5000):  # bounded statements, whatever the backend
+        present.update(
+            db.scalars(
+                select(Track.id).where(
+                    Track.id.in_(wanted[start : start + 5000]), Track.missing_since.is_(None)
+                )
+            )
+        )
+    for ref in refs:
+        if ref.id not in present:
+            raise ApiError(ErrorCode.NOT_FOUND, f"no track TR:{ref.id}")
+    return [r.id for r in refs]
+
+
+def create(
+    db: Session,
+    listener_id: int,
+    name: str,
+    description: str,
+    tracks: Sequence[int],
+    now: datetime,
+) -> Playlist:
+    """A new playlist (version 1) holding `tracks`, also added to its owner's collection."""
+    name, description = _clean_name(name), _clean_description(description)
+    if len(tracks) > MAX_TRACKS:
+        raise _too_long(len(tracks))
+    owned = db.scalar(select(func.count(Playlist.id)).where(Playlist.listener_id == listener_id))
+    if (owned or 0) >= MAX_PLAYLISTS:
+        raise ApiError(
+            ErrorCode.INVALID_REQUEST, f"a listener has at most {MAX_PLAYLISTS} playlists"
+        )
+    playlist = Playlist(
+        listener_id=listener_id,
+        name=name,
+        description=description,
+        version=1,
+        total_tracks=0,
+        duration=0.0,
+        created_at=now,
+        updated_at=now,
+    )
+    db.add(playlist)
+    db.flush()
+    _insert(db, playlist.id, 0, tracks, now)
+    _refresh_totals(db, playlist)
+    from airwave.core import collection  # the collection names playlists: imported late
+
+    collection.add(db, listener_id, ids.Ref("playlist", playlist.id), now)
+    return playlist
+
+
+def owned(db: Session, listener_id: int, token: str) -> Playlist:
+    """The listener's playlist named by a pandoraId (PL:n); another's is USER_NOT_AUTHORIZED."""
+    ref = catalog.resolve(token, "playlist")
+    playlist = db.get(Playlist, ref.id)
+    if playlist is None:
+        raise ApiError(ErrorCode.NOT_FOUND, f"no playlist {token[:40]!r}")
+    if playlist.listener_id != listener_id:
+        raise ApiError(ErrorCode.USER_NOT_AUTHORIZED, "that playlist belongs to another listener")
+    return playlist
+
+
+def delete_playlist(db: Session, playlist: Playlist, now: datetime) -> None:
+    """Delete a playlist and take it out of every collection holding it."""
+    db.execute(delete(PlaylistItem).where(PlaylistItem.playlist_id == playlist.id))
+    holders = list(
+        db.scalars(
+            select(CollectionItem.listener_id).where(
+                CollectionItem.kind == "PL", CollectionItem.ref_id == playlist.id
+            )
+        )
+    )
+    db.execute(
+        delete(CollectionItem).where(
+            CollectionItem.kind == "PL", CollectionItem.ref_id == playlist.id
+        )
+    )
+    if holders:
+        db.execute(
+            update(Listener)
+            .where(Listener.id.in_(holders))
+            .values(collection_version=Listener.collection_version + 1)
+        )
+    db.delete(playlist)
+
+
+def _next_version(db: Session, playlist: Playlist, version: int, now: datetime) -> None:
+    """Claim the next version, or refuse: the playlist changed since `version`."""
+    if version != playlist.version:
+        raise _stale(playlist.version)
+    claimed = db.execute(
+        update(Playlist)
+        .where(Playlist.id == playlist.id, Playlist.version == version)
+        .values(version=version + 1, updated_at=now)
+    ).rowcount
+    if not claimed:  # another edit committed between our read and this write
+        db.refresh(playlist)
+        raise _stale(playlist.version)
+    db.refresh(playlist)
+
+
+def _stale(current: int) -> ApiError:
+    return ApiError(
+        ErrorCode.PLAYLIST_VERSION_MISMATCH,
+        f"the playlist changed: it is at version {current}; reload it and edit that",
+    )
+
+
+def _too_long(count: int) -> ApiError:
+    return ApiError(
+        ErrorCode.INVALID_REQUEST,
+        f"a playlist holds at most {MAX_TRACKS} tracks (this edit would make {count})",
+    )
+
+
+def _insert(
+    db: Session, playlist_id: int, start: int, tracks: Sequence[int], now: datetime
+) -> None:
+    if tracks:
+        db.execute(
+            insert(PlaylistItem),
+            [
+                {"playlist_id": playlist_id, "position": start + i, "track_id": t, "added_at": now}
+                for i, t in enumerate(tracks)
+            ],
+        )
+
+
+def _refresh_totals(db: Session, playlist: Playlist) -> None:
+    count, seconds = db.execute(
+        select(func.count(PlaylistItem.id), func.coalesce(func.sum(Track.duration), 0.0))
+        .select_from(PlaylistItem)
+        .join(Track, Track.id == PlaylistItem.track_id)
+        .where(PlaylistItem.playlist_id == playlist.id)
+    ).one()
+    playlist.total_tracks, playlist.duration = int(count), float(seconds)
+
+
+def append(
+    db: Session, playlist: Playlist, version: int, tracks: Sequence[int], now: datetime
+) -> Playlist:
+    """Add tracks at the end."""
+    if playlist.total_tracks + len(tracks) > MAX_TRACKS:
+        raise _too_long(playlist.total_tracks + len(tracks))
+    _next_version(db, playlist, version, now)
+    _insert(db, playlist.id, playlist.total_tracks, tracks, now)
+    _refresh_totals(db, playlist)
+    return playlist
+
+
+def _order(db: Session, playlist_id: int) -> list[int]:
+    """The playlist's item ids in order."""
+    return list(
+        db.scalars(
+            select(PlaylistItem.id)
+            .where(PlaylistItem.playlist_id == playlist_id)
+            .order_by(PlaylistItem.position, PlaylistItem.id)
+        )
+    )
+
+
+def _write_order(db: Session, before: list[int], after: list[int]) -> None:
+    """Store new positions for the items whose position changed (`before`: the stored order)."""
+    old = {item: i for i, item in enumerate(before)}
+    changed = [{"id": item, "position": i} for i, item in enumerate(after) if old.get(item) != i]
+    if changed:
+        db.execute(update(PlaylistItem), changed)  # bulk update by primary key
+
+
+def edit(
+    db: Session,
+    playlist: Playlist,
+    version: int,
+    now: datetime,
+    *,
+    deletes: Sequence[int] = (),
+    moves: Sequence[Move] = (),
+    inserts: Sequence[tuple[int, int]] = (),
+) -> Playlist:
+    """Remove entries by item id, then move entries (each to an index of the list as it stands
+    after the previous steps), then insert tracks (track id, index). Any unknown item id or
+    index out of range refuses the whole edit (PLAYLIST_BAD_RANGE) and changes nothing."""
+    order = _order(db, playlist.id)
+    present = set(order)
+    gone = set(deletes)
+    if unknown := sorted(gone - present):
+        raise ApiError(ErrorCode.PLAYLIST_BAD_RANGE, f"no item {unknown[0]} in this playlist")
+    after = [item for item in order if item not in gone]
+    for move in moves:
+        if move.item_id not in present or move.item_id in gone:
+            raise ApiError(ErrorCode.PLAYLIST_BAD_RANGE, f"no item {move.item_id} in this playlist")
+        if not 0 <= move.to_index < len(after):
+            raise ApiError(
+                ErrorCode.PLAYLIST_BAD_RANGE,
+                f"index {move.to_index} is outside 0..{len(after) - 1}",
+            )
+        after.remove(move.item_id)
+        after.insert(move.to_index, move.item_id)
+    if len(after) + len(inserts) > MAX_TRACKS:
+        raise _too_long(len(after) + len(inserts))
+    new_rows: list[tuple[int, int]] = []  # (index, track id), applied in order
+    size = len(after)
+    for track_id, index in inserts:
+        if not 0 <= index <= size:
+            raise ApiError(
+                ErrorCode.PLAYLIST_BAD_RANGE, f"insert index {index} is outside 0..{size}"
+            )
+        new_rows.append((index, track_id))
+        size += 1
+    _next_version(db, playlist, version, now)
+    if gone:
+        db.execute(delete(PlaylistItem).where(PlaylistItem.id.in_(gone)))
+    placed: list[int | tuple[int]] = list(after)  # (track id,): a new entry
+    for index, track_id in new_rows:
+        placed.insert(index, (track_id,))
+    old = {item: i for i, item in enumerate(order)}
+    moved = [
+        {"id": p, "position": i} for i, p in enumerate(placed) if isinstance(p, int) and old[p] != i
+    ]
+    if moved:
+        db.execute(update(PlaylistItem), moved)  # bulk update by primary key
+    added = [
+        {"playlist_id": playlist.id, "position": i, "track_id": p[0], "added_at": now}
+        for i, p in enumerate(placed)
+        if isinstance(p, tuple)
+    ]
+    if added:
+        db.execute(insert(PlaylistItem), added)
+    _refresh_totals(db, playlist)
+    return playlist
+
+
+def shuffle(
+    db: Session, playlist: Playlist, version: int, now: datetime, rng: random.Random | None = None
+) -> Playlist:
+    """Put the entries in a random order (a new version)."""
+    order = _order(db, playlist.id)
+    _next_version(db, playlist, version, now)
+    shuffled = list(order)
+    (rng or random.Random()).shuffle(shuffled)
+    _write_order(db, order, shuffled)
+    return playlist
+
+
+def set_details(
+    db: Session,
+    playlist: Playlist,
+    now: datetime,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    version: int | None = None,
+) -> Playlist:
+    """Rename or describe a playlist (checked against `version` when one is given)."""
+    new_name = _clean_name(name) if name is not None else playlist.name
+    new_text = _clean_description(description) if description is not None else playlist.description
+    _next_version(db, playlist, playlist.version if version is None else version, now)
+    playlist.name, playlist.description = new_name, new_text
+    db.execute(
+        update(CollectionItem)
+        .where(CollectionItem.kind == "PL", CollectionItem.ref_id == playlist.id)
+        .values(sort_name=new_name.casefold()[:255])
+    )
+    return playlist
+
+
+def entries(db: Session, playlist: Playlist, offset: int, limit: int) -> list[Entry]:
+    """A page of the playlist's entries, in order."""
+    rows = db.execute(
+        select(
+            PlaylistItem.id,
+            PlaylistItem.track_id,
+            PlaylistItem.position,
+            PlaylistItem.added_at,
+            Track.missing_since,
+        )
+        .join(Track, Track.id == PlaylistItem.track_id)
+        .where(PlaylistItem.playlist_id == playlist.id)
+        .order_by(PlaylistItem.position, PlaylistItem.id)
+        .offset(offset)
+        .limit(limit)
+    )
+    return [Entry(i, t, p, a, missing is None) for i, t, p, a, missing in rows]
+
+
+def by_ids(db: Session, listener_id: int, playlist_ids: Sequence[int]) -> list[Playlist]:
+    """The listener's playlists among these ids (others' and unknown ones are left out)."""
+    if not playlist_ids:
+        return []
+    return list(
+        db.scalars(
+            select(Playlist).where(
+                Playlist.id.in_(set(playlist_ids)), Playlist.listener_id == listener_id
+            )
+        )
+    )
+
+
+def first_tracks(db: Session, playlist_id: int, count: int) -> list[int]:
+    """Track ids of the first entries (for a playlist's cover mosaic)."""
+    return list(
+        db.scalars(
+            select(PlaylistItem.track_id)
+            .where(PlaylistItem.playlist_id == playlist_id)
+            .order_by(PlaylistItem.position)
+            .limit(count)
+        )
+    )
+
+
+@dataclass(frozen=True)
+class PlaylistNote:
+    """A playlist as annotations show it."""
+
+    playlist: Playlist
+    owner_name: str
+    picture: catalog.Picture
+
+
+def picture(db: Session, playlist_id: int) -> catalog.Picture:
+    """The cover of the first entries' album, or a mosaic of the first four different covers."""
+    hashes: list[str] = []
+    rows = db.execute(
+        select(Artwork)
+        .join(Album, Album.art_id == Artwork.id)
+        .join(Track, Track.album_id == Album.id)
+        .join(PlaylistItem, PlaylistItem.track_id == Track.id)
+        .where(PlaylistItem.playlist_id == playlist_id)
+        .order_by(PlaylistItem.position)
+        .limit(40)
+    ).scalars()
+    first: Artwork | None = None
+    for artwork in rows:
+        first = first or artwork
+        if artwork.content_hash not in hashes:
+            hashes.append(artwork.content_hash)
+        if len(hashes) == 4:
+            break
+    if len(hashes) >= 4:
+        return catalog.Picture(mosaic=tuple(hashes))
+    return catalog.Picture(first)
+
+
+def notes(db: Session, listener_id: int, playlist_ids: Sequence[int]) -> dict[int, PlaylistNote]:
+    """The listener's playlists among these ids, by id, as annotations show them."""
+    found = by_ids(db, listener_id, playlist_ids)
+    owner = db.get(Listener, listener_id)
+    name = owner.username if owner is not None else ""
+    return {p.id: PlaylistNote(p, name, picture(db, p.id)) for p in found}
