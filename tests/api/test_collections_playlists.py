@@ -324,3 +324,75 @@ def test_a_vanished_track_stays_unavailable_and_comes_back(
     assert "1 moved" in server.cli("scan", "--library", str(root), "--no-analyze").stdout
     page = api.ok("v4/playlists/getTracks", {"pandoraId": pid})
     assert [t["available"] for t in page["tracks"]] == [True, True]
+
+
+def album_tracks(api: Api, album: str) -> list[str]:
+    return api.ok("v4/catalog/getDetails", {"pandoraIds": [album]})["annotations"][album]["tracks"]
+
+
+def test_autoplay_goes_on_after_an_album_and_learns_from_thumbs(served: Server) -> None:
+    api = member(served)
+    album = ids_of(api, "AL", 1)[0]
+    own = album_tracks(api, album)
+    answer = api.ok(
+        "v5/pods/getAutoplaySongs",
+        {"contextId": album, "numSongs": 6, "contextTracks": own[::-1][:2]},
+    )
+    picks = [r["musicId"] for r in answer["songRecommendations"]]
+    assert len(picks) == 6 and not set(picks) & set(own)  # after an album: other music
+    assert set(answer["annotations"]) == set(picks) and answer["requestId"]
+    assert all(r["autoplaySourceId"] == album for r in answer["songRecommendations"])
+    # a pick plays like any on-demand track
+    played = api.ok("v1/ondemand/getAudioPlaybackInfo", {"pandoraId": picks[0]})
+    assert served.client().http.get(played["audioURL"]).status_code == 200
+    # a thumbs-down is never chosen again after this album; a thumbs-up is marked
+    down, up = answer["songRecommendations"][0], answer["songRecommendations"][1]
+    assert (
+        api.ok("v4/pods/addAutoplayFeedback", {"token": down["token"], "isPositive": False}) == {}
+    )
+    assert (
+        api.ok(
+            "v4/pods/addAutoplayFeedback",
+            {"contextId": album, "trackPandoraId": up["musicId"], "isPositive": True},
+        )
+        == {}
+    )
+    seen = []
+    for _ in range(4):
+        more = api.ok(
+            "v4/pods/getAutoplaySongs", {"contextId": album, "numSongs": 20, "annotationLimit": 0}
+        )
+        assert more["annotations"] == {}
+        seen += [(r["musicId"], r["songRating"]) for r in more["songRecommendations"]]
+    assert down["musicId"] not in {t for t, _ in seen}
+    assert all(rating == (1 if t == up["musicId"] else 0) for t, rating in seen)
+
+
+def test_autoplay_and_autofill_of_a_playlist(served: Server) -> None:
+    api, stranger = member(served), member(served)
+    tracks = ids_of(api, "TR", 4)
+    pid = api.ok("v4/playlists/create", {"name": "Seeds", "tracks": tracks})["pandoraId"]
+    for path in ("v4/pods/getPlaylistAutoplaySongs", "v5/pods/getPlaylistAutofillSongs"):
+        found = api.ok(path, {"pandoraId": pid, "numSongs": 5})["songRecommendations"]
+        assert found and not {r["musicId"] for r in found} & set(tracks), path
+    suggested = api.ok("v5/pods/getPlaylistSearchRecommendations", {"contextId": pid})
+    assert len(suggested["songRecommendations"]) == 10
+    assert_error(
+        api.call("v4/pods/getPlaylistAutoplaySongs", {"pandoraId": tracks[0]}),
+        400,
+        "INVALID_PANDORA_TYPE",
+    )
+    assert_error(
+        stranger.call("v4/pods/getAutoplaySongs", {"contextId": pid}), 403, "USER_NOT_AUTHORIZED"
+    )
+    assert_error(api.call("v4/pods/getAutoplaySongs", {}), 400, "INVALID_REQUEST")
+    assert_error(
+        api.call("v4/pods/addAutoplayFeedback", {"token": "nonsense", "isPositive": True}),
+        400,
+        "INVALID_REQUEST",
+    )
+    assert_error(
+        member(served, "free").call("v4/pods/getAutoplaySongs", {"contextId": tracks[0]}),
+        403,
+        "LISTENER_NOT_AUTHORIZED",
+    )

@@ -15,7 +15,7 @@ from airwave.api.v1 import (
     station,
 )
 from airwave.api.v3 import sod
-from airwave.api.v4 import catalog, collections, playlists
+from airwave.api.v4 import catalog, collections, playlists, pods
 
 __all__ = [
     "registry",
@@ -34,4 +34,5 @@ __all__ = [
     "catalog",
     "collections",
     "playlists",
+    "pods",
 ]

@@ -550,6 +550,29 @@ class PlaylistItem(Base):
     added_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
+class AutoplayFeedback(Base):
+    """A thumb on a track autoplay chose after an album, playlist or track (its context)."""
+
+    __tablename__ = "autoplay_feedback"
+    __table_args__ = (
+        UniqueConstraint(
+            "listener_id",
+            "context_kind",
+            "context_id",
+            "track_id",
+            name="uq_autoplay_feedback_context_track",
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    listener_id: Mapped[int] = mapped_column(ForeignKey("listeners.id", ondelete="CASCADE"))
+    context_kind: Mapped[str] = mapped_column(String(2))  # "AL", "PL", "TR", "AR"
+    context_id: Mapped[int] = mapped_column(Integer)
+    track_id: Mapped[int] = mapped_column(Integer)
+    is_positive: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
 class PasswordReset(Base):
     """A single-use password reset token (stored as a hash), mailed by listener/emailPassword."""
 

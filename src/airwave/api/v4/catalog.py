@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, RootModel, model_validator
 
 from airwave.api.annotations import Annotation, annotate, annotation
 from airwave.api.protocol import Call
@@ -165,3 +165,82 @@ def get_all_artist_tracks(call: Call, req: ArtistTracksRequest) -> ArtistTracks:
     on_demand = call.settings.tier(call.require_listener().tier).on_demand
     total, tracks = music.artist_tracks(call.reader(), ref.id, req.offset, req.limit)
     return ArtistTracks(tracks=[annotation(call, t, on_demand) for t in tracks], total=total)
+
+
+class AnnotateRequest(V4Request):
+    pandora_ids: list[PandoraId] = Field(max_length=500)
+
+
+class AnnotationMap(RootModel[dict[str, Annotation]]):
+    """A JSON object: each id asked about that names something, with its annotation."""
+
+
+ANNOTATE_NOTES = """
+Answers an object keyed by pandoraId (no wrapper), as published clients read it: tracks,
+albums, artists, genres and the listener's own playlists; other and unknown ids are left out.
+Any signed-in listener may ask (`rightsInfo.hasInteractive` tells whether their tier plays it
+on demand).
+"""
+
+
+@registry.endpoint(
+    "catalog/annotateObjectsSimple",
+    versions=(4,),
+    request=AnnotateRequest,
+    response=AnnotationMap,
+    notes=ANNOTATE_NOTES,
+)
+def annotate_objects_simple(call: Call, req: AnnotateRequest) -> AnnotationMap:
+    """Annotations of objects, keyed by pandoraId."""
+    refs = [r for r in map(ids.parse, req.pandora_ids) if r is not None]
+    on_demand = call.settings.tier(call.require_listener().tier).on_demand
+    return AnnotationMap(annotate(call, refs, on_demand))
+
+
+@registry.endpoint(
+    "catalog/annotateObjects",
+    versions=(4,),
+    request=AnnotateRequest,
+    response=AnnotationMap,
+    notes=ANNOTATE_NOTES,
+)
+def annotate_objects(call: Call, req: AnnotateRequest) -> AnnotationMap:
+    """Annotations of objects, keyed by pandoraId (the same as annotateObjectsSimple)."""
+    return annotate_objects_simple(call, req)
+
+
+class SortRequest(V4Request):
+    pandora_ids: list[PandoraId] = Field(max_length=1000)
+    sort_order: str | None = Field(
+        None, max_length=40, description="ALPHA (the default, by name) or ARTIST"
+    )
+
+
+class Sorted(ResponseModel):
+    pandora_ids: list[str] = Field(description="the ids that name something, sorted")
+
+
+@registry.endpoint(
+    "catalog/sortObjects",
+    versions=(4,),
+    request=SortRequest,
+    response=Sorted,
+    errors=[ErrorCode.INVALID_REQUEST],
+    notes="Sorts ids by name (ALPHA) or by artist, then name (ARTIST), case- and "
+    "accent-insensitively; ids that name nothing are left out.",
+)
+def sort_objects(call: Call, req: SortRequest) -> Sorted:
+    """Sort objects by name or artist."""
+    order = (req.sort_order or "ALPHA").upper()
+    if order not in ("ALPHA", "NAME", "ARTIST"):
+        raise ApiError(ErrorCode.INVALID_REQUEST, "sortOrder is ALPHA or ARTIST")
+    refs = [r for r in map(ids.parse, req.pandora_ids) if r is not None]
+    notes = annotate(call, refs, False)
+
+    def key(pandora_id: str) -> tuple[str, str]:
+        note = notes[pandora_id]
+        name = ids.slug(note.name)
+        by = ids.slug(note.artist_name or note.owner_name or note.name)
+        return (by, name) if order == "ARTIST" else (name, by)
+
+    return Sorted(pandora_ids=sorted(dict.fromkeys(notes), key=key))

@@ -200,7 +200,8 @@ def _history(db: Session, station_id: int, rules: Rules, now: datetime) -> Histo
     return History([Played(r[1], r[2], r[3], r[4]) for r in ordered], now, rules)
 
 
-def _rules(db: Session, settings: Settings) -> Rules:
+def rules_for(db: Session, settings: Settings) -> Rules:
+    """The separation rules of this instance: strict, or relaxed to the size of a small library."""
     if settings.radio_rules == "strict":
         return Rules()
     present = Track.missing_since.is_(None)
@@ -216,7 +217,8 @@ def _rules(db: Session, settings: Settings) -> Rules:
     )
 
 
-def _tired(db: Session, listener_id: int, now: datetime) -> set[int]:
+def tired_tracks(db: Session, listener_id: int, now: datetime) -> set[int]:
+    """Tracks the listener asked not to hear for a while."""
     return set(
         db.scalars(
             select(TiredTrack.track_id).where(
@@ -308,10 +310,10 @@ def fragment(
     _check_rate(db, settings, listener.id, now)
     if reason == "Skip":
         _spend_skip(db, policy, listener.id, station.id, now)
-    rules = _rules(db, settings)
+    rules = rules_for(db, settings)
     history = _history(db, station.id, rules, now)
     rng = engine_random(settings, station.id, len(history.spins))
-    tired = _tired(db, listener.id, now)
+    tired = tired_tracks(db, listener.id, now)
     picks: list[tuple[Pick, int | None]] = []
     if station.is_shuffle:
         members = stations.shuffle_member_ids(db, station.id)

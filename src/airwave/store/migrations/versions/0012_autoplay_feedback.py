@@ -1,0 +1,44 @@
+"""thumbs on the tracks autoplay chose after an album, playlist or track
+
+Revision ID: 0012
+Revises: 0011
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+from airwave.store.models import UTCDateTime
+
+revision = "0012"
+down_revision = "0011"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "autoplay_feedback",
+        sa.Column("id", sa.Integer(), primary_key=True),
+        sa.Column(
+            "listener_id",
+            sa.Integer(),
+            sa.ForeignKey("listeners.id", ondelete="CASCADE"),
+            nullable=False,
+        ),
+        sa.Column("context_kind", sa.String(2), nullable=False),
+        sa.Column("context_id", sa.Integer(), nullable=False),
+        sa.Column("track_id", sa.Integer(), nullable=False),
+        sa.Column("is_positive", sa.Boolean(), nullable=False),
+        sa.Column("created_at", UTCDateTime(), nullable=False),
+        sa.UniqueConstraint(
+            "listener_id",
+            "context_kind",
+            "context_id",
+            "track_id",
+            name="uq_autoplay_feedback_context_track",
+        ),
+    )
+
+
+def downgrade() -> None:
+    op.drop_table("autoplay_feedback")
