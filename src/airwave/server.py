@@ -19,7 +19,7 @@ from uvicorn.server import STARTUP_FAILURE
 
 from airwave.api.app import create_app
 from airwave.config import Settings
-from airwave.core.catalog.library import Library
+from airwave.core.library import Library
 from airwave.core.services import Services
 
 log = logging.getLogger("airwave.server")

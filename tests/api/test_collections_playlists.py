@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -396,3 +398,131 @@ def test_autoplay_and_autofill_of_a_playlist(served: Server) -> None:
         403,
         "LISTENER_NOT_AUTHORIZED",
     )
+
+
+def test_playlist_files_out_and_back_in(served: Server, tmp_path: Path) -> None:
+    api = member(served)
+    tracks = ids_of(api, "TR", 5)
+    pid = api.ok("v4/playlists/create", {"name": "Out and in", "tracks": tracks})["pandoraId"]
+    for fmt in ("m3u8", "xspf"):
+        exported = api.ok("v4/playlists/export", {"pandoraId": pid, "format": fmt})
+        assert exported["fileName"] == f"out-and-in.{fmt}"
+        back = api.ok("v4/playlists/import", {"content": exported["content"]})  # format detected
+        assert back["unmatched"] == [] and back["playlist"]["name"] == "Out and in"
+        assert [t for _, t in playlist_tracks(api, back["playlist"]["pandoraId"])[1]] == tracks
+    # by tags when paths do not match (another machine's file), and misses reported by line
+    first = api.ok("v4/catalog/annotateObjectsSimple", {"pandoraIds": [tracks[0]]})[tracks[0]]
+    text = "\n".join(
+        [
+            "#EXTM3U",
+            f"#EXTINF:2,{first['artistName']} - {first['name']}",
+            "/elsewhere/Music/some file.mp3",
+            "#EXTINF:200,Nobody - Nothing At All",
+            "/elsewhere/Music/missing.mp3",
+            "https://radio.example/stream",
+        ]
+    )
+    imported = api.ok("v4/playlists/import", {"content": text, "format": "m3u", "name": "Mixed"})
+    assert imported["playlist"]["totalTracks"] == 1
+    assert [(u["line"], u["entry"]) for u in imported["unmatched"]] == [
+        (5, "Nobody - Nothing At All"),
+        (6, "https://radio.example/stream"),
+    ]
+    assert [t for _, t in playlist_tracks(api, imported["playlist"]["pandoraId"])[1]] == tracks[:1]
+    for body in (
+        {"content": "<playlist><trackList><track>", "format": "xspf"},
+        {"content": "<?xml version='1.0'?><nope/>", "format": "xspf"},
+        {"content": "#EXTM3U\n", "format": "wav"},
+    ):
+        assert_error(api.call("v4/playlists/import", body), 400, "INVALID_REQUEST")
+    bomb = (
+        '<?xml version="1.0"?><!DOCTYPE p [<!ENTITY a "aaaaaaaaaa">'
+        '<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><playlist>&b;</playlist>'
+    )
+    assert_error(
+        api.call("v4/playlists/import", {"content": bomb, "format": "xspf"}), 400, "INVALID_REQUEST"
+    )
+    assert_error(
+        api.call("v4/playlists/export", {"pandoraId": pid, "format": "wav"}), 400, "INVALID_REQUEST"
+    )
+
+
+@pytest.mark.sqlite_only  # the command's shape; its storage is the endpoint's, tested on both
+def test_playlist_files_through_the_cli(served: Server, tmp_path: Path) -> None:
+    api = member(served)
+    tracks = ids_of(api, "TR", 3)
+    pid = api.ok("v4/playlists/create", {"name": "Command line", "tracks": tracks})["pandoraId"]
+    user = api.username  # type: ignore[attr-defined]
+    target = tmp_path / "exported.xspf"
+    done = served.cli(
+        "playlist", "export", pid, "--user", user, "--format", "xspf", "--out", str(target)
+    )
+    assert done.returncode == 0, done.stderr
+    assert target.read_text().count("<track>") == 3
+    target.write_text(
+        target.read_text().replace(
+            "</trackList>",
+            "<track><title>Gone</title><creator>Nobody</creator></track></trackList>",
+        )
+    )
+    done = served.cli("playlist", "import", str(target), "--user", user, "--name", "Round trip")
+    assert done.returncode == 0, done.stderr
+    assert "3 tracks, 1 unmatched" in done.stdout and "line 4: Nobody - Gone" in done.stderr
+    listed = served.cli("playlist", "list", "--user", user)
+    assert "Round trip" in listed.stdout and "Command line" in listed.stdout
+    missing = served.cli("playlist", "import", str(tmp_path / "nope.m3u"), "--user", user)
+    assert missing.returncode == 1 and "cannot read" in missing.stderr
+    stranger = served.cli("playlist", "export", pid, "--user", member(served).username)  # type: ignore[attr-defined]
+    assert stranger.returncode == 1 and "another listener" in stranger.stderr
+
+
+def test_the_librarys_playlist_files_become_the_operators_playlists(
+    start_server: Callable[..., Server], tmp_path: Path
+) -> None:
+    root = tmp_path / "lib"
+    songs = []
+    for n in (1, 2, 3):
+        songs.append(
+            media.tag(
+                media.encode(root / "Band" / "Record" / f"0{n} Song {n}.flac", 1.0),
+                title=f"Song {n}",
+                artist="Band",
+                album="Record",
+            )
+        )
+    listing = root / "Band" / "best of.m3u"
+    listing.write_text("Record/03 Song 3.flac\nRecord/01 Song 1.flac\n../nowhere.mp3\n")
+    server = start_server(
+        "--open-registration", "--library", str(root), env={"AIRWAVE_ANALYZE_AUDIO": "false"}
+    )
+    wait_indexed(server)
+    done = server.admin(
+        "user",
+        "add",
+        "operator",
+        "--admin",
+        "--tier",
+        "premium",
+        "--password-stdin",
+        input="operator pw\n",
+    )
+    assert done.returncode == 0, done.stderr
+    scanned = server.cli("scan", "--library", str(root), "--no-analyze")
+    assert "playlist files: 1 new, 0 changed, 0 gone; 1 entries match no track" in scanned.stdout
+    api = server.client()
+    api.login("operator", "operator pw")
+    mine = api.ok("v5/collections/getSortedPlaylists", {"request": {}})
+    (pid,) = [i["pandoraId"] for i in mine["items"]]
+    assert mine["annotations"][pid]["name"] == "best of"
+    titles = lambda: [  # noqa: E731
+        api.ok("v4/catalog/annotateObjectsSimple", {"pandoraIds": [t]})[t]["name"]
+        for _, t in playlist_tracks(api, pid)[1]
+    ]
+    assert titles() == ["Song 3", "Song 1"]
+    listing.write_text("#EXTM3U\nRecord/02 Song 2.flac\n")
+    os.utime(listing, (time.time() + 5, time.time() + 5))
+    assert "1 changed" in server.cli("scan", "--library", str(root), "--no-analyze").stdout
+    assert titles() == ["Song 2"]
+    listing.unlink()
+    assert "1 gone" in server.cli("scan", "--library", str(root), "--no-analyze").stdout
+    assert api.ok("v4/collections/countItems")["playlists"] == 0

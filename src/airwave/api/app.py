@@ -29,7 +29,7 @@ from airwave.api.tuner.dispatch import TunerDispatcher
 from airwave.core import music
 from airwave.core.accounts import credentials
 from airwave.core.catalog import art
-from airwave.core.catalog.library import Library, serving_roots
+from airwave.core.library import Library, serving_roots
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
 

@@ -29,7 +29,19 @@ atexit.register(_skip_teardown)
 
 import typer  # noqa: E402
 
-from airwave.cli import ads, backup, cache, demo, docs, export, scan, secret, serve, user  # noqa: E402
+from airwave.cli import (  # noqa: E402
+    ads,
+    backup,
+    cache,
+    demo,
+    docs,
+    export,
+    playlist,
+    scan,
+    secret,
+    serve,
+    user,
+)
 
 app = typer.Typer(
     help="Airwave: self-hosted music streaming.", no_args_is_help=True, add_completion=False
@@ -49,6 +61,7 @@ app.add_typer(cache.cache_app, name="cache")
 app.add_typer(secret.secret_app, name="secret")
 app.add_typer(export.export_app, name="export")
 app.add_typer(ads.ads_app, name="ads")
+app.add_typer(playlist.playlist_app, name="playlist")
 
 
 def _unwrap_help(typer_app: typer.Typer) -> None:

@@ -42,6 +42,7 @@ def scan(
 ) -> None:
     """Scan music folders into the catalogue, then analyse new tracks' sound (both resume when
     interrupted)."""
+    from airwave.core.library import sync_playlists
     from airwave.core.services import Services
     from airwave.library.scanner import Scanner
 
@@ -76,6 +77,8 @@ def scan(
             if report.interrupted:
                 err.print("interrupted; run the same command again to finish")
                 raise typer.Exit(130)
+            if synced := sync_playlists(services, list(library)):
+                out.print(synced)
             _index(services)
             if not watch:
                 return
@@ -92,7 +95,7 @@ def scan(
 def _index(services: Services) -> None:
     """Sound analysis and the stations' similarity space after a scan, with progress and a
     summary line."""
-    from airwave.core.catalog.library import refresh_similarity
+    from airwave.core.library import refresh_similarity
 
     started = time.perf_counter()
     with progress("index") as update:

@@ -59,7 +59,7 @@ def serve(
 ) -> None:
     """Run the server until SIGTERM or Ctrl-C; scans the library in the background."""
     from airwave import logs, server
-    from airwave.core.catalog.library import Library
+    from airwave.core.library import Library
     from airwave.core.services import Services
 
     settings = settings_from(

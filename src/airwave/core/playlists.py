@@ -9,10 +9,13 @@ and plays again when the file comes back.
 
 from __future__ import annotations
 
+import os
 import random
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
@@ -20,8 +23,10 @@ from sqlalchemy.orm import Session
 from airwave.core import ids
 from airwave.core.catalog import catalog
 from airwave.errors import ApiError, ErrorCode
+from airwave.library import names, playlist_files
 from airwave.store.models import (
     Album,
+    Artist,
     Artwork,
     CollectionItem,
     Listener,
@@ -423,3 +428,194 @@ def notes(db: Session, listener_id: int, playlist_ids: Sequence[int]) -> dict[in
     owner = db.get(Listener, listener_id)
     name = owner.username if owner is not None else ""
     return {p.id: PlaylistNote(p, name, picture(db, p.id)) for p in found}
+
+
+# ---------------------------------------------------------------- playlist files (M3U8, XSPF)
+
+
+@dataclass(frozen=True)
+class Unmatched:
+    line: int
+    entry: str
+    reason: str
+
+
+def _match(db: Session, entry: playlist_files.Entry, base: Path | None) -> int | None:
+    """The present track a playlist file's entry names: by MusicBrainz id, by path, by tags."""
+    present = Track.missing_since.is_(None)
+    if entry.mbid:
+        found = db.scalar(select(Track.id).where(Track.mbid == entry.mbid, present).limit(1))
+        if found is not None:
+            return found
+    if entry.location:
+        path = playlist_files.local_path(entry.location, base)
+        if path is not None:
+            found = db.scalar(select(Track.id).where(Track.path == path, present).limit(1))
+            if found is not None:
+                return found
+    if entry.artist and entry.title:
+        artist = db.scalar(
+            select(Artist.id).where(
+                Artist.name_key == names.merge_key(names.main_artist(entry.artist))[:512]
+            )
+        )
+        if artist is not None:
+            wanted = names.search_key(entry.title)
+            album_key = names.merge_key(entry.album) if entry.album else None
+            candidates = db.execute(
+                select(Track.id, Track.title, Album.title_key)
+                .join(Album, Album.id == Track.album_id)
+                .where(Track.artist_id == artist, present)
+            ).all()
+            same = [(t, key) for t, title, key in candidates if names.search_key(title) == wanted]
+            for track_id, key in same:
+                if album_key is None or key == album_key:
+                    return track_id
+            if same:
+                return same[0][0]
+    return None
+
+
+def import_file(
+    db: Session,
+    listener_id: int,
+    content: str,
+    fmt: str,
+    now: datetime,
+    *,
+    name: str | None = None,
+    base: Path | None = None,
+) -> tuple[Playlist, list[Unmatched]]:
+    """A new playlist of the tracks a playlist file names; the entries that match no present
+    track are reported by line, not dropped silently. Relative paths are read against `base`."""
+    try:
+        title, entries = playlist_files.read(content, fmt)
+    except playlist_files.PlaylistFileError as exc:
+        raise ApiError(ErrorCode.INVALID_REQUEST, str(exc)) from None
+    matched: list[int] = []
+    unmatched: list[Unmatched] = []
+    for entry in entries:
+        track_id = _match(db, entry, base)
+        if track_id is None:
+            reason = (
+                "a URL, not a file of the library"
+                if entry.location
+                and playlist_files.local_path(entry.location, base) is None
+                and not (entry.artist and entry.title)
+                else "no track of the library matches its path, MusicBrainz id or tags"
+            )
+            unmatched.append(Unmatched(entry.line, entry.describe()[:300], reason))
+        else:
+            matched.append(track_id)
+    playlist = create(db, listener_id, name or title or "Imported playlist", "", matched, now)
+    return playlist, unmatched
+
+
+def export_file(db: Session, playlist: Playlist, fmt: str, base: Path | None = None) -> str:
+    """The playlist as an M3U8 or XSPF file (every entry, available or not)."""
+    rows = db.execute(
+        select(Track, Artist.name, Album.title)
+        .select_from(PlaylistItem)
+        .join(Track, Track.id == PlaylistItem.track_id)
+        .join(Artist, Artist.id == Track.artist_id)
+        .join(Album, Album.id == Track.album_id)
+        .where(PlaylistItem.playlist_id == playlist.id)
+        .order_by(PlaylistItem.position, PlaylistItem.id)
+    ).all()
+    written = [
+        playlist_files.Written(t.path, artist, t.title, album, t.duration, t.mbid)
+        for t, artist, album in rows
+    ]
+    try:
+        return playlist_files.write(fmt, playlist.name, written, base)
+    except playlist_files.PlaylistFileError as exc:
+        raise ApiError(ErrorCode.INVALID_REQUEST, str(exc)) from None
+
+
+PLAYLIST_SUFFIXES = (".m3u", ".m3u8", ".xspf")
+
+
+@dataclass
+class LibrarySync:
+    made: int = 0
+    updated: int = 0
+    removed: int = 0
+    unmatched: int = 0
+
+
+def library_files(roots: Sequence[Path]) -> dict[str, int]:
+    """Playlist files under the library folders (not following links), path -> mtime_ns."""
+    found: dict[str, int] = {}
+    for root in roots:
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            for name in files:
+                if name.lower().endswith(PLAYLIST_SUFFIXES) and not name.startswith("."):
+                    path = os.path.join(folder, name)
+                    try:
+                        st = os.stat(path, follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if stat.S_ISREG(st.st_mode) and st.st_size <= playlist_files.MAX_BYTES:
+                        found[os.path.abspath(path)] = st.st_mtime_ns
+    return found
+
+
+def sync_library_files(
+    db: Session, owner_id: int, files: dict[str, int], roots: Sequence[Path], now: datetime
+) -> LibrarySync:
+    """Keep the owner's playlists made from the library's playlist files in step with them:
+    new files make playlists, changed files replace their entries (a new version), and files
+    gone from the folders take their playlists with them."""
+    report = LibrarySync()
+    prefixes = tuple(str(Path(r).absolute()).rstrip(os.sep) + os.sep for r in roots)
+    known = {
+        p.source_path: p
+        for p in db.scalars(select(Playlist).where(Playlist.source_path.is_not(None)))
+        if p.source_path and p.source_path.startswith(prefixes)
+    }
+    for path, known_playlist in known.items():
+        if path not in files:
+            delete_playlist(db, known_playlist, now)
+            report.removed += 1
+    for path, mtime in sorted(files.items()):
+        existing = known.get(path)
+        if existing is not None and existing.source_mtime_ns == mtime:
+            continue
+        try:
+            with open(path, "rb") as handle:
+                content = handle.read(playlist_files.MAX_BYTES + 1).decode("utf-8", "replace")
+        except OSError:
+            continue
+        fmt = playlist_files.detect(path, content)
+        try:
+            title, entries = playlist_files.read(content, fmt)
+        except playlist_files.PlaylistFileError:
+            continue
+        base = Path(path).parent
+        matched = [t for t in (_match(db, e, base) for e in entries) if t is not None]
+        report.unmatched += len(entries) - len(matched)
+        matched = matched[:MAX_TRACKS]
+        if existing is None:
+            name = (title or Path(path).stem or "Library playlist")[:NAME_MAX]
+            made = create(db, owner_id, name, "", matched, now)
+            made.source_path, made.source_mtime_ns = path, mtime
+            report.made += 1
+        else:
+            order = _order(db, existing.id)
+            edit(db, existing, existing.version, now, deletes=order)
+            _insert(db, existing.id, 0, matched, now)
+            _refresh_totals(db, existing)
+            existing.source_mtime_ns = mtime
+            report.updated += 1
+    return report
+
+
+def library_owner(db: Session) -> int | None:
+    """Who owns the library's playlist files: the first administrator account."""
+    return db.scalar(
+        select(Listener.id)
+        .where(Listener.is_admin.is_(True), Listener.is_anonymous.is_(False))
+        .order_by(Listener.id)
+        .limit(1)
+    )

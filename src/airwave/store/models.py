@@ -534,6 +534,9 @@ class Playlist(Base):
     duration: Mapped[float] = mapped_column(Float, default=0.0)  # seconds, of its tracks
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # a playlist file of the library folders it was made from (kept in step by scans)
+    source_path: Mapped[str | None] = mapped_column(Text, nullable=True)
+    source_mtime_ns: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
 
 class PlaylistItem(Base):

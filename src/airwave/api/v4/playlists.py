@@ -14,6 +14,7 @@ from airwave.api.schemas import EmptyResponse, RequestModel, ResponseModel
 from airwave.api.v4.catalog import ERRORS, PandoraId, V4Request, allowed
 from airwave.core import ids, playlists
 from airwave.errors import ApiError, ErrorCode
+from airwave.library import playlist_files
 
 EDIT_ERRORS = [
     *ERRORS,
@@ -387,3 +388,83 @@ def annotate_playlists(call: Call, req: AnnotateRequest) -> Annotations:
     allowed(call)
     refs = [r for r in map(ids.parse, req.pandora_ids) if r is not None and r.kind == "playlist"]
     return Annotations(annotations=annotate(call, refs, False))
+
+
+class ImportRequest(V4Request):
+    content: str = Field(max_length=5 * 1024 * 1024, description="the file's text")
+    format: str | None = Field(
+        None, max_length=8, description="m3u8 (also for .m3u) or xspf [default: detected]"
+    )
+    name: str | None = Field(None, max_length=1000, description="[default: the file's title]")
+
+
+class UnmatchedLine(ResponseModel):
+    line: int = Field(description="M3U: the line number; XSPF: the <track>'s position")
+    entry: str = Field(description="what the file says of it")
+    reason: str
+
+
+class Imported(ResponseModel):
+    playlist: Annotation
+    unmatched: list[UnmatchedLine]
+
+
+@registry.endpoint(
+    "playlists/import",
+    versions=(4,),
+    request=ImportRequest,
+    response=Imported,
+    writes=True,
+    errors=ERRORS,
+    notes="""
+    A new playlist from an M3U8 or XSPF file's text: each entry matched to a track of the library
+    by MusicBrainz id, by absolute path (or file:// URL), or by artist and title (and album);
+    entries that match nothing are answered in `unmatched`, by line, not dropped silently.
+    """,
+)
+def import_playlist(call: Call, req: ImportRequest) -> Imported:
+    """Make a playlist from an M3U8 or XSPF file."""
+    allowed(call)
+    listener = call.require_listener()
+    fmt = (req.format or playlist_files.detect("", req.content)).lower().lstrip(".")
+    fmt = "m3u8" if fmt == "m3u" else fmt
+    with call.write() as db:
+        playlist, unmatched = playlists.import_file(
+            db, listener.id, req.content, fmt, call.now(), name=req.name
+        )
+        made = playlist.id
+    return Imported(
+        playlist=_answer(call, made),
+        unmatched=[UnmatchedLine(line=u.line, entry=u.entry, reason=u.reason) for u in unmatched],
+    )
+
+
+class ExportRequest(V4Request):
+    pandora_id: PandoraId
+    format: str = Field("m3u8", max_length=8, description="m3u8 or xspf")
+
+
+class Exported(ResponseModel):
+    format: str
+    file_name: str
+    content: str
+
+
+@registry.endpoint(
+    "playlists/export",
+    versions=(4,),
+    request=ExportRequest,
+    response=Exported,
+    errors=[*ERRORS, ErrorCode.USER_NOT_AUTHORIZED],
+    notes="One of the listener's playlists as an M3U8 or XSPF file (absolute paths of the "
+    "library's files, with artist, title and duration).",
+)
+def export_playlist(call: Call, req: ExportRequest) -> Exported:
+    """Write a playlist as an M3U8 or XSPF file."""
+    allowed(call)
+    db = call.reader()
+    playlist = playlists.owned(db, call.require_listener().id, req.pandora_id)
+    fmt = req.format.lower().lstrip(".")
+    text = playlists.export_file(db, playlist, "m3u8" if fmt == "m3u" else fmt)
+    stem = ids.slug(playlist.name)
+    return Exported(format=fmt, file_name=f"{stem}.{fmt}", content=text)

@@ -1,1 +1,1 @@
-"""The catalogue: lookups and pages, search, the library and its scans."""
+"""The catalogue: lookups and pages, search, art and the similarity space."""

@@ -1,4 +1,5 @@
-"""thumbs on the tracks autoplay chose after an album, playlist or track
+"""thumbs on the tracks autoplay chose after an album, playlist or track; playlists made from
+the library's playlist files
 
 Revision ID: 0012
 Revises: 0011
@@ -16,6 +17,9 @@ depends_on = None
 
 
 def upgrade() -> None:
+    with op.batch_alter_table("playlists", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("source_path", sa.Text(), nullable=True))
+        batch_op.add_column(sa.Column("source_mtime_ns", sa.BigInteger(), nullable=True))
     op.create_table(
         "autoplay_feedback",
         sa.Column("id", sa.Integer(), primary_key=True),
@@ -42,3 +46,6 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("autoplay_feedback")
+    with op.batch_alter_table("playlists", schema=None) as batch_op:
+        batch_op.drop_column("source_mtime_ns")
+        batch_op.drop_column("source_path")

@@ -1,4 +1,5 @@
-"""The instance's music library: scans (at start, on demand, on file changes) and their status."""
+"""The instance's music library: scans (at start, on demand, on file changes), their status,
+and what follows a scan (sound analysis, the similarity space, the library's playlist files)."""
 
 from __future__ import annotations
 
@@ -107,6 +108,41 @@ def serving_roots(services: Services, library: Library | None) -> Roots:
     return Roots([*known, ads], deny=[services.settings.data_dir])
 
 
+def sync_playlists(services: Services, roots: list[Path]) -> str | None:
+    """The library's playlist files (.m3u, .m3u8, .xspf) as playlists of the operator (the
+    first administrator), kept in step scan after scan. A line saying what changed, if
+    anything did."""
+    from airwave.core import playlists
+
+    files = playlists.library_files(roots)
+    with services.database.write() as db:
+        owner = playlists.library_owner(db)
+        if owner is None:
+            if files:
+                log.info(
+                    "library playlist files need an administrator account to own them",
+                    extra={"files": len(files)},
+                )
+                return f"{len(files)} playlist files wait for an administrator account to own them"
+            return None
+        synced = playlists.sync_library_files(db, owner, files, roots, services.clock.now())
+    if not (synced.made or synced.updated or synced.removed):
+        return None
+    log.info(
+        "library playlists",
+        extra={
+            "made": synced.made,
+            "updated": synced.updated,
+            "removed": synced.removed,
+            "unmatched_entries": synced.unmatched,
+        },
+    )
+    return (
+        f"playlist files: {synced.made} new, {synced.updated} changed, {synced.removed} gone; "
+        f"{synced.unmatched} entries match no track"
+    )
+
+
 class Library:
     """Scans the configured folders into the catalogue, one scan at a time."""
 
@@ -145,6 +181,7 @@ class Library:
             )
             for path, message in report.errors[:50]:
                 log.warning("skipped file", extra={"path": path, "reason": message})
+            sync_playlists(self.services, self.roots)
             try:
                 self.status.state = "indexing"
                 refresh_similarity(
