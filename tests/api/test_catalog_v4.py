@@ -64,10 +64,14 @@ def test_discography_and_every_track_of_an_artist(served: Server) -> None:
     assert page["total"] == every["total"] and page["tracks"] == every["tracks"][2:5]
 
 
-def test_tiers_without_on_demand_and_bad_requests(served: Server) -> None:
-    free = member(served, "free")
+def test_tiers_without_on_demand_browse_but_do_not_play_and_bad_requests(served: Server) -> None:
+    free = member(served, "free")  # browses the catalogue; plays nothing on demand
+    artist = an_artist(free)
+    page = free.ok("v4/catalog/getDetails", {"pandoraId": artist})
+    tracks = page["artistDetails"]["topTracks"]
+    assert tracks and not page["annotations"][tracks[0]]["rightsInfo"]["hasInteractive"]
     assert_error(
-        free.call("v4/catalog/getDetails", {"pandoraIds": ["AR:1"]}),
+        free.call("v1/ondemand/getAudioPlaybackInfo", {"pandoraId": tracks[0]}),
         403,
         "LISTENER_NOT_AUTHORIZED",
     )

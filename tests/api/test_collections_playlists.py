@@ -526,3 +526,31 @@ def test_the_librarys_playlist_files_become_the_operators_playlists(
     listing.unlink()
     assert "1 gone" in server.cli("scan", "--library", str(root), "--no-analyze").stdout
     assert api.ok("v4/collections/countItems")["playlists"] == 0
+
+
+def test_on_demand_play_holds_the_player_like_a_station(served: Server) -> None:
+    laptop = member(served)
+    phone = served.client()
+    phone.login(laptop.username, "correct horse battery")  # type: ignore[attr-defined]
+    album = ids_of(laptop, "AL", 1)[0]
+    tracks = album_tracks(laptop, album)
+    pid = laptop.ok("v4/playlists/create", {"name": "Hold", "tracks": tracks})["pandoraId"]
+    laptop.ok("v4/collections/addItem", {"pandoraId": ids_of(laptop, "AR", 1)[0]})  # newer
+    played = phone.ok(
+        "v1/ondemand/getAudioPlaybackInfo", {"pandoraId": tracks[0], "sourcePandoraId": pid}
+    )
+    assert played["audioURL"]
+    # while the phone plays, the laptop is refused on demand and on stations
+    assert_error(
+        laptop.call("v1/ondemand/getAudioPlaybackInfo", {"pandoraId": tracks[1]}),
+        409,
+        "STREAM_VIOLATION",
+    )
+    station = laptop.ok("v1/station/createStation", {"musicId": tracks[0]})["stationId"]
+    assert_error(
+        laptop.call("v1/playlist/getFragment", {"stationId": station}), 409, "STREAM_VIOLATION"
+    )
+    # the phone goes on; the playlist it plays from is now the most recent in the collection
+    phone.ok("v1/ondemand/getAudioPlaybackInfo", {"pandoraId": tracks[1], "sourcePandoraId": pid})
+    recent = laptop.ok("v4/collections/getSortedItems", {"sortOrder": "RECENT", "limit": 1})
+    assert [i["pandoraId"] for i in recent["items"]] == [pid]

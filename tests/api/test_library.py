@@ -245,7 +245,7 @@ def test_search_is_accent_insensitive_ranked_and_fuzzy(served) -> None:
 
 
 def test_v3_search_answers_ids_and_their_annotations(served) -> None:
-    _, api = served
+    server, api = served
     found = api.ok("v3/sod/search", {"query": "nebula", "types": ["ar", "AL", "TR", "CO", "PL"]})
     assert found["results"] and set(found["annotations"]) == set(found["results"])
     artist = found["annotations"][found["results"][0]]
@@ -261,14 +261,15 @@ def test_v3_search_answers_ids_and_their_annotations(served) -> None:
     track = hour["annotations"][hour["results"][0]]
     assert track["name"] == "Hour 2" and isinstance(track["duration"], int)
     assert track["artistId"].startswith("AR:") and track["albumId"].startswith("AL:")
-    # detail URLs open the web player's page: the artist's, or the album (of the track)
-    page = httpx.get(track["shareableUrlPath"])
+    # shareable paths (on this site) open the web player's page: the artist's, or the album
+    assert track["shareableUrlPath"].startswith("/music/")
+    page = httpx.get(server.url + track["shareableUrlPath"])
     assert page.status_code == 302 and page.headers["location"].startswith("/#/album/L")
     assert (
-        httpx.get(artist["shareableUrlPath"]).headers["location"]
+        httpx.get(server.url + artist["shareableUrlPath"]).headers["location"]
         == "/#/artist/" + artist["musicId"]
     )
-    assert httpx.get(track["shareableUrlPath"] + "9999").status_code == 404
+    assert httpx.get(server.url + track["shareableUrlPath"] + "9999").status_code == 404
     genre = api.ok("v3/sod/search", {"query": "jazz", "types": ["SF"]})
     assert genre["annotations"][genre["results"][0]]["type"] == "GE"
     bare = api.ok("v3/sod/search", {"query": "nebula", "types": ["AR"], "annotate": False})

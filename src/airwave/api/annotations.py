@@ -9,7 +9,7 @@ from pydantic import Field
 
 from airwave.api.protocol import Call
 from airwave.api.schemas import ResponseModel, absent_when_none
-from airwave.api.v1.objects import ArtImage, art, detail_url, picture_art
+from airwave.api.v1.objects import ArtImage, art, picture_art
 from airwave.core import ids, music, playlists
 from airwave.core.catalog.catalog import TrackView
 from airwave.core.entities import Artwork
@@ -40,7 +40,9 @@ class Annotation(ResponseModel):
     icon: Icon
     art: list[ArtImage]
     slug_plus_pandora_id: str | None = absent_when_none("tracks, albums and artists: seoToken")
-    shareable_url_path: str | None = absent_when_none("tracks, albums and artists")
+    shareable_url_path: str | None = absent_when_none(
+        "tracks, albums and artists: the page's path on this site, /music/ + seoToken"
+    )
     artist_id: str | None = absent_when_none("tracks and albums: the artist's pandoraId")
     artist_name: str | None = absent_when_none("tracks and albums")
     album_id: str | None = absent_when_none("tracks: the album's pandoraId")
@@ -100,7 +102,8 @@ def _named(
         "icon": _icon(images, color),
         "art": images,
         "slug_plus_pandora_id": seo,
-        "shareable_url_path": detail_url(call, seo) if seo else None,
+        # a path on this site, as clients split it: "/music/" + the seoToken
+        "shareable_url_path": f"/music/{seo}" if seo else None,
     }
 
 

@@ -65,6 +65,9 @@ class PlaybackInfoRequest(RequestModel):
         min_length=1, max_length=1024, description="a track: pandoraId, musicId or seoToken"
     )
     audio_format: AudioFormat = "aacplus"
+    source_pandora_id: str | None = Field(
+        None, max_length=64, description="the album or playlist it is played from, if any"
+    )
 
 
 class PlaybackInfo(ResponseModel):
@@ -88,19 +91,36 @@ class PlaybackInfo(ResponseModel):
     request=PlaybackInfoRequest,
     response=PlaybackInfo,
     writes=True,
-    errors=[ErrorCode.LISTENER_NOT_AUTHORIZED, ErrorCode.NOT_FOUND, ErrorCode.INVALID_PANDORA_TYPE],
+    errors=[
+        ErrorCode.LISTENER_NOT_AUTHORIZED,
+        ErrorCode.NOT_FOUND,
+        ErrorCode.INVALID_PANDORA_TYPE,
+        ErrorCode.STREAM_VIOLATION,
+    ],
     notes="""
     Premium only (the tier's `onDemand` flag; else `LISTENER_NOT_AUTHORIZED`). Any present track of
     the library, in the negotiated encoding (`mp3-hifi` needs high quality, as on stations). Each
-    call is a play in the operator's play log, with its own receipt and skip URLs.
+    call is a play in the operator's play log, with its own receipt and skip URLs. The device
+    becomes the account's active player, as with stations: while another device plays,
+    `STREAM_VIOLATION`. `sourcePandoraId` (the album or playlist it is played from) counts as
+    played in the listener's collection.
     """,
 )
 def audio_playback_info(call: Call, req: PlaybackInfoRequest) -> PlaybackInfo:
     """The audio URL of one track, on demand."""
     listener = call.require_listener()
+    assert call.session is not None
     with call.write() as db:
         play = playlist.play_on_demand(
-            db, call.services, call.base_url, listener, req.pandora_id, req.audio_format, call.now()
+            db,
+            call.services,
+            call.base_url,
+            listener,
+            call.session,
+            req.pandora_id,
+            req.audio_format,
+            call.now(),
+            req.source_pandora_id,
         )
     links = play.links
     return PlaybackInfo(

@@ -16,7 +16,8 @@ from airwave.core.catalog import catalog
 from airwave.core.radio import delivery
 from airwave.errors import ApiError, ErrorCode
 
-ERRORS = [ErrorCode.LISTENER_NOT_AUTHORIZED, ErrorCode.NOT_FOUND, ErrorCode.INVALID_PANDORA_TYPE]
+CATALOG_ERRORS = [ErrorCode.NOT_FOUND, ErrorCode.INVALID_PANDORA_TYPE]
+ERRORS = [ErrorCode.LISTENER_NOT_AUTHORIZED, *CATALOG_ERRORS]  # what is on demand
 PandoraId = Annotated[str, Field(min_length=1, max_length=64)]
 
 
@@ -79,17 +80,17 @@ class Details(ResponseModel):
     versions=(4,),
     request=DetailsRequest,
     response=Details,
-    errors=ERRORS,
+    errors=CATALOG_ERRORS,
     notes="""
     `pandoraIds` (a list) answers the annotations of the tracks, albums, artists and genres among
     them; other and unknown ids are left out. `pandoraId` (one id, as published clients send it)
     also answers, for an artist, `artistDetails` (its most played tracks, albums and similar
-    artists, every id annotated). Tiers without on-demand: `LISTENER_NOT_AUTHORIZED`.
+    artists, every id annotated). Any signed-in listener may browse: `rightsInfo.hasInteractive`
+    says whether their tier plays it on demand.
     """,
 )
 def get_details(call: Call, req: DetailsRequest) -> Details:
     """Annotations of catalogue objects, and an artist's page."""
-    allowed(call)
     if (req.pandora_ids is None) == (req.pandora_id is None):
         raise ApiError(ErrorCode.INVALID_REQUEST, "give pandoraIds or pandoraId")
     db = call.reader()
@@ -130,11 +131,10 @@ class Discography(ResponseModel):
     versions=(4,),
     request=ArtistRequest,
     response=Discography,
-    errors=ERRORS,
+    errors=CATALOG_ERRORS,
 )
 def get_artist_discography(call: Call, req: ArtistRequest) -> Discography:
     """An artist's albums."""
-    allowed(call)
     ref = catalog.resolve(req.artist_pandora_id, "artist")
     on_demand = call.settings.tier(call.require_listener().tier).on_demand
     albums = music.artist_albums(call.reader(), ref.id)
@@ -156,11 +156,10 @@ class ArtistTracks(ResponseModel):
     versions=(4,),
     request=ArtistTracksRequest,
     response=ArtistTracks,
-    errors=ERRORS,
+    errors=CATALOG_ERRORS,
 )
 def get_all_artist_tracks(call: Call, req: ArtistTracksRequest) -> ArtistTracks:
     """Every track of an artist, a page at a time."""
-    allowed(call)
     ref = catalog.resolve(req.artist_pandora_id, "artist")
     on_demand = call.settings.tier(call.require_listener().tier).on_demand
     total, tracks = music.artist_tracks(call.reader(), ref.id, req.offset, req.limit)

@@ -632,15 +632,29 @@ def play_on_demand(
     services: Services,
     base_url: str,
     listener: Listener,
+    session: AuthSession,
     pandora_id: str,
     audio_format: str | None,
     now: datetime,
+    source: str | None = None,
 ) -> OnDemandPlay:
-    """ondemand/getAudioPlaybackInfo: any present track, logged as a play outside radio."""
+    """ondemand/getAudioPlaybackInfo: any present track, logged as a play outside radio. The
+    session becomes the account's active player (another device playing is STREAM_VIOLATION, as
+    on stations) for the length of the track; the album or playlist it is played from
+    (`source`) counts as played in the listener's collection."""
     ref = catalog.resolve(pandora_id, "track")
     track = catalog.track(db, ref.id)
     encoding = delivery.encoding_for(services.settings, listener, audio_format, track.codec)
+    delivery.require_on_demand(services.settings, listener)
+    player.claim_player(db, listener, session, now, force=False)
     spin = on_demand(db, services.settings, listener, ref.id, encoding, now)
+    spin.session_id = session.id
+    holder = db.get(Listener, listener.id)  # locked by claim_player above
+    assert holder is not None
+    player.hold_player(holder, now + timedelta(seconds=track.duration or 0) + player.CLAIM_GRACE)
+    context = ids.parse(source) if source else None
+    if context is not None and context.kind in ("album", "playlist"):
+        collection.touch(db, listener.id, [context], now)
     links = delivery.Issuer(services, base_url, now).track(listener.id, ref.id, spin.id, encoding)
     return OnDemandPlay(links, catalog.gains(db, [track])[track.id], track.duration, spin.token)
 
