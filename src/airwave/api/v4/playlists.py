@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 from pydantic import Field, model_validator
 
@@ -13,6 +14,7 @@ from airwave.api.registry import registry
 from airwave.api.schemas import EmptyResponse, RequestModel, ResponseModel
 from airwave.api.v4.catalog import ERRORS, PandoraId, V4Request, allowed
 from airwave.core import ids, playlists
+from airwave.core.playlists import Playlist
 from airwave.errors import ApiError, ErrorCode
 from airwave.library import playlist_files
 
@@ -31,6 +33,18 @@ def _item(value: int | str) -> int:
     if number is None or number <= 0:
         raise ApiError(ErrorCode.PLAYLIST_BAD_RANGE, f"{str(value)[:20]!r} is not an itemId")
     return number
+
+
+def _edit(call: Call, token: str, change: Callable[[Any, Playlist], object]) -> Annotation:
+    """Apply `change` (database session, playlist) to one of the listener's playlists in a
+    write transaction; answer the playlist as it then stands."""
+    allowed(call)
+    listener = call.require_listener()
+    with call.write() as db:
+        playlist = playlists.owned(db, listener.id, token)
+        change(db, playlist)
+        edited = playlist.id
+    return _answer(call, edited)
 
 
 def _answer(call: Call, playlist_id: int) -> Annotation:
@@ -141,17 +155,16 @@ the playlist at its new version; an edit against any other version is
 )
 def append_items(call: Call, req: AppendRequest) -> Annotation:
     """Add tracks to the end of a playlist."""
-    allowed(call)
-    listener = call.require_listener()
     tokens = req.pandora_ids if req.pandora_ids is not None else req.item_pandora_ids
     if not tokens:
         raise ApiError(ErrorCode.INVALID_REQUEST, "give pandoraIds: the tracks to add")
-    with call.write() as db:
-        playlist = playlists.owned(db, listener.id, req.pandora_id)
-        tracks = playlists.track_ids(db, tokens)
-        playlists.append(db, playlist, _version(req), tracks, call.now())
-        edited = playlist.id
-    return _answer(call, edited)
+    return _edit(
+        call,
+        req.pandora_id,
+        lambda db, playlist: playlists.append(
+            db, playlist, _version(req), playlists.track_ids(db, tokens), call.now()
+        ),
+    )
 
 
 class MoveSpec(RequestModel):
@@ -189,28 +202,27 @@ class EditRequest(Versioned):
 )
 def edit_tracks(call: Call, req: EditRequest) -> Annotation:
     """Remove, move and insert a playlist's entries in one edit."""
-    allowed(call)
-    listener = call.require_listener()
     moves = []
     for move in req.moves:
         index = move.to_index if move.to_index is not None else move.new_index
         if index is None:
             raise ApiError(ErrorCode.INVALID_REQUEST, "a move needs toIndex (or newIndex)")
         moves.append(playlists.Move(_item(move.item_id), index))
-    with call.write() as db:
-        playlist = playlists.owned(db, listener.id, req.pandora_id)
+    deletes = [_item(i) for i in req.deletes]
+
+    def change(db: Any, playlist: Playlist) -> None:
         tracks = playlists.track_ids(db, [i.pandora_id for i in req.inserts])
         playlists.edit(
             db,
             playlist,
             _version(req),
             call.now(),
-            deletes=[_item(i) for i in req.deletes],
+            deletes=deletes,
             moves=moves,
             inserts=[(t, i.index) for t, i in zip(tracks, req.inserts, strict=True)],
         )
-        edited = playlist.id
-    return _answer(call, edited)
+
+    return _edit(call, req.pandora_id, change)
 
 
 class DeleteTracksRequest(Versioned):
@@ -231,16 +243,14 @@ class DeleteTracksRequest(Versioned):
 )
 def delete_tracks(call: Call, req: DeleteTracksRequest) -> Annotation:
     """Remove entries from a playlist."""
-    allowed(call)
-    listener = call.require_listener()
     items = [_item(i) for i in [*req.item_ids, *req.track_item_ids]]
     if not items:
         raise ApiError(ErrorCode.INVALID_REQUEST, "give itemIds: the entries to remove")
-    with call.write() as db:
-        playlist = playlists.owned(db, listener.id, req.pandora_id)
-        playlists.edit(db, playlist, _version(req), call.now(), deletes=items)
-        edited = playlist.id
-    return _answer(call, edited)
+    return _edit(
+        call,
+        req.pandora_id,
+        lambda db, playlist: playlists.edit(db, playlist, _version(req), call.now(), deletes=items),
+    )
 
 
 class SetDetailsRequest(Versioned):
@@ -261,21 +271,19 @@ class SetDetailsRequest(Versioned):
 )
 def set_details(call: Call, req: SetDetailsRequest) -> Annotation:
     """Rename or describe a playlist."""
-    allowed(call)
-    listener = call.require_listener()
     name = req.name if req.name is not None else (req.details.name if req.details else None)
     text = (
         req.description
         if req.description is not None
         else (req.details.description if req.details else None)
     )
-    with call.write() as db:
-        playlist = playlists.owned(db, listener.id, req.pandora_id)
-        playlists.set_details(
+    return _edit(
+        call,
+        req.pandora_id,
+        lambda db, playlist: playlists.set_details(
             db, playlist, call.now(), name=name, description=text, version=req.version
-        )
-        edited = playlist.id
-    return _answer(call, edited)
+        ),
+    )
 
 
 @registry.endpoint(
@@ -289,13 +297,11 @@ def set_details(call: Call, req: SetDetailsRequest) -> Annotation:
 )
 def shuffle_tracks(call: Call, req: Versioned) -> Annotation:
     """Shuffle a playlist's entries."""
-    allowed(call)
-    listener = call.require_listener()
-    with call.write() as db:
-        playlist = playlists.owned(db, listener.id, req.pandora_id)
-        playlists.shuffle(db, playlist, _version(req), call.now())
-        edited = playlist.id
-    return _answer(call, edited)
+    return _edit(
+        call,
+        req.pandora_id,
+        lambda db, playlist: playlists.shuffle(db, playlist, _version(req), call.now()),
+    )
 
 
 class TracksRequest(V4Request):
