@@ -9,10 +9,11 @@ import time
 import httpx
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, text
 from support import Backend, Server, unique
 
-from airwave.store.db import Database, include_name
+from airwave.store.db import Database, _alembic_config, head_revision, include_name
 from airwave.store.models import Base
 
 
@@ -26,6 +27,12 @@ def test_migrations_build_exactly_the_models(make_backend) -> None:
     try:
         db.migrate()
         db.migrate()  # a second run is a no-op
+        # the quick check at start (no alembic import) knows the head alembic knows
+        assert (
+            db.current_revision()
+            == head_revision()
+            == ScriptDirectory.from_config(_alembic_config()).get_current_head()
+        )
         with db.engine.connect() as conn:
             context = MigrationContext.configure(conn, opts={"include_name": include_name})
             diff = compare_metadata(context, Base.metadata)
