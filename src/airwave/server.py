@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import resource
 import signal
@@ -180,6 +181,11 @@ def run(
             f"cannot use TLS certificate {settings.tls_cert} with key {settings.tls_key}: {exc}"
         ) from None
     config.connection_guard = guard  # type: ignore[attr-defined]  # read by the protocol
+    # Everything built so far (modules, the app, settings) lives as long as the process: out of
+    # the collector's sight, so a full collection during a request walks only what requests
+    # made (a 100-item page paused ~100 ms when one ran).
+    gc.collect()
+    gc.freeze()
     server = _Server(config, handshake_timeout=settings.header_timeout, plain_sockets=plain)
     announce(base_url(settings, port))
     for extra in plain:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -272,7 +274,7 @@ def page(
     where = [CollectionItem.listener_id == listener_id, CollectionItem.kind.in_(codes)]
     if artist_id is not None:
         where.append(_by_artist(artist_id))
-    total = int(db.scalar(select(func.count(CollectionItem.id)).where(*where)) or 0)
+    total = _total(db, listener_id, where, (tuple(codes), artist_id))
     query = select(CollectionItem).where(*where)
     if cursor:
         query = query.where(_after(order, cursor))
@@ -286,6 +288,29 @@ def page(
         total,
         _cursor_of(order, rows[-1]) if more and rows else None,
     )
+
+
+_TOTALS: OrderedDict[tuple[object, ...], int] = OrderedDict()
+_TOTALS_LOCK = threading.Lock()
+_TOTALS_KEPT = 4096
+
+
+def _total(db: Session, listener_id: int, where: list, key: tuple[object, ...]) -> int:  # noqa: ANN001
+    """How many items a view holds. Counting a listener's 100,000 items costs ~10 ms a page, so
+    a count is kept per collection version (which every add and remove moves on): one primary
+    key lookup while the collection does not change."""
+    cache_key = (listener_id, version(db, listener_id), *key)
+    with _TOTALS_LOCK:
+        if (known := _TOTALS.get(cache_key)) is not None:
+            _TOTALS.move_to_end(cache_key)
+            return known
+    counted = int(db.scalar(select(func.count(CollectionItem.id)).where(*where)) or 0)
+    if version(db, listener_id) == cache_key[1]:  # no change committed while counting
+        with _TOTALS_LOCK:
+            _TOTALS[cache_key] = counted
+            while len(_TOTALS) > _TOTALS_KEPT:
+                _TOTALS.popitem(last=False)
+    return counted
 
 
 def _by_artist(artist_id: int):  # noqa: ANN202  # a SQL condition

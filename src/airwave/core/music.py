@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from airwave.core import bookmarks, ids
@@ -232,35 +233,127 @@ Note = catalog.TrackView | AlbumNote | ArtistNote | GenreStation
 
 def annotate(db: Session, refs: list[ids.Ref]) -> dict[ids.Ref, Note]:
     """What the catalogue holds on each of these objects (tracks, albums, artists, genres);
-    objects that are gone or of other kinds are left out."""
+    objects that are gone or of other kinds are left out. A few queries per kind, whatever the
+    number of objects (a page of a collection annotates a hundred)."""
     notes: dict[ids.Ref, Note] = {}
-    tracks = [r for r in refs if r.kind == "track"]
-    for view in catalog.track_views(db, [r.id for r in tracks]):
-        notes[ids.Ref("track", view.track.id)] = view
+    wanted: dict[str, list[int]] = {"track": [], "album": [], "artist": [], "genre": []}
     for ref in refs:
+        if ref.kind in wanted:
+            wanted[ref.kind].append(ref.id)
+    for view in catalog.track_views(db, wanted["track"]):
+        notes[ids.Ref("track", view.track.id)] = view
+    for album_id, album_note in _album_notes(db, wanted["album"]).items():
+        notes[ids.Ref("album", album_id)] = album_note
+    for artist_id, artist_note in _artist_notes(db, wanted["artist"]).items():
+        notes[ids.Ref("artist", artist_id)] = artist_note
+    for genre_id in wanted["genre"]:
         try:
-            if ref.kind == "album":
-                album = catalog.album(db, ref.id)
-                views = catalog.track_views(db, catalog.album_tracks(db, album.id))
-                artist = db.get(Artist, album.artist_id)
-                notes[ref] = AlbumNote(
-                    AlbumView(album, artist, catalog.art_of(db, album.art_id), len(views)),
-                    [v.track.id for v in views],
-                    sum(v.track.duration for v in views),
-                    any(v.track.explicit for v in views),
-                )
-            elif ref.kind == "artist":
-                artist = catalog.artist(db, ref.id)
-                notes[ref] = ArtistNote(
-                    catalog.artist_view(db, artist),
-                    len(catalog.discography(db, artist.id)),
-                    catalog.track_count(db, artist.id),
-                )
-            elif ref.kind == "genre":
-                genre = catalog.genre(db, ref.id)
-                notes[ref] = genre_station(db, genre, catalog.genre_track_count(db, genre.id), 1)
+            genre = catalog.genre(db, genre_id)
         except ApiError:  # not in the catalogue (any more)
             continue
+        notes[ids.Ref("genre", genre_id)] = genre_station(
+            db, genre, catalog.genre_track_count(db, genre.id), 1
+        )
+    return {ref: notes[ref] for ref in refs if ref in notes}
+
+
+def _album_notes(db: Session, album_ids: list[int]) -> dict[int, AlbumNote]:
+    """Albums with at least one present track, each with its tracks in play order."""
+    if not album_ids:
+        return {}
+    albums = {a.id: a for a in db.scalars(select(Album).where(Album.id.in_(set(album_ids))))}
+    tracks: dict[int, list[tuple[int, float, bool]]] = {}
+    for track_id, album_id, duration, explicit in db.execute(
+        select(Track.id, Track.album_id, Track.duration, Track.explicit)
+        .where(Track.album_id.in_(list(albums)), catalog.PRESENT)
+        .order_by(
+            Track.album_id, Track.disc_no.nulls_first(), Track.track_no.nulls_last(), Track.title
+        )
+    ):
+        tracks.setdefault(album_id, []).append((track_id, duration or 0.0, bool(explicit)))
+    artists = {
+        a.id: a
+        for a in db.scalars(
+            select(Artist).where(Artist.id.in_({a.artist_id for a in albums.values()}))
+        )
+    }
+    arts = {
+        w.id: w
+        for w in db.scalars(
+            select(Artwork).where(Artwork.id.in_({a.art_id for a in albums.values() if a.art_id}))
+        )
+    }
+    notes = {}
+    for album_id, album in albums.items():
+        present = tracks.get(album_id)
+        artist = artists.get(album.artist_id)
+        if not present or artist is None:
+            continue
+        notes[album_id] = AlbumNote(
+            AlbumView(album, artist, arts.get(album.art_id or -1), len(present)),
+            [t for t, _, _ in present],
+            sum(d for _, d, _ in present),
+            any(e for _, _, e in present),
+        )
+    return notes
+
+
+def _artist_notes(db: Session, artist_ids: list[int]) -> dict[int, ArtistNote]:
+    """Artists with a present track (theirs, or on an album of theirs), with picture, album and
+    track counts and listener count."""
+    if not artist_ids:
+        return {}
+    artists = {a.id: a for a in db.scalars(select(Artist).where(Artist.id.in_(set(artist_ids))))}
+    own = dict(
+        db.execute(
+            select(Track.artist_id, func.count(Track.id))
+            .where(Track.artist_id.in_(list(artists)), catalog.PRESENT)
+            .group_by(Track.artist_id)
+        ).all()
+    )
+    albums = dict(
+        db.execute(
+            select(Album.artist_id, func.count(func.distinct(Album.id)))
+            .join(Track, Track.album_id == Album.id)
+            .where(Album.artist_id.in_(list(artists)), catalog.PRESENT)
+            .group_by(Album.artist_id)
+        ).all()
+    )
+    present = {a for a in artists if own.get(a) or albums.get(a)}
+    pictures = {
+        w.id: w
+        for w in db.scalars(
+            select(Artwork).where(
+                Artwork.id.in_({artists[a].art_id for a in present if artists[a].art_id})
+            )
+        )
+    }
+    covers: dict[int, list[str]] = {}
+    bare = [a for a in present if artists[a].art_id not in pictures]
+    if bare:
+        for artist_id, content_hash in db.execute(
+            select(Album.artist_id, Artwork.content_hash)
+            .join(Artwork, Artwork.id == Album.art_id)
+            .where(Album.artist_id.in_(bare))
+            .order_by(Album.artist_id, Album.year.desc().nulls_last(), Album.id)
+        ):
+            if len(covers.setdefault(artist_id, [])) < 4:
+                covers[artist_id].append(content_hash)
+    listeners = catalog.listener_counts(db, "AR", sorted(present))
+    notes = {}
+    for artist_id in present:
+        artist = artists[artist_id]
+        artwork = pictures.get(artist.art_id or -1)
+        picture = (
+            catalog.Picture(artwork)
+            if artwork is not None
+            else catalog.Picture(mosaic=tuple(covers.get(artist_id, [])))
+        )
+        notes[artist_id] = ArtistNote(
+            catalog.ArtistView(artist, picture, listeners.get(artist_id, 0)),
+            albums.get(artist_id, 0),
+            own.get(artist_id, 0),
+        )
     return notes
 
 
