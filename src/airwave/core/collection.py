@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import and_, delete, func, or_, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -237,21 +237,18 @@ def _after(order: Order, cursor: str):  # noqa: ANN202  # a SQL condition
         if named != order or not isinstance(values, list):
             raise ValueError(named)
         c = CollectionItem
+        # row values, which both backends answer with a range scan of the order's index
         if order == "added":
             (last_id,) = values
             return c.id < int(last_id)
         if order == "recent":
             at, last_id = datetime.fromisoformat(values[0]), int(values[1])
-            return or_(c.touched_at < at, and_(c.touched_at == at, c.id < last_id))
+            return tuple_(c.touched_at, c.id) < tuple_(at, last_id)
         if order == "name":
             name, last_id = str(values[0]), int(values[1])
-            return or_(c.sort_name > name, and_(c.sort_name == name, c.id > last_id))
+            return tuple_(c.sort_name, c.id) > tuple_(name, last_id)
         artist, name, last_id = str(values[0]), str(values[1]), int(values[2])
-        return or_(
-            c.sort_artist > artist,
-            and_(c.sort_artist == artist, c.sort_name > name),
-            and_(c.sort_artist == artist, c.sort_name == name, c.id > last_id),
-        )
+        return tuple_(c.sort_artist, c.sort_name, c.id) > tuple_(artist, name, last_id)
     except (ValueError, TypeError, IndexError, json.JSONDecodeError, UnicodeDecodeError):
         raise ApiError(
             ErrorCode.INVALID_REQUEST, "that cursor is not one this sort order gave out"

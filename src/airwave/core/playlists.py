@@ -400,26 +400,23 @@ class PlaylistNote:
 
 def picture(db: Session, playlist_id: int) -> catalog.Picture:
     """The cover of the first entries' album, or a mosaic of the first four different covers."""
-    hashes: list[str] = []
-    rows = db.execute(
-        select(Artwork)
-        .join(Album, Album.art_id == Artwork.id)
-        .join(Track, Track.album_id == Album.id)
-        .join(PlaylistItem, PlaylistItem.track_id == Track.id)
-        .where(PlaylistItem.playlist_id == playlist_id)
-        .order_by(PlaylistItem.position)
-        .limit(40)
-    ).scalars()
-    first: Artwork | None = None
-    for artwork in rows:
-        first = first or artwork
-        if artwork.content_hash not in hashes:
-            hashes.append(artwork.content_hash)
-        if len(hashes) == 4:
-            break
-    if len(hashes) >= 4:
-        return catalog.Picture(mosaic=tuple(hashes))
-    return catalog.Picture(first)
+    first = first_tracks(db, playlist_id, 40)
+    if not first:
+        return catalog.Picture()
+    art_of_track = dict(
+        db.execute(
+            select(Track.id, Album.art_id)
+            .join(Album, Album.id == Track.album_id)
+            .where(Track.id.in_(set(first)), Album.art_id.is_not(None))
+        ).all()
+    )
+    order = list(dict.fromkeys(art_of_track[t] for t in first if t in art_of_track))[:4]
+    if not order:
+        return catalog.Picture()
+    arts = {w.id: w for w in db.scalars(select(Artwork).where(Artwork.id.in_(order)))}
+    if len(order) >= 4:
+        return catalog.Picture(mosaic=tuple(arts[a].content_hash for a in order if a in arts))
+    return catalog.Picture(arts.get(order[0]))
 
 
 def notes(db: Session, listener_id: int, playlist_ids: Sequence[int]) -> dict[int, PlaylistNote]:
