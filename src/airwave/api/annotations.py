@@ -11,7 +11,6 @@ from airwave.api.protocol import Call
 from airwave.api.schemas import ResponseModel, absent_when_none
 from airwave.api.v1.objects import ArtImage, art, picture_art
 from airwave.core import ids, music, playlists
-from airwave.core.catalog.catalog import TrackView
 from airwave.core.entities import Artwork
 
 ICON_SIZE = 500
@@ -109,19 +108,21 @@ def _named(
 
 def annotation(call: Call, note: music.Note, on_demand: bool) -> Annotation:
     """An annotation of what core.music.annotate found."""
-    if isinstance(note, TrackView):
-        t, artist, album, cover = note.track, note.artist, note.album, note.album_art
-        seo = ids.seo_token("track", t.id, artist.name, album.title, t.title)
+    if isinstance(note, music.TrackNote):
+        seo = ids.seo_token("track", note.track_id, note.artist_name, note.album_title, note.title)
+        images = art(call, note.cover)
         return Annotation(
-            **_named(call, "TR", "track", t.id, t.title, art(call, cover), _color(cover), seo),
-            artist_id=ids.pandora_id("artist", artist.id),
-            artist_name=artist.name,
-            album_id=ids.pandora_id("album", album.id),
-            album_name=album.title,
-            duration=round(t.duration),
-            track_number=t.track_no,
-            volume_number=t.disc_no,
-            explicitness="EXPLICIT" if t.explicit else "NONE",
+            **_named(
+                call, "TR", "track", note.track_id, note.title, images, _color(note.cover), seo
+            ),
+            artist_id=ids.pandora_id("artist", note.artist_id),
+            artist_name=note.artist_name,
+            album_id=ids.pandora_id("album", note.album_id),
+            album_name=note.album_title,
+            duration=round(note.duration),
+            track_number=note.track_no,
+            volume_number=note.disc_no,
+            explicitness="EXPLICIT" if note.explicit else "NONE",
             rights_info=_rights(on_demand),
         )
     if isinstance(note, music.AlbumNote):
@@ -197,5 +198,5 @@ def annotate(call: Call, refs: list[ids.Ref], on_demand: bool) -> dict[str, Anno
     return found
 
 
-def _color(artwork: Artwork | None) -> str | None:
+def _color(artwork: Artwork | music.Cover | None) -> str | None:
     return artwork.dominant_color if artwork is not None else None
