@@ -348,20 +348,20 @@ def set_details(
 def entries(db: Session, playlist: Playlist, offset: int, limit: int) -> list[Entry]:
     """A page of the playlist's entries, in order."""
     rows = db.execute(
-        select(
-            PlaylistItem.id,
-            PlaylistItem.track_id,
-            PlaylistItem.position,
-            PlaylistItem.added_at,
-            Track.missing_since,
-        )
-        .join(Track, Track.id == PlaylistItem.track_id)
+        select(PlaylistItem.id, PlaylistItem.track_id, PlaylistItem.position, PlaylistItem.added_at)
         .where(PlaylistItem.playlist_id == playlist.id)
         .order_by(PlaylistItem.position, PlaylistItem.id)
         .offset(offset)
         .limit(limit)
+    ).all()
+    missing = set(
+        db.scalars(
+            select(Track.id).where(
+                Track.id.in_({r[1] for r in rows}), Track.missing_since.is_not(None)
+            )
+        )
     )
-    return [Entry(i, t, p, a, missing is None) for i, t, p, a, missing in rows]
+    return [Entry(i, t, p, a, t not in missing) for i, t, p, a in rows]
 
 
 def by_ids(db: Session, listener_id: int, playlist_ids: Sequence[int]) -> list[Playlist]:
