@@ -105,29 +105,18 @@ def analyse(job: ProfileJob) -> ProfileResult:
     from airwave.library.analysis import AnalysisError, analyze
 
     started = time.process_time()
+
+    def failed(reason: str) -> ProfileResult:
+        cpu = time.process_time() - started
+        return ProfileResult(job.track_id, job.fingerprint, None, None, None, reason[:500], cpu)
+
     try:
         _regular(job.path)
         profile = analyze(job.path)
     except (AnalysisError, containment.Refused) as exc:
-        return ProfileResult(
-            job.track_id,
-            job.fingerprint,
-            None,
-            None,
-            None,
-            str(exc)[:500],
-            time.process_time() - started,
-        )
+        return failed(str(exc))
     except Exception as exc:  # a decoder crash on one odd file must not stop the run
-        return ProfileResult(
-            job.track_id,
-            job.fingerprint,
-            None,
-            None,
-            None,
-            f"{type(exc).__name__}: {exc}"[:500],
-            time.process_time() - started,
-        )
+        return failed(f"{type(exc).__name__}: {exc}")
     return ProfileResult(
         job.track_id,
         job.fingerprint,
