@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from benchkit import CpuWatch, batches, interrupt, pct, server_durations
 from support.databases import Backend  # the shared server harness lives in tests/
 from support.server import Server
 
@@ -69,11 +70,6 @@ DEFAULT_CACHE = Path(tempfile.gettempdir()) / "airwave-bench-fragment"
 
 # --------------------------------------------------------------------------- the synthetic
 # catalogue
-
-
-def _batches(n: int, size: int) -> Iterator[tuple[int, int]]:
-    for start in range(0, n, size):
-        yield start, min(n, start + size)
 
 
 @dataclass
@@ -151,7 +147,7 @@ def insert_catalogue(database: Any, n: int, seed: int, batch: int = 20_000) -> d
                 for g in range(GENRES)
             ],
         )
-        for lo, hi in _batches(shape.artists, batch):
+        for lo, hi in batches(shape.artists, batch):
             conn.execute(
                 insert(Artist),
                 [
@@ -166,7 +162,7 @@ def insert_catalogue(database: Any, n: int, seed: int, batch: int = 20_000) -> d
                     for a in range(lo, hi)
                 ],
             )
-        for lo, hi in _batches(shape.albums, batch):
+        for lo, hi in batches(shape.albums, batch):
             conn.execute(
                 insert(Album),
                 [
@@ -186,7 +182,7 @@ def insert_catalogue(database: Any, n: int, seed: int, batch: int = 20_000) -> d
 
         started = time.perf_counter()
         durations = rng.uniform(120, 420, n)
-        for lo, hi in _batches(n, batch):
+        for lo, hi in batches(n, batch):
             rows = []
             for t in range(lo, hi):
                 al = int(shape.track_album[t])
@@ -214,7 +210,7 @@ def insert_catalogue(database: Any, n: int, seed: int, batch: int = 20_000) -> d
         seconds["tracks"] = time.perf_counter() - started
 
         started = time.perf_counter()
-        for lo, hi in _batches(n, batch):
+        for lo, hi in batches(n, batch):
             rows = []
             for t in range(lo, hi):
                 main = int(shape.artist_genre[shape.album_artist[shape.track_album[t]]])
@@ -231,7 +227,7 @@ def insert_catalogue(database: Any, n: int, seed: int, batch: int = 20_000) -> d
         seconds["track_genres"] = time.perf_counter() - started
 
         started = time.perf_counter()
-        for lo, hi in _batches(n, batch):
+        for lo, hi in batches(n, batch):
             artist = shape.album_artist[shape.track_album[lo:hi]]
             feats = (
                 centroids[shape.artist_centroid[artist]]
@@ -664,82 +660,7 @@ class Instance:
             shutil.rmtree(self.run_dir, ignore_errors=True)
 
 
-def server_durations(log: Path, request_ids: list[str]) -> list[float]:
-    """The server's own time per request (its access log's duration_ms), for the given request
-    ids."""
-    wanted = set(request_ids)
-    for _ in range(30):  # the last lines may still be on their way to the file
-        found = []
-        for line in log.read_text(errors="replace").splitlines():
-            if '"request_id"' not in line:
-                continue
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            if entry.get("request_id") in wanted and "duration_ms" in entry:
-                found.append(float(entry["duration_ms"]))
-        if len(found) >= len(wanted):
-            break
-        time.sleep(0.1)
-    return found
-
-
-def pct(values: list[float], q: float) -> float:
-    return float(np.percentile(values, q)) if values else float("nan")
-
-
 # --------------------------------------------------------------------------- CPU accounting
-
-
-def _busy_jiffies() -> int:
-    with open("/proc/stat") as f:
-        parts = f.readline().split()[1:]
-    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in parts[:8])
-    return user + nice + system + irq + softirq + steal
-
-
-def _proc_jiffies(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rpartition(")")[2].split()
-        return int(fields[11]) + int(fields[12])  # utime + stime
-    except OSError:
-        return 0
-
-
-class CpuWatch:
-    """CPU seconds of the servers, of this client and of everything else on the machine
-    meanwhile."""
-
-    def __init__(self, server_pids: list[int]) -> None:
-        self.pids = server_pids
-        self.tick = float(os.sysconf("SC_CLK_TCK"))
-        self.start = self._sample()
-
-    def _sample(self) -> tuple[int, list[int], int, float, float]:
-        return (
-            _busy_jiffies(),
-            [_proc_jiffies(p) for p in self.pids],
-            _proc_jiffies(os.getpid()),
-            time.monotonic(),
-            os.getloadavg()[0],
-        )
-
-    def stop(self) -> tuple[str, list[float]]:
-        """A summary line, and each server's CPU seconds."""
-        busy, servers, me, at, load = self._sample()
-        b0, s0, m0, t0, load0 = self.start
-        per_server = [(b - a) / self.tick for a, b in zip(s0, servers)]
-        server_s = sum(per_server)
-        client_s = (me - m0) / self.tick
-        other_s = max(0.0, (busy - b0) / self.tick - server_s - client_s)
-        wall = at - t0
-        return (
-            f"loadavg_1m_start={load0:.2f} loadavg_1m_end={load:.2f} wall_s={wall:.1f} "
-            f"servers_cpu_s={server_s:.1f} client_cpu_s={client_s:.1f} other_cpu_s={other_s:.1f} "
-            f"(other work used {other_s / wall if wall else 0:.2f} of {os.cpu_count()} CPUs)"
-        ), per_server
 
 
 # --------------------------------------------------------------------------- one size: catalogue,
@@ -852,7 +773,7 @@ def report(inst: Instance, args: argparse.Namespace) -> float:
             f"p99_ms={pct(values, 99):.2f} catalog={size} requests={len(values)}",
             flush=True,
         )
-    own = server_durations(inst.server.log_file, run.request_ids)
+    own = list(server_durations(inst.server.log_file, set(run.request_ids)).values())
     if own:
         print(
             f"getFragment_server p50_ms={pct(own, 50):.2f} p90_ms={pct(own, 90):.2f} "
@@ -988,13 +909,9 @@ def parse_args() -> argparse.Namespace:
     return args
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def main() -> None:
     args = parse_args()
-    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
     for name in [k for k in os.environ if k.startswith("AIRWAVE_")]:
         del os.environ[name]
     profiler = None

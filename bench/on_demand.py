@@ -52,7 +52,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from benchkit import CpuWatch, batches, interrupt, pct, server_durations
 from support.databases import Backend, PostgresSchema, postgres_available  # the shared harness
 from support.server import Server
 
@@ -89,11 +90,6 @@ PG_TABLES = (
 
 
 # --------------------------------------------------------------------------- the synthetic data
-
-
-def _batches(n: int, size: int) -> Iterator[tuple[int, int]]:
-    for start in range(0, n, size):
-        yield start, min(n, start + size)
 
 
 @dataclass
@@ -152,7 +148,7 @@ def insert_catalogue(engine: Any, shape: Shape, rng: random.Random, batch: int =
                 for g in range(GENRES)
             ],
         )
-        for lo, hi in _batches(shape.artists, batch):
+        for lo, hi in batches(shape.artists, batch):
             conn.execute(
                 insert(Artist),
                 [
@@ -167,7 +163,7 @@ def insert_catalogue(engine: Any, shape: Shape, rng: random.Random, batch: int =
                     for a in range(lo, hi)
                 ],
             )
-        for lo, hi in _batches(shape.albums, batch):
+        for lo, hi in batches(shape.albums, batch):
             conn.execute(
                 insert(Album),
                 [
@@ -183,7 +179,7 @@ def insert_catalogue(engine: Any, shape: Shape, rng: random.Random, batch: int =
                     for al in range(lo, hi)
                 ],
             )
-        for lo, hi in _batches(shape.tracks, batch):
+        for lo, hi in batches(shape.tracks, batch):
             conn.execute(
                 insert(Track),
                 [
@@ -264,7 +260,7 @@ def insert_collection(
             }
         )
     with engine.begin() as conn:
-        for lo, hi in _batches(len(rows), 20_000):
+        for lo, hi in batches(len(rows), 20_000):
             conn.execute(insert(CollectionItem), rows[lo:hi])
         conn.execute(
             update(Listener)
@@ -594,19 +590,16 @@ def measure(inst: Instance, args: argparse.Namespace) -> None:
         for kind in kinds:
             call_kind(inst, kind, r, "w", measured=False)
     assert inst.server is not None and inst.server.process is not None
-    cpu = CpuWatch(inst.server.process.pid)
+    cpu = CpuWatch([inst.server.process.pid])
     for r in range(args.requests):
         for k in range(len(kinds)):
             call_kind(inst, kinds[(r + k) % len(kinds)], r, "m", measured=True)
-    summary, inst.cpu_s = cpu.stop()
+    summary, per_server = cpu.stop()
+    inst.cpu_s = sum(per_server)
     print(f"machine backend={inst.name} while measuring: {summary}", flush=True)
 
 
 # --------------------------------------------------------------------------- figures
-
-
-def pct(values: list[float], q: float) -> float:
-    return float(np.percentile(values, q)) if values else float("nan")
 
 
 def block_ratios(kind: Kind, anchor: Kind, blocks: int, rounds: int) -> list[float]:
@@ -623,26 +616,6 @@ def block_ratios(kind: Kind, anchor: Kind, blocks: int, rounds: int) -> list[flo
         for b in sorted(mine)
         if theirs.get(b)
     ]
-
-
-def server_durations(log: Path, request_ids: set[str]) -> dict[str, float]:
-    """The server's own time per request (its access log's duration_ms), by request id."""
-    found: dict[str, float] = {}
-    for _ in range(30):  # the last lines may still be on their way to the file
-        found = {}
-        for line in log.read_text(errors="replace").splitlines():
-            if '"request_id"' not in line:
-                continue
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            if entry.get("request_id") in request_ids and "duration_ms" in entry:
-                found[entry["request_id"]] = float(entry["duration_ms"])
-        if len(found) >= len(request_ids):
-            break
-        time.sleep(0.1)
-    return found
 
 
 def report(inst: Instance, args: argparse.Namespace) -> list[str]:
@@ -703,55 +676,6 @@ def _errors(kind: Kind) -> str:
 
 
 # --------------------------------------------------------------------------- CPU accounting
-
-
-def _busy_jiffies() -> int:
-    with open("/proc/stat") as f:
-        parts = f.readline().split()[1:]
-    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in parts[:8])
-    return user + nice + system + irq + softirq + steal
-
-
-def _proc_jiffies(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rpartition(")")[2].split()
-        return int(fields[11]) + int(fields[12])  # utime + stime
-    except OSError:
-        return 0
-
-
-class CpuWatch:
-    """CPU seconds of the server, of this client and of everything else meanwhile (PostgreSQL
-    included)."""
-
-    def __init__(self, server_pid: int) -> None:
-        self.pid = server_pid
-        self.tick = float(os.sysconf("SC_CLK_TCK"))
-        self.start = self._sample()
-
-    def _sample(self) -> tuple[int, int, int, float, float]:
-        return (
-            _busy_jiffies(),
-            _proc_jiffies(self.pid),
-            _proc_jiffies(os.getpid()),
-            time.monotonic(),
-            os.getloadavg()[0],
-        )
-
-    def stop(self) -> tuple[str, float]:
-        busy, server, me, at, load = self._sample()
-        b0, s0, m0, t0, load0 = self.start
-        server_s = (server - s0) / self.tick
-        client_s = (me - m0) / self.tick
-        other_s = max(0.0, (busy - b0) / self.tick - server_s - client_s)
-        wall = at - t0
-        return (
-            f"loadavg_1m_start={load0:.2f} loadavg_1m_end={load:.2f} wall_s={wall:.1f} "
-            f"server_cpu_s={server_s:.1f} client_cpu_s={client_s:.1f} other_cpu_s={other_s:.1f} "
-            f"(other work, the database server included, used {other_s / wall if wall else 0:.2f} "
-            f"of {os.cpu_count()} CPUs)"
-        ), server_s
 
 
 # --------------------------------------------------------------------------- --explain
@@ -1005,13 +929,33 @@ def parse_args() -> argparse.Namespace:
     return args
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+def code_version() -> str:
+    """The commit of the Airwave code under test (+dirty when src/ has changes), else its path:
+    figures from different code are not comparable."""
+    import airwave
+
+    root = Path(airwave.__file__).resolve().parents[2]
+    try:
+        rev = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--", "src"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        rev = dirty = ""
+    return f"{rev}{'+dirty' if dirty else ''}" if rev else str(root)
 
 
 def main() -> None:
     args = parse_args()
-    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
     for name in [
         k for k in os.environ if k.startswith("AIRWAVE_") and k != "AIRWAVE_TEST_POSTGRES_URL"
     ]:
@@ -1022,7 +966,7 @@ def main() -> None:
         f"playlist={args.playlist} requests={args.requests} warmup_rounds={args.warmup} "
         f"blocks={args.blocks} page={PAGE} client=httpx keep-alive, one request at a time "
         f"server=`airwave serve` subprocess per backend (access log on) cpus={os.cpu_count()} "
-        f"loadavg_1m={os.getloadavg()[0]:.2f} work={work}",
+        f"loadavg_1m={os.getloadavg()[0]:.2f} work={work} code={code_version()}",
         flush=True,
     )
     over: dict[str, list[str]] = {}

@@ -1,0 +1,95 @@
+"""What the benchmarks share: percentiles, CPU accounting from /proc, the server's own time per
+request from its access log, batching, and a SIGTERM that stops a run like Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+
+def batches(n: int, size: int) -> Iterator[tuple[int, int]]:
+    for start in range(0, n, size):
+        yield start, min(n, start + size)
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) if values else float("nan")
+
+
+def busy_jiffies() -> int:
+    with open("/proc/stat") as f:
+        parts = f.readline().split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in parts[:8])
+    return user + nice + system + irq + softirq + steal
+
+
+def proc_jiffies(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return int(fields[11]) + int(fields[12])  # utime + stime
+    except OSError:
+        return 0
+
+
+class CpuWatch:
+    """CPU seconds of the servers, of this client and of everything else on the machine
+    meanwhile."""
+
+    def __init__(self, server_pids: list[int]) -> None:
+        self.pids = server_pids
+        self.tick = float(os.sysconf("SC_CLK_TCK"))
+        self.start = self._sample()
+
+    def _sample(self) -> tuple[int, list[int], int, float, float]:
+        return (
+            busy_jiffies(),
+            [proc_jiffies(p) for p in self.pids],
+            proc_jiffies(os.getpid()),
+            time.monotonic(),
+            os.getloadavg()[0],
+        )
+
+    def stop(self) -> tuple[str, list[float]]:
+        """A summary line, and each server's CPU seconds."""
+        busy, servers, me, at, load = self._sample()
+        b0, s0, m0, t0, load0 = self.start
+        per_server = [(b - a) / self.tick for a, b in zip(s0, servers)]
+        server_s = sum(per_server)
+        client_s = (me - m0) / self.tick
+        other_s = max(0.0, (busy - b0) / self.tick - server_s - client_s)
+        wall = at - t0
+        return (
+            f"loadavg_1m_start={load0:.2f} loadavg_1m_end={load:.2f} wall_s={wall:.1f} "
+            f"servers_cpu_s={server_s:.1f} client_cpu_s={client_s:.1f} other_cpu_s={other_s:.1f} "
+            f"(other work used {other_s / wall if wall else 0:.2f} of {os.cpu_count()} CPUs)"
+        ), per_server
+
+
+def interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def server_durations(log: Path, request_ids: set[str]) -> dict[str, float]:
+    """The server's own time per request (its access log's duration_ms), by request id."""
+    found: dict[str, float] = {}
+    for _ in range(30):  # the last lines may still be on their way to the file
+        found = {}
+        for line in log.read_text(errors="replace").splitlines():
+            if '"request_id"' not in line:
+                continue
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if entry.get("request_id") in request_ids and "duration_ms" in entry:
+                found[entry["request_id"]] = float(entry["duration_ms"])
+        if len(found) >= len(request_ids):
+            break
+        time.sleep(0.1)
+    return found
