@@ -1,5 +1,6 @@
-"""What the benchmarks share: percentiles, CPU accounting from /proc, the server's own time per
-request from its access log, batching, and a SIGTERM that stops a run like Ctrl-C."""
+"""What the benchmarks share: a protocol client, percentiles, CPU accounting from /proc, the
+server's own time per request from its access log, batching, and a SIGTERM that stops a run like
+Ctrl-C."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -93,3 +95,47 @@ def server_durations(log: Path, request_ids: set[str]) -> dict[str, float]:
             break
         time.sleep(0.1)
     return found
+
+
+USERNAME = "bench"  # the listener a benchmark signs in as
+CSRF = "lol"
+
+
+class ApiError(RuntimeError):
+    pass
+
+
+class Client:
+    """One keep-alive HTTP/1.1 connection speaking the protocol (CSRF cookie + header,
+    X-AuthToken)."""
+
+    def __init__(self, base: str) -> None:
+        import httpx
+
+        self.http = httpx.Client(base_url=base, timeout=60)
+        self.http.cookies.set("csrftoken", CSRF)
+        self.headers = {"Content-Type": "application/json", "X-CsrfToken": CSRF}
+
+    def call(self, path: str, body: dict, request_id: str | None = None) -> tuple[int, Any, float]:
+        headers = (
+            self.headers if request_id is None else {**self.headers, "X-Request-Id": request_id}
+        )
+        content = json.dumps(body).encode()
+        started = time.perf_counter()
+        response = self.http.post(f"/api/{path}", content=content, headers=headers)
+        body_bytes = response.read()
+        elapsed = time.perf_counter() - started
+        return response.status_code, json.loads(body_bytes) if body_bytes else None, elapsed
+
+    def ok(self, path: str, body: dict) -> Any:
+        status, data, _ = self.call(path, body)
+        if status != 200:
+            raise ApiError(f"{path}: HTTP {status} {data}")
+        return data
+
+    def login(self, password: str) -> None:
+        data = self.ok("v1/auth/login", {"username": USERNAME, "password": password})
+        self.headers["X-AuthToken"] = data["authToken"]
+
+    def close(self) -> None:
+        self.http.close()

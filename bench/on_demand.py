@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import random
 import re
@@ -61,13 +60,20 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from benchkit import CpuWatch, batches, interrupt, pct, server_durations
+from benchkit import (
+    USERNAME,
+    ApiError,
+    Client,
+    CpuWatch,
+    batches,
+    interrupt,
+    pct,
+    server_durations,
+)
 from support.databases import Backend, PostgresSchema, postgres_available  # the shared harness
 from support.server import Server
 
 TARGET_P99_MS = 25.0
-USERNAME = "bench"
-CSRF = "lol"
 PAGE = 100
 GENRES = 60
 ORDERS = ("DATE_ADDED", "ALPHA", "ARTIST", "RECENT")
@@ -294,46 +300,6 @@ def database_url(backend: Backend) -> str:
 
 
 # --------------------------------------------------------------------------- the client
-
-
-class ApiError(RuntimeError):
-    pass
-
-
-class Client:
-    """One keep-alive HTTP/1.1 connection speaking the protocol (CSRF cookie + header,
-    X-AuthToken)."""
-
-    def __init__(self, base: str) -> None:
-        import httpx
-
-        self.http = httpx.Client(base_url=base, timeout=60)
-        self.http.cookies.set("csrftoken", CSRF)
-        self.headers = {"Content-Type": "application/json", "X-CsrfToken": CSRF}
-
-    def call(self, path: str, body: dict, request_id: str | None = None) -> tuple[int, Any, float]:
-        headers = (
-            self.headers if request_id is None else {**self.headers, "X-Request-Id": request_id}
-        )
-        content = json.dumps(body).encode()
-        started = time.perf_counter()
-        response = self.http.post(f"/api/{path}", content=content, headers=headers)
-        body_bytes = response.read()
-        elapsed = time.perf_counter() - started
-        return response.status_code, json.loads(body_bytes) if body_bytes else None, elapsed
-
-    def ok(self, path: str, body: dict) -> Any:
-        status, data, _ = self.call(path, body)
-        if status != 200:
-            raise ApiError(f"{path}: HTTP {status} {data}")
-        return data
-
-    def login(self, password: str) -> None:
-        data = self.ok("v1/auth/login", {"username": USERNAME, "password": password})
-        self.headers["X-AuthToken"] = data["authToken"]
-
-    def close(self) -> None:
-        self.http.close()
 
 
 # --------------------------------------------------------------------------- one backend
