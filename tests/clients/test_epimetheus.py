@@ -604,7 +604,10 @@ def test_song_details_and_lyrics_of_a_track_with_lyrics(user: User) -> None:
     add_station(user, org_json_objects(listed)[0])
     station = first_own_station(user)
     with_lyrics = None
-    for _ in range(10):
+    # a quarter of the demo's Jazz tracks have lyrics, and a genre station also plays its
+    # neighbours: listen on until one comes (usually within a few fragments; the default limit
+    # is 40 fragments per listener in 10 minutes)
+    for _ in range(30):
         answer = user.client.api(
             "v1",
             "playlist/getFragment",
