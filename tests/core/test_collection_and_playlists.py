@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy.orm import Session
 
 from airwave.core import collection, ids, playlists
+from airwave.core.catalog import catalog
 from airwave.core.clock import FixedClock
 from airwave.errors import ApiError, ErrorCode
 
@@ -130,3 +131,38 @@ def test_playlist_edits_are_versioned_and_all_or_nothing(
     assert in_collection == {ids.Ref("playlist", playlist.id)}
     playlists.delete_playlist(db, playlist, clock.now())
     assert not collection.has(db, me.id, [ids.Ref("playlist", playlist.id)])
+
+
+def test_playlist_pictures_come_from_their_first_covers(
+    db: Session, rows: Rows, clock: FixedClock
+) -> None:
+    from airwave.store.models import Album, Artwork
+
+    me = rows.listener("premium")
+    tracks = [rows.track() for _ in range(5)]
+    for n, track in enumerate(tracks[:4]):  # the fifth track's album has no cover
+        art = Artwork(content_hash=f"{n:040x}", source_path=f"/music/{n}.jpg")
+        db.add(art)
+        db.flush()
+        db.get(Album, track.album_id).art_id = art.id
+    db.flush()
+    made = {
+        "one cover": [tracks[0].id, tracks[4].id, tracks[0].id],
+        "four covers": [t.id for t in tracks],
+        "no cover": [tracks[4].id],
+        "empty": [],
+    }
+    lists = {
+        name: playlists.create(db, me.id, name, "", entries, clock.now())
+        for name, entries in made.items()
+    }
+    shown = playlists.pictures(db, [p.id for p in lists.values()])
+    assert shown[lists["one cover"].id].artwork.content_hash == f"{0:040x}"
+    mosaic = shown[lists["four covers"].id]
+    assert mosaic.artwork is None and mosaic.mosaic == tuple(f"{n:040x}" for n in range(4))
+    assert shown[lists["no cover"].id] == shown[lists["empty"].id] == catalog.Picture()
+    # notes name the owner and show the same pictures, and leave others' playlists out
+    other = playlists.create(db, rows.listener().id, "theirs", "", [], clock.now())
+    notes = playlists.notes(db, me.id, [lists["four covers"].id, other.id])
+    assert list(notes) == [lists["four covers"].id]
+    assert notes[lists["four covers"].id].picture == mosaic

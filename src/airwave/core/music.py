@@ -13,6 +13,7 @@ from airwave.core.catalog import catalog, similar
 from airwave.core.radio import stations
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import Album, Artist, Artwork, Genre, Track
+from airwave.store.sql import among
 
 
 @dataclass(frozen=True)
@@ -283,12 +284,14 @@ def annotate(db: Session, refs: list[ids.Ref]) -> dict[ids.Ref, Note]:
 
 
 def _track_notes(db: Session, track_ids: list[int]) -> dict[int, TrackNote]:
-    """Tracks with their artist, album and cover, as plain columns: a page of a hundred tracks
-    as ORM objects cost more than everything else of the page together. One indexed lookup per
-    table (a join let PostgreSQL plan hash joins over whole tables)."""
+    """Tracks with their artist, album and cover, as plain columns: a page of a hundred tracks as
+    ORM objects cost more than everything else of the page together. The artist and album come
+    from scalar subqueries, one primary key lookup each per track: joined, PostgreSQL planned
+    hash joins over the whole artist and album tables."""
     if not track_ids:
         return {}
-    tracks = db.execute(
+    album = Album.id == Track.album_id
+    rows = db.execute(
         select(
             Track.id,
             Track.title,
@@ -297,83 +300,83 @@ def _track_notes(db: Session, track_ids: list[int]) -> dict[int, TrackNote]:
             Track.disc_no,
             Track.explicit,
             Track.artist_id,
+            select(Artist.name).where(Artist.id == Track.artist_id).scalar_subquery(),
             Track.album_id,
-        ).where(Track.id.in_(set(track_ids)))
+            select(Album.title).where(album).scalar_subquery(),
+            select(Album.art_id).where(album).scalar_subquery(),
+        ).where(among(db, Track.id, track_ids))
     ).all()
-    artists = dict(
-        db.execute(
-            select(Artist.id, Artist.name).where(Artist.id.in_({t[6] for t in tracks}))
-        ).all()
-    )
-    albums = {
-        r[0]: (r[1], r[2])
-        for r in db.execute(
-            select(Album.id, Album.title, Album.art_id).where(Album.id.in_({t[7] for t in tracks}))
-        )
-    }
-    covers = {
-        r[0]: Cover(r[1], r[2])
-        for r in db.execute(
-            select(Artwork.id, Artwork.content_hash, Artwork.dominant_color).where(
-                Artwork.id.in_({art for _title, art in albums.values() if art})
+    art_ids = [r[10] for r in rows if r[10] is not None]
+    covers = (
+        {
+            r[0]: Cover(r[1], r[2])
+            for r in db.execute(
+                select(Artwork.id, Artwork.content_hash, Artwork.dominant_color).where(
+                    among(db, Artwork.id, art_ids)
+                )
             )
+        }
+        if art_ids
+        else {}
+    )
+    return {
+        r[0]: TrackNote(
+            r[0],
+            r[1],
+            r[2] or 0.0,
+            r[3],
+            r[4],
+            bool(r[5]),
+            r[6],
+            r[7],
+            r[8],
+            r[9],
+            covers.get(r[10]) if r[10] is not None else None,
         )
+        for r in rows
+        if r[7] is not None and r[9] is not None  # its artist and album exist
     }
-    notes = {}
-    for t in tracks:
-        if t[6] not in artists or t[7] not in albums:
-            continue
-        album_title, art_id = albums[t[7]]
-        notes[t[0]] = TrackNote(
-            t[0],
-            t[1],
-            t[2] or 0.0,
-            t[3],
-            t[4],
-            bool(t[5]),
-            t[6],
-            artists[t[6]],
-            t[7],
-            album_title,
-            covers.get(art_id) if art_id else None,
-        )
-    return notes
+
+
+def _artworks(db: Session, art_ids: list[int]) -> dict[int, Artwork]:
+    """Artworks by id (no statement when there are none)."""
+    if not art_ids:
+        return {}
+    return {w.id: w for w in db.scalars(select(Artwork).where(among(db, Artwork.id, art_ids)))}
 
 
 def _album_notes(db: Session, album_ids: list[int]) -> dict[int, AlbumNote]:
     """Albums with at least one present track, each with its tracks in play order."""
     if not album_ids:
         return {}
-    albums = {a.id: a for a in db.scalars(select(Album).where(Album.id.in_(set(album_ids))))}
+    # one indexed lookup per table (joined, PostgreSQL plans hash joins over whole tables)
+    found = list(db.scalars(select(Album).where(among(db, Album.id, album_ids))))
+    artists = {
+        a.id: a
+        for a in db.scalars(
+            select(Artist).where(among(db, Artist.id, [a.artist_id for a in found]))
+        )
+    }
+    arts = _artworks(db, [a.art_id for a in found if a.art_id])
+    albums = [
+        (a, artists[a.artist_id], arts.get(a.art_id or -1)) for a in found if a.artist_id in artists
+    ]
     tracks: dict[int, list[tuple[int, float, bool]]] = {}
     for track_id, album_id, duration, explicit in db.execute(
         select(Track.id, Track.album_id, Track.duration, Track.explicit)
-        .where(Track.album_id.in_(list(albums)), catalog.PRESENT)
+        .where(among(db, Track.album_id, [album.id for album, _, _ in albums]), catalog.PRESENT)
         .order_by(
             Track.album_id, Track.disc_no.nulls_first(), Track.track_no.nulls_last(), Track.title
         )
     ):
         tracks.setdefault(album_id, []).append((track_id, duration or 0.0, bool(explicit)))
-    artists = {
-        a.id: a
-        for a in db.scalars(
-            select(Artist).where(Artist.id.in_({a.artist_id for a in albums.values()}))
-        )
-    }
-    arts = {
-        w.id: w
-        for w in db.scalars(
-            select(Artwork).where(Artwork.id.in_({a.art_id for a in albums.values() if a.art_id}))
-        )
-    }
     notes = {}
-    for album_id, album in albums.items():
-        present = tracks.get(album_id)
-        artist = artists.get(album.artist_id)
-        if not present or artist is None:
+    for album, artist, artwork in albums:
+        present = tracks.get(album.id)
+        if not present:
             continue
-        notes[album_id] = AlbumNote(
-            AlbumView(album, artist, arts.get(album.art_id or -1), len(present)),
+        notes[album.id] = AlbumNote(
+            AlbumView(album, artist, artwork, len(present)),
             [t for t, _, _ in present],
             sum(d for _, d, _ in present),
             any(e for _, _, e in present),
@@ -386,11 +389,13 @@ def _artist_notes(db: Session, artist_ids: list[int]) -> dict[int, ArtistNote]:
     track counts and listener count."""
     if not artist_ids:
         return {}
-    artists = {a.id: a for a in db.scalars(select(Artist).where(Artist.id.in_(set(artist_ids))))}
+    found = list(db.scalars(select(Artist).where(among(db, Artist.id, artist_ids))))
+    pictures = _artworks(db, [a.art_id for a in found if a.art_id])
+    artists = {a.id: (a, pictures.get(a.art_id or -1)) for a in found}
     own = dict(
         db.execute(
             select(Track.artist_id, func.count(Track.id))
-            .where(Track.artist_id.in_(list(artists)), catalog.PRESENT)
+            .where(among(db, Track.artist_id, artists), catalog.PRESENT)
             .group_by(Track.artist_id)
         ).all()
     )
@@ -398,26 +403,18 @@ def _artist_notes(db: Session, artist_ids: list[int]) -> dict[int, ArtistNote]:
         db.execute(
             select(Album.artist_id, func.count(func.distinct(Album.id)))
             .join(Track, Track.album_id == Album.id)
-            .where(Album.artist_id.in_(list(artists)), catalog.PRESENT)
+            .where(among(db, Album.artist_id, artists), catalog.PRESENT)
             .group_by(Album.artist_id)
         ).all()
     )
     present = {a for a in artists if own.get(a) or albums.get(a)}
-    pictures = {
-        w.id: w
-        for w in db.scalars(
-            select(Artwork).where(
-                Artwork.id.in_({artists[a].art_id for a in present if artists[a].art_id})
-            )
-        )
-    }
     covers: dict[int, list[str]] = {}
-    bare = [a for a in present if artists[a].art_id not in pictures]
+    bare = [a for a in present if artists[a][1] is None]
     if bare:
         for artist_id, content_hash in db.execute(
             select(Album.artist_id, Artwork.content_hash)
             .join(Artwork, Artwork.id == Album.art_id)
-            .where(Album.artist_id.in_(bare))
+            .where(among(db, Album.artist_id, bare))
             .order_by(Album.artist_id, Album.year.desc().nulls_last(), Album.id)
         ):
             if len(covers.setdefault(artist_id, [])) < 4:
@@ -425,8 +422,7 @@ def _artist_notes(db: Session, artist_ids: list[int]) -> dict[int, ArtistNote]:
     listeners = catalog.listener_counts(db, "AR", sorted(present))
     notes = {}
     for artist_id in present:
-        artist = artists[artist_id]
-        artwork = pictures.get(artist.art_id or -1)
+        artist, artwork = artists[artist_id]
         picture = (
             catalog.Picture(artwork)
             if artwork is not None

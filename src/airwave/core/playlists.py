@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import delete, func, insert, select, union_all, update
 from sqlalchemy.orm import Session
 
 from airwave.core import ids
@@ -34,6 +34,7 @@ from airwave.store.models import (
     PlaylistItem,
     Track,
 )
+from airwave.store.sql import among
 
 MAX_TRACKS = 10_000  # entries in one playlist
 MAX_PLAYLISTS = 1_000  # playlists of one listener
@@ -357,7 +358,7 @@ def entries(db: Session, playlist: Playlist, offset: int, limit: int) -> list[En
     missing = set(
         db.scalars(
             select(Track.id).where(
-                Track.id.in_({r[1] for r in rows}), Track.missing_since.is_not(None)
+                among(db, Track.id, [r[1] for r in rows]), Track.missing_since.is_not(None)
             )
         )
     )
@@ -371,20 +372,8 @@ def by_ids(db: Session, listener_id: int, playlist_ids: Sequence[int]) -> list[P
     return list(
         db.scalars(
             select(Playlist).where(
-                Playlist.id.in_(set(playlist_ids)), Playlist.listener_id == listener_id
+                among(db, Playlist.id, playlist_ids), Playlist.listener_id == listener_id
             )
-        )
-    )
-
-
-def first_tracks(db: Session, playlist_id: int, count: int) -> list[int]:
-    """Track ids of the first entries (for a playlist's cover mosaic)."""
-    return list(
-        db.scalars(
-            select(PlaylistItem.track_id)
-            .where(PlaylistItem.playlist_id == playlist_id)
-            .order_by(PlaylistItem.position)
-            .limit(count)
         )
     )
 
@@ -398,25 +387,50 @@ class PlaylistNote:
     picture: catalog.Picture
 
 
-def picture(db: Session, playlist_id: int) -> catalog.Picture:
-    """The cover of the first entries' album, or a mosaic of the first four different covers."""
-    first = first_tracks(db, playlist_id, 40)
-    if not first:
-        return catalog.Picture()
-    art_of_track = dict(
-        db.execute(
-            select(Track.id, Album.art_id)
-            .join(Album, Album.id == Track.album_id)
-            .where(Track.id.in_(set(first)), Album.art_id.is_not(None))
-        ).all()
+COVER_ENTRIES = 40  # a playlist's picture comes from the covers of its first entries
+
+
+def pictures(db: Session, playlist_ids: Sequence[int]) -> dict[int, catalog.Picture]:
+    """Each playlist's picture: the cover of its first entries' album, or a mosaic of the first
+    four different covers (empty when none has a cover). Two statements for any number."""
+    if not playlist_ids:
+        return {}
+    heads = [
+        select(PlaylistItem.playlist_id, PlaylistItem.track_id, PlaylistItem.position)
+        .where(PlaylistItem.playlist_id == playlist_id)
+        .order_by(PlaylistItem.position, PlaylistItem.id)
+        .limit(COVER_ENTRIES)
+        .subquery()
+        for playlist_id in sorted(set(playlist_ids))
+    ]
+    first = union_all(*(select(head) for head in heads)).subquery()
+    covers: dict[int, list[int]] = {}
+    for playlist_id, art_id in db.execute(
+        select(first.c.playlist_id, Album.art_id)
+        .join(Track, Track.id == first.c.track_id)
+        .join(Album, Album.id == Track.album_id)
+        .where(Album.art_id.is_not(None))
+        .order_by(first.c.playlist_id, first.c.position)
+    ):
+        found = covers.setdefault(playlist_id, [])
+        if art_id not in found and len(found) < 4:
+            found.append(art_id)
+    wanted = [a for found in covers.values() for a in found]
+    arts = (
+        {w.id: w for w in db.scalars(select(Artwork).where(among(db, Artwork.id, wanted)))}
+        if wanted
+        else {}
     )
-    order = list(dict.fromkeys(art_of_track[t] for t in first if t in art_of_track))[:4]
-    if not order:
-        return catalog.Picture()
-    arts = {w.id: w for w in db.scalars(select(Artwork).where(Artwork.id.in_(order)))}
-    if len(order) >= 4:
-        return catalog.Picture(mosaic=tuple(arts[a].content_hash for a in order if a in arts))
-    return catalog.Picture(arts.get(order[0]))
+    shown = {}
+    for playlist_id in playlist_ids:
+        order = covers.get(playlist_id, [])
+        if len(order) >= 4:
+            shown[playlist_id] = catalog.Picture(
+                mosaic=tuple(arts[a].content_hash for a in order if a in arts)
+            )
+        else:
+            shown[playlist_id] = catalog.Picture(arts.get(order[0]) if order else None)
+    return shown
 
 
 def notes(db: Session, listener_id: int, playlist_ids: Sequence[int]) -> dict[int, PlaylistNote]:
@@ -424,7 +438,8 @@ def notes(db: Session, listener_id: int, playlist_ids: Sequence[int]) -> dict[in
     found = by_ids(db, listener_id, playlist_ids)
     owner = db.get(Listener, listener_id)
     name = owner.username if owner is not None else ""
-    return {p.id: PlaylistNote(p, name, picture(db, p.id)) for p in found}
+    shown = pictures(db, [p.id for p in found])
+    return {p.id: PlaylistNote(p, name, shown[p.id]) for p in found}
 
 
 # ---------------------------------------------------------------- playlist files (M3U8, XSPF)

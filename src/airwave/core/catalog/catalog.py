@@ -16,6 +16,7 @@ from airwave.core.catalog import similar
 from airwave.errors import ApiError, ErrorCode
 from airwave.library import names
 from airwave.store.models import Album, Artist, Artwork, Genre, Track, TrackGenre, TrackProfile
+from airwave.store.sql import among
 
 PRESENT = Track.missing_since.is_(None)
 
@@ -161,7 +162,7 @@ def listener_counts(db: Session, kind: str, ref_ids: list[int]) -> dict[int, int
         for ref, count in db.execute(
             select(StationSeed.ref_id, func.count(func.distinct(Station.listener_id)))
             .join(Station, StationSeed.station_id == Station.id)
-            .where(StationSeed.kind == kind, StationSeed.ref_id.in_(ref_ids))
+            .where(StationSeed.kind == kind, among(db, StationSeed.ref_id, ref_ids))
             .group_by(StationSeed.ref_id)
         )
     }
