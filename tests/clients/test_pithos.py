@@ -7,9 +7,9 @@ answer), `pithos/pandora/data.py` (the `android-generic` client keys) and, for t
 and the 1001 handling, `pithos/pithos.py` (`worker_run`, `_pandora_connect_real`,
 `process_stations`, `get_playlist`'s album art fetch) and `pithos/StationsDialog.py`.
 
-Pithos the GTK application itself is not run: it needs a display, GTK 3, GStreamer `playbin3`
-and a D-Bus Secret Service for the password (Debian ships the old 1.1.2). This module replays its
-protocol layer from its source, written anew here:
+This release is not run here (it needs GStreamer `playbin3` and a D-Bus Secret Service for the
+password, and Debian ships the old 1.1.2, which `test_pithos_app.py` runs for real under Xvfb).
+This module replays its protocol layer from its source, written anew here:
 - `json_call` builds `proto + rpcUrl + query` by hand, the query in the order `partner_id`,
   `user_id`, `auth_token` (the user token, else the partner token, `quote_plus`-ed), `method`;
   the body is `json.dumps(args)` plus `syncTime` and `userAuthToken` (or `partnerAuthToken`),
