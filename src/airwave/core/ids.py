@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -48,6 +49,7 @@ def pandora_id(kind: Kind, id: int) -> str:
     return f"{_PREFIX_OF[kind]}:{id}"
 
 
+@functools.lru_cache(maxsize=16384)  # names repeat: an artist's on every track of a page
 def slug(text: str) -> str:
     """URL-safe lower-case ASCII words joined by '-' ('Björk & Co.' -> 'bjork-co')."""
     words = re.findall(r"[a-z0-9]+", anyascii(text).lower())

@@ -163,6 +163,24 @@ def page_of(db: Session, seo_token: str) -> tuple[str, str] | None:
         return None
 
 
+@dataclass(frozen=True)
+class SongNames:
+    title: str
+    artist: str
+    album: str
+
+
+def song_names(db: Session, token: str) -> SongNames | None:
+    """A track's title, artist and album (the tuner's songExplorer document); None for what the
+    catalogue has not."""
+    try:
+        track = catalog.track(db, catalog.resolve(token, "track").id)
+    except ApiError:
+        return None
+    note = _track_notes(db, [track.id]).get(track.id)
+    return SongNames(note.title, note.artist_name, note.album_title) if note else None
+
+
 def genre_categories(db: Session) -> list[GenreCategory]:
     """music/genrecategories: categories with playable genres, each pictured by a track of its
     biggest genre."""
@@ -386,30 +404,32 @@ def _album_notes(db: Session, album_ids: list[int]) -> dict[int, AlbumNote]:
 
 def _artist_notes(db: Session, artist_ids: list[int]) -> dict[int, ArtistNote]:
     """Artists with a present track (theirs, or on an album of theirs), with picture, album and
-    track counts and listener count."""
+    track counts and listener count: the counts as scalar subqueries of one statement."""
     if not artist_ids:
         return {}
-    found = list(db.scalars(select(Artist).where(among(db, Artist.id, artist_ids))))
-    pictures = _artworks(db, [a.art_id for a in found if a.art_id])
-    artists = {a.id: (a, pictures.get(a.art_id or -1)) for a in found}
-    own = dict(
-        db.execute(
-            select(Track.artist_id, func.count(Track.id))
-            .where(among(db, Track.artist_id, artists), catalog.PRESENT)
-            .group_by(Track.artist_id)
-        ).all()
+    own = (
+        select(func.count(Track.id))
+        .where(Track.artist_id == Artist.id, catalog.PRESENT)
+        .scalar_subquery()
     )
-    albums = dict(
-        db.execute(
-            select(Album.artist_id, func.count(func.distinct(Album.id)))
-            .join(Track, Track.album_id == Album.id)
-            .where(among(db, Album.artist_id, artists), catalog.PRESENT)
-            .group_by(Album.artist_id)
-        ).all()
+    albums = (
+        select(func.count(func.distinct(Album.id)))
+        .join(Track, Track.album_id == Album.id)
+        .where(Album.artist_id == Artist.id, catalog.PRESENT)
+        .scalar_subquery()
     )
-    present = {a for a in artists if own.get(a) or albums.get(a)}
+    found = {
+        artist.id: (artist, own_count or 0, album_count or 0, listeners or 0)
+        for artist, own_count, album_count, listeners in db.execute(
+            select(Artist, own, albums, catalog.listeners_seeded_by("AR", Artist.id)).where(
+                among(db, Artist.id, artist_ids)
+            )
+        ).all()
+        if own_count or album_count
+    }
+    pictures = _artworks(db, [a.art_id for a, *_ in found.values() if a.art_id])
     covers: dict[int, list[str]] = {}
-    bare = [a for a in present if artists[a][1] is None]
+    bare = [a.id for a, *_ in found.values() if a.art_id not in pictures]
     if bare:
         for artist_id, content_hash in db.execute(
             select(Album.artist_id, Artwork.content_hash)
@@ -419,19 +439,16 @@ def _artist_notes(db: Session, artist_ids: list[int]) -> dict[int, ArtistNote]:
         ):
             if len(covers.setdefault(artist_id, [])) < 4:
                 covers[artist_id].append(content_hash)
-    listeners = catalog.listener_counts(db, "AR", sorted(present))
     notes = {}
-    for artist_id in present:
-        artist, artwork = artists[artist_id]
+    for artist_id, (artist, own_count, album_count, listeners) in found.items():
+        artwork = pictures.get(artist.art_id or -1)
         picture = (
             catalog.Picture(artwork)
             if artwork is not None
             else catalog.Picture(mosaic=tuple(covers.get(artist_id, [])))
         )
         notes[artist_id] = ArtistNote(
-            catalog.ArtistView(artist, picture, listeners.get(artist_id, 0)),
-            albums.get(artist_id, 0),
-            own.get(artist_id, 0),
+            catalog.ArtistView(artist, picture, listeners), album_count, own_count
         )
     return notes
 

@@ -7,6 +7,7 @@ import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -147,6 +148,19 @@ def listeners_of_any(db: Session, kind: str, ref_ids: list[int]) -> int:
             .where(StationSeed.kind == kind, StationSeed.ref_id.in_(ref_ids))
         )
         or 0
+    )
+
+
+def listeners_seeded_by(kind: str, ref_id: Any) -> Any:  # noqa: ANN401  # SQL expressions
+    """Listeners with a station seeded by the artist, track or genre `ref_id` names (a column of
+    the enclosing query): a scalar subquery, one index lookup per row."""
+    from airwave.store.models import Station, StationSeed
+
+    return (
+        select(func.count(func.distinct(Station.listener_id)))
+        .join(StationSeed, StationSeed.station_id == Station.id)
+        .where(StationSeed.kind == kind, StationSeed.ref_id == ref_id)
+        .scalar_subquery()
     )
 
 
