@@ -580,6 +580,16 @@ def test_login_stations_play_rate_search_create_and_settings(
     for song in songs:
         assert song.title == song.song_name
         assert song.track_length and song.audio_url_map
+    # the explorer URL ends in the title's slug, so Pithos takes songName without fetching it;
+    # fetched (as for a title the slug cannot spell), it is the record's XML document
+    assert pithos.explorer_fetches == []
+    explorer = httpx.get(songs[0].explorer_url, verify=pithos.tls, timeout=30)
+    assert explorer.status_code == 200 and explorer.headers["content-type"].startswith("text/xml")
+    with minidom.parseString(explorer.content) as dom:
+        named = dom.getElementsByTagName("songExplorer")[0].attributes
+        assert named["songTitle"].value == songs[0].song_name
+        assert named["artistName"].value == songs[0].artist
+    for song in songs:
         art = pithos.album_art(song)
         assert art is None or len(art) > 100
     url, bitrate = songs[0].audio_url(pithos.audio_quality)

@@ -26,6 +26,7 @@ from airwave.api.openapi import openapi_document
 from airwave.api.protocol import CSRF_COOKIE, ApiDispatcher, cookie_header, send_error, send_json
 from airwave.api.tuner import methods as _tuner_methods  # noqa: F401 - declares the methods
 from airwave.api.tuner.dispatch import TunerDispatcher
+from airwave.api.tuner.explorer import SONG_EXPLORER, song_explorer
 from airwave.core import music
 from airwave.core.accounts import credentials
 from airwave.core.catalog import art
@@ -113,6 +114,8 @@ class AirwaveApp:
             await self.api(scope, receive, send)
         elif path in ("/services/json/", "/services/json"):
             await self.tuner(scope, receive, send)
+        elif path.startswith(SONG_EXPLORER):
+            await song_explorer(self.services, scope, send)
         elif path == "/":
             await self._root(scope, send)
         elif path.startswith("/audio/"):

@@ -19,6 +19,7 @@ from airwave.api.tuner.dispatch import (
     TunerError,
     method,
 )
+from airwave.api.tuner.explorer import SONG_EXPLORER
 from airwave.api.v1.objects import detail_url
 from airwave.audio.formats import PROFILES
 from airwave.core import bookmarks, ids, search
@@ -390,7 +391,10 @@ def _track_item(
         "albumName": album.title,
         "albumArtUrl": _art_url(t, view.album_art),
         "songDetailUrl": detail_url(t.call, seo),
-        "songExplorerUrl": detail_url(t.call, seo),
+        # the record's XML document of the song; its last segment is the title's slug, which
+        # Pithos compares with songName to skip fetching it
+        "songExplorerUrl": f"{t.call.base_url}{SONG_EXPLORER}"
+        f"{ids.music_id('track', tr.id)}/{ids.slug(tr.title)}",
         "artistDetailUrl": detail_url(t.call, ids.seo_token("artist", artist.id, artist.name)),
         "albumDetailUrl": detail_url(
             t.call, ids.seo_token("album", album.id, view.album_artist.name, album.title)
