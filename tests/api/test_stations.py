@@ -745,6 +745,21 @@ def test_thumbprint_radio(radio: Server) -> None:
     assert len(tracks) == 12
     assert sum(t["musicId"] in liked for t in tracks) >= 4
 
+    # a client that knows neither Thumbprint nor shuffle lists getStations (every station once;
+    # shuffle is not among them, station/shuffle names it) and plays what it shows first
+    shuffle = api.ok("v1/station/shuffle", {})["stationId"]
+    listed = api.ok("v1/station/getStations", {})["stations"]
+    shown = [s["stationId"] for s in listed]
+    assert len(shown) == len(set(shown)) == 2 and shuffle not in shown
+    assert listed[0]["stationId"] == thumbprint["stationId"]  # the one played last comes first
+    for station in listed:
+        played = fragment(api, station["stationId"])
+        assert played and all(t["allowFeedback"] for t in played)
+        thumb = api.ok(
+            "v1/station/addFeedback", {"trackToken": played[-1]["trackToken"], "isPositive": True}
+        )
+        assert thumb["stationId"] == station["stationId"]
+
 
 def test_fragment_rate_limit(start_server: Callable[..., Server], small_demo_library: Path) -> None:
     server = start_server(

@@ -343,9 +343,8 @@ def get_stations(user: User) -> list[dict[str, Any]]:
     except PandoraException as error:
         if error.kind != "InvalidRequestException":  # the only one getStations catches
             raise
-    # Stations.kt says Pandora leaves the shuffle station out of getStations; Airwave lists it
-    # once station/shuffle has made it, so the app shows it twice (cosmetic: both rows play the
-    # same station). The default comparator: shuffle first, then Thumbprint, then by name.
+    # Stations.kt counts on getStations leaving the shuffle station out, as Airwave does, so the
+    # app shows it once. The default comparator: shuffle first, then Thumbprint, then by name.
     return sorted(stations, key=lambda s: (not s["isShuffle"], not s["isThumbprint"], s["name"]))
 
 
@@ -487,6 +486,8 @@ def test_add_station_and_list_it(user: User) -> None:
     station = new_station_from_recommended_artist(user)
     stations = get_stations(user)
     assert station in stations
+    shown = [s["id"] for s in stations]
+    assert len(shown) == len(set(shown)), shown  # shuffle (put first by the app) is not listed too
     assert station["canDelete"] and station["canRename"]
     glide_fetch_art(get_art_url(station["artUrls"], ART_SIZE))
     # Station.getDetails: v1/station/getStationDetails; the raw JSONObject is returned.
