@@ -122,3 +122,17 @@ def tuner(
     """The module's tuner server, on the loopback address its HOST names."""
     with tuner_server(tmp_path_factory, small_demo_library, request.module.HOST) as running:
         yield running
+
+
+def pithos_client(host: str) -> dict[str, str]:
+    """Pithos's `android-generic` client (its data.py), as its force-client setting gives it,
+    with the rpcUrl pointing at a test server: Pithos builds `proto + rpcUrl + query`."""
+    return {
+        "deviceModel": "android-generic",
+        "username": "android",
+        "password": "AC7IBG09A3DTSYM4R41UJWL07VLN8JI7",
+        "rpcUrl": f"://{host}/services/json/?",
+        "encryptKey": "6#26FRL$ZWD",
+        "decryptKey": "R=U!LH$O2B#",
+        "version": "5",
+    }

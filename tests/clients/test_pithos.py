@@ -44,23 +44,13 @@ from xml.dom import minidom
 
 import httpx
 import pytest
-from conftest import Account, make_account, needs_low_ports
+from conftest import Account, make_account, needs_low_ports, pithos_client
 from Crypto.Cipher import Blowfish
 from readers import ClientBroke, py
 from support import Server
 
 HOST = "127.0.0.21"  # this module's own loopback address (pydora has .19, pianobar .20)
-# data.py's `android-generic` client, as the `force-client` GSettings key (a JSON dict) gives it
-# with rpcUrl pointing at the server: Pithos builds `proto + rpcUrl + query`
-CLIENT = {
-    "deviceModel": "android-generic",
-    "username": "android",
-    "password": "AC7IBG09A3DTSYM4R41UJWL07VLN8JI7",
-    "rpcUrl": f"://{HOST}/services/json/?",
-    "encryptKey": "6#26FRL$ZWD",
-    "decryptKey": "R=U!LH$O2B#",
-    "version": "5",
-}
+CLIENT = pithos_client(HOST)  # the force-client GSettings key (a JSON dict)
 HTTPS_METHODS = {"auth.partnerLogin", "auth.userLogin", "station.getPlaylist", "user.getSettings"}
 # pandora.py's ApiError enum (codes outside it are "Undocumented Error Code")
 API_ERRORS = {

@@ -27,22 +27,14 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
-from conftest import Account, make_account, needs_low_ports
+from conftest import Account, make_account, needs_low_ports, pithos_client
 from support import Api, Server
 
 HOST = "127.0.0.22"  # this module's own loopback address (pithos's replay has .21)
 BUS = "net.kevinmehall.Pithos"  # the service its mpris plugin exports (on by default)
 SONG_FIELD = re.compile(r"'(\w+)': <(['\"])(.*?)\2>")
 REAL_SINKS = ("pulsesink", "pipewiresink", "alsasink", "openalsink", "jackaudiosink", "osssink")
-CLIENT = {  # data.py's `android-generic` client, its rpcUrl pointing at the server
-    "deviceModel": "android-generic",
-    "username": "android",
-    "password": "AC7IBG09A3DTSYM4R41UJWL07VLN8JI7",
-    "rpcUrl": f"://{HOST}/services/json/?",
-    "encryptKey": "6#26FRL$ZWD",
-    "decryptKey": "R=U!LH$O2B#",
-    "version": "5",
-}
+CLIENT = pithos_client(HOST)  # its rpcUrl pointing at the server
 
 
 pytestmark = [
@@ -95,25 +87,22 @@ class Pithos:
             "GST_PLUGIN_FEATURE_RANK": ",".join(f"{sink}:NONE" for sink in REAL_SINKS),
             "LANG": "C.UTF-8",
         }
-        app = subprocess.Popen(
-            ["pithos", "-vv"],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
-        self.children.append(app)
+        app = self._spawn(["pithos", "-vv"], env=env, stderr=subprocess.STDOUT)
         assert app.stdout is not None
         threading.Thread(target=_lines, args=(app.stdout, self.log), daemon=True).start()
 
-    def _spawn(self, command: list[str]) -> subprocess.Popen[str]:
+    def _spawn(
+        self,
+        command: list[str],
+        env: dict[str, str] | None = None,
+        stderr: int = subprocess.DEVNULL,
+    ) -> subprocess.Popen[str]:
         child = subprocess.Popen(
             command,
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=stderr,
             text=True,
             start_new_session=True,
         )
