@@ -25,7 +25,7 @@ run: $(STAMP)
 	$(BIN)/airwave serve --demo --data-dir $(DEMO_DIR) --port $(PORT)
 
 test: $(STAMP) lint
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope --durations=25
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check src tests bench
