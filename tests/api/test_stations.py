@@ -190,6 +190,11 @@ def test_create_station_from_each_kind_of_seed_and_dedupe(radio: Server) -> None
     )
     assert by_track["name"] == "My song"
     assert by_track["initialSeed"]["song"]["songTitle"] == track["songTitle"]
+    # a song station opens with its song, and does not play it again right after
+    opening = fragment(api, by_track["stationId"])
+    assert opening[0]["musicId"] == track["musicId"]
+    assert track["musicId"] not in [t["musicId"] for t in opening[1:]]
+    assert track["musicId"] not in [t["musicId"] for t in fragment(api, by_track["stationId"])]
     genre = genre_of(api, "Rock")
     by_genre = api.ok("v1/station/createStation", {"pandoraId": genre["pandoraId"]})
     assert (
@@ -198,6 +203,11 @@ def test_create_station_from_each_kind_of_seed_and_dedupe(radio: Server) -> None
     )
     listed = api.ok("v1/station/getStations", {})
     assert listed["totalStations"] == 3
+    songs = [t for t in fragment(api, by_track["stationId"]) if t["musicId"] != track["musicId"]]
+    for song in songs:  # every song, not only the likeliest pick
+        made = api.ok("v1/station/createStation", {"musicId": song["musicId"]})["stationId"]
+        assert fragment(api, made)[0]["musicId"] == song["musicId"]
+        api.ok("v1/station/removeStation", {"stationId": made})  # within the tier's 5 stations
 
 
 def test_create_station_errors(radio: Server) -> None:

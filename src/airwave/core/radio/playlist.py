@@ -295,6 +295,17 @@ def engine_random(settings: Settings, station_id: int, served: int) -> random.Ra
 # ---------------------------------------------------------------- fragments
 
 
+def _opener(db: Session, station: Station, picker: Picker) -> list[Pick]:
+    """A song station's first fragment opens with its song, as listeners expect, when the rules
+    allow it (a thumbed-down, tired, explicit-filtered or vanished song does not open it)."""
+    if station.initial_kind != "TR" or station.initial_ref is None:
+        return []
+    if db.scalar(select(Spin.id).where(Spin.station_id == station.id).limit(1)) is not None:
+        return []
+    pinned = picker.pin(station.initial_ref, ids.music_id("track", station.initial_ref))
+    return [pinned] if pinned is not None else []
+
+
 def fragment(
     db: Session,
     settings: Settings,
@@ -350,7 +361,8 @@ def fragment(
             picks += [(p, member) for p in got]
     else:
         picker = Picker(db, steering_for(db, station, listener, now, rng, tired), history, rng)
-        picks = [(p, None) for p in picker.pick(FRAGMENT_SIZE)]
+        opener = _opener(db, station, picker)
+        picks = [(p, None) for p in [*opener, *picker.pick(FRAGMENT_SIZE - len(opener))]]
     if not picks:
         raise ApiError(
             ErrorCode.PLAYLIST_END,

@@ -285,6 +285,17 @@ class Picker:
             found += list(self.db.scalars(query.where(Track.id < start).limit(count - len(found))))
         return found
 
+    def pin(self, track_id: int, seed_music_id: str) -> Pick | None:
+        """This very track next, when every rule allows it (a song station opens with its song);
+        None when one does not."""
+        self._load_meta([track_id])
+        if not self._eligible(track_id):
+            return None
+        artist_id, album_id, _ = self.meta[track_id]
+        self.history.add(Played(track_id, artist_id, album_id, self.history.now))
+        self.pool.pop(track_id, None)
+        return Pick(track_id, artist_id, album_id, seed_music_id, 1.0)
+
     def pick(self, count: int) -> list[Pick]:
         """Up to `count` tracks that keep every rule, best first in expectation but sampled for
         variety."""
