@@ -459,6 +459,34 @@ def test_station_details_rename_and_delete(tabs: Callable[..., Tab], site: Serve
 
 
 @pytest.mark.http_only
+def test_signed_out_title_skip_link_and_empty_search(
+    tabs: Callable[..., Tab], site: Server
+) -> None:
+    """Dead ends of the issue's list: the signed-out page was titled "Stations", "Skip to
+    content" routed to #main ("Not found"), and a search with no match showed nothing."""
+    api = new_listener(site)
+    tab = tabs()
+    page = tab.page
+    page.goto("/")
+    page.get_by_label("Username").wait_for()
+    expect(page).to_have_title("Sign in · Airwave")
+    sign_in(tab, api.username)
+    expect(page).to_have_title("Stations · Airwave")
+    page.get_by_role("link", name="Skip to content").focus()  # as Tab from the top reaches it
+    page.keyboard.press("Enter")
+    expect(page.locator("#main")).to_be_focused()
+    expect(page.get_by_role("heading", name="Stations", exact=True)).to_be_visible()
+    assert page.evaluate("() => location.hash") in ("", "#/stations")
+    page.goto("/#main")  # followed as a plain link: still a page, not "Not found"
+    page.get_by_role("heading", name="Stations", exact=True).wait_for()
+    search = page.get_by_role("combobox", name="Search artists, songs and genres")
+    search.fill("zzqqxxnothing")
+    expect(page.get_by_text("No results for “zzqqxxnothing”")).to_be_visible()
+    search.fill("")
+    expect(page.get_by_text("No results for “zzqqxxnothing”")).to_be_hidden()
+
+
+@pytest.mark.http_only
 def test_bookmark_appears_on_the_bookmarks_page(tabs: Callable[..., Tab], site: Server) -> None:
     api = new_listener(site)
     station = _station(api, site)

@@ -22,12 +22,19 @@ const ROUTES = [
   [/^\/settings$/, () => views.settingsView(main, { onSignOut: signOut })],
 ];
 
+// "Skip to content" moves focus to the page's content; its href (#main) is not a route
+document.querySelector(".skip-link")?.addEventListener("click", (e) => {
+  e.preventDefault();
+  main.focus();
+});
+
 const TITLES = { stations: "Stations", genres: "Genres", station: "Station", now: "Now playing", artist: "Artist", album: "Album", bookmarks: "Bookmarks", settings: "Settings", signin: "Sign in", reset: "Reset password", forgot: "Forgot password" };
 
 function route() {
   if (!ready) return;
   if (cleanup) { try { cleanup(); } catch (err) { /* view gone */ } cleanup = null; }
-  const raw = location.hash.replace(/^#/, "") || "/stations";
+  const hash = location.hash.replace(/^#/, "");
+  const raw = hash && hash !== "main" ? hash : "/stations"; // #main: the skip link's target
   const [path, query] = raw.split("?");
   const section = path.split("/")[1] || "stations";
   document.title = `${TITLES[section] || "Airwave"} · Airwave`;
@@ -45,6 +52,7 @@ function route() {
     return;
   }
   if (!session.token) {
+    document.title = `${TITLES.signin} · Airwave`;
     showSignedOut();
     views.signinView(main, { onSignedIn: signedIn });
     return;

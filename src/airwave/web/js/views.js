@@ -43,12 +43,14 @@ export function searchBox({ label, types, placeholder, onPick }) {
     "aria-autocomplete": "list", "aria-expanded": "false", "aria-controls": list.id,
   });
   const status = h("span.visually-hidden", { role: "status", "aria-live": "polite" });
+  const empty = h("p.search-empty", { hidden: true });
   let items = [];
   let active = -1;
   let serial = 0;
 
   const close = () => {
     list.replaceChildren();
+    empty.hidden = true;
     items = [];
     active = -1;
     input.setAttribute("aria-expanded", "false");
@@ -82,6 +84,8 @@ export function searchBox({ label, types, placeholder, onPick }) {
         h("small", [TYPE_NAMES[item.type] || item.type, item.artistName ? ` · ${item.artistName}` : ""])))));
       input.setAttribute("aria-expanded", String(items.length > 0));
       status.textContent = items.length ? `${items.length} results, use the arrow keys` : "No results";
+      empty.textContent = `No results for “${query}”`;
+      empty.hidden = items.length > 0;
       highlight(items.length ? 0 : -1);
     } catch (err) {
       if (mine === serial) status.textContent = errorText(err);
@@ -96,7 +100,7 @@ export function searchBox({ label, types, placeholder, onPick }) {
     else if (e.key === "Enter" && active >= 0) { e.preventDefault(); pick(items[active]); }
     else if (e.key === "Escape") close();
   });
-  return h("div.search", field(label, input), status, list);
+  return h("div.search", field(label, input), status, list, empty);
 }
 
 // ---- sign-in and password reset ----------------------------------------------------------------
