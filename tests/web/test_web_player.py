@@ -486,6 +486,47 @@ def test_signed_out_title_skip_link_and_empty_search(
     expect(page.get_by_text("No results for “zzqqxxnothing”")).to_be_hidden()
 
 
+def _track_with_lyrics(site: Server) -> str:
+    """The musicId of a demo track with lyrics, met as a listener meets one: on a Jazz station
+    (a quarter of its tracks have lyrics)."""
+    scout = new_listener(site)
+    jazz = next(
+        g
+        for c in scout.ok("v1/music/genrecategories", {})["categories"]
+        if c["name"] == "Jazz"
+        for g in scout.ok("v1/music/genres", {"token": c["token"]})["stations"]
+    )
+    sid = scout.ok("v1/station/createStation", {"musicId": jazz["musicId"]})["stationId"]
+    for _ in range(30):
+        for track in scout.ok("v1/playlist/getFragment", {"stationId": sid})["tracks"]:
+            if track.get("lyricSnippet"):
+                return track["musicId"]
+    raise AssertionError("no track with lyrics on a Jazz station")
+
+
+@pytest.mark.http_only
+def test_lyrics_show_their_lines_and_nothing_else(tabs: Callable[..., Tab], site: Server) -> None:
+    """The lyrics panel ended with a literal "null" line when a track's lyrics had no credits."""
+    song = _track_with_lyrics(site)
+    api = new_listener(site)
+    station = api.ok("v1/station/createStation", {"musicId": song})  # opens with the song
+    lines = api.ok("v1/music/fullLyrics", {"trackUid": song})["lines"]
+    tab = tabs()
+    page = tab.page
+    sign_in(tab, api.username)
+    assert _play(tab, station) == song
+    now = page.locator("#now")
+    now.get_by_role("button", name="Lyrics").click()
+    panel = page.get_by_role("region", name="Lyrics")
+    expect(panel.locator(".lyrics p")).to_have_count(len(lines))
+    assert "null" not in panel.inner_text().split("\n")
+    bare = page.evaluate(
+        "() => [...document.getElementById('lyrics').childNodes]"
+        ".filter(n => n.nodeType === Node.TEXT_NODE && n.textContent.trim()).length"
+    )
+    assert bare == 0  # no stray text beside the heading, the lines and the credits
+
+
 @pytest.mark.http_only
 def test_bookmark_appears_on_the_bookmarks_page(tabs: Callable[..., Tab], site: Server) -> None:
     api = new_listener(site)

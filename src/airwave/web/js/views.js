@@ -610,7 +610,8 @@ export function nowView(main) {
       const body = { trackUid: t.musicId };
       if (t.lyricSnippet) Object.assign(body, { lyricId: t.lyricSnippet.lyricId, checksum: t.lyricSnippet.checksum });
       const l = await api("music/fullLyrics", body);
-      lyricsBox.replaceChildren(h("h2", "Lyrics"), h("div.lyrics", (l.lines || []).map((line) => h("p", line))), l.credits ? h("small", l.credits) : null);
+      // replaceChildren writes a null argument as the text "null": leave absent credits out
+      lyricsBox.replaceChildren(h("h2", "Lyrics"), h("div.lyrics", (l.lines || []).map((line) => h("p", line))), ...(l.credits ? [h("small", l.credits)] : []));
     } catch (err) {
       lyricsBox.replaceChildren(h("h2", "Lyrics"), h("p", err.code === "NOT_FOUND" ? "No lyrics for this track." : errorText(err)));
     }
