@@ -574,6 +574,31 @@ def test_session_takeover_between_two_browsers(tabs: Callable[..., Tab], site: S
 
 
 @pytest.mark.http_only
+def test_closing_a_playing_tab_frees_the_player_at_once(
+    tabs: Callable[..., Tab], site: Server
+) -> None:
+    """A tab closed while playing tells the server on its way out (pagehide): the listener's
+    phone plays at once, where it got STREAM_VIOLATION until the tab's music would have ended."""
+    api = new_listener(site)
+    station = _station(api, site)
+    tab = tabs()
+    sign_in(tab, api.username)
+    _play(tab, station)
+    phone = client(site)
+    phone.login(api.username, PASSWORD)
+    refused = phone.call("v1/playlist/getFragment", {"stationId": station["stationId"]})
+    assert refused.status_code == 409  # the tab holds the player while it plays
+    tab.page.close(run_before_unload=True)
+    deadline = time.monotonic() + 10
+    while True:
+        answer = phone.call("v1/playlist/getFragment", {"stationId": station["stationId"]})
+        if answer.status_code == 200:
+            break
+        assert time.monotonic() < deadline, answer.text
+        time.sleep(0.2)
+
+
+@pytest.mark.http_only
 def test_sign_out_and_sign_out_everywhere(tabs: Callable[..., Tab], site: Server) -> None:
     api = new_listener(site)
     here, there = tabs(), tabs()

@@ -91,6 +91,18 @@ export async function api(path, body = {}, { auth = true } = {}) {
   throw error;
 }
 
+/** A call made while the page goes away (pagehide): sent at once with `keepalive`, so the
+ * browser delivers it after the page is gone; the answer is not read. */
+export function farewell(path, body = {}) {
+  const csrf = readCookie("csrftoken");
+  if (!csrf || !session.token) return;
+  fetch(`/api/v1/${path}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-CsrfToken": csrf, "X-AuthToken": session.token },
+    body: JSON.stringify(body), credentials: "same-origin", keepalive: true,
+  }).catch(() => {});
+}
+
 /** Report a finished or skipped spin to its signed receipt URL (no auth, no CSRF). */
 export function postReceipt(url, secondsPlayed) {
   if (!url) return;

@@ -1,7 +1,7 @@
 // The radio player: fragments, two audio elements (the next one preloaded), ReplayGain through
 // Web Audio, receipts, skips, feedback, the one-active-player rule and the Media Session.
 
-import { api, postReceipt, session } from "./api.js";
+import { api, farewell, postReceipt, session } from "./api.js";
 
 const FORMAT_KEY = "airwave.audioFormat";
 const VOLUME_KEY = "airwave.volume";
@@ -571,3 +571,9 @@ class Player extends EventTarget {
 }
 
 export const player = new Player();
+
+// Closing the tab (or navigating away) while playing releases the account's player claim at
+// once, so another device plays without waiting for this one's music to run out.
+window.addEventListener("pagehide", () => {
+  if (player.playing) farewell("station/playbackPaused", {});
+});
