@@ -1,0 +1,147 @@
+"""The Subsonic/OpenSubsonic edge on the wire: credentials (app passwords, the account password,
+tokens, API keys), the XML and JSON envelope, errors at HTTP 200, and the methods served."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from support import Server, unique, wait_indexed
+
+pytestmark = pytest.mark.sqlite_only  # the edge's shapes; its storage is the core's
+
+NS = "{http://subsonic.org/restapi}"
+
+
+@pytest.fixture(scope="module")
+def sub(start_server: Callable[..., Server], small_demo_library: Path) -> Server:
+    server = start_server("--library", str(small_demo_library))
+    wait_indexed(server)
+    return server
+
+
+def add_user(server: Server, password: str = "account password") -> tuple[str, str]:
+    """A new listener and one app password of theirs."""
+    name = unique("sub")
+    assert server.admin("user", "add", name, "--password-stdin", input=password).returncode == 0
+    made = server.admin("user", "app-password", name, "--label", "phone")
+    assert made.returncode == 0, made.stderr
+    return name, made.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def user(sub: Server) -> tuple[str, str]:
+    return add_user(sub)
+
+
+def get(server: Server, name: str, /, **params: Any) -> httpx.Response:
+    response = httpx.get(f"{server.url}/rest/{name}", params=params)
+    assert response.status_code == 200, response.text
+    return response
+
+
+def json_call(server: Server, name: str, /, **params: Any) -> dict[str, Any]:
+    return get(server, name, f="json", **params).json()["subsonic-response"]
+
+
+def as_user(user: tuple[str, str]) -> dict[str, str]:
+    return {"u": user[0], "p": user[1], "c": "tests", "v": "1.16.1"}
+
+
+def call(server: Server, user: tuple[str, str], name: str, /, **params: Any) -> dict[str, Any]:
+    """A JSON call that must succeed."""
+    answer = json_call(server, name, **as_user(user), **params)
+    assert answer["status"] == "ok", answer
+    return answer
+
+
+def error_code(answer: dict[str, Any]) -> int:
+    assert answer["status"] == "failed", answer
+    return answer["error"]["code"]
+
+
+def test_every_credential_scheme(sub: Server, user: tuple[str, str]) -> None:
+    name, secret = user
+    salt = "c19b2d"
+    token = hashlib.md5((secret + salt).encode()).hexdigest()
+    for params in (
+        {"u": name, "p": secret},
+        {"u": name, "p": "enc:" + secret.encode().hex()},
+        {"u": name, "t": token, "s": salt},
+        {"apiKey": secret},
+        {"u": name, "p": "account password"},
+    ):
+        answer = json_call(sub, "ping", **params)
+        assert answer["status"] == "ok", (params, answer)
+        assert answer["version"] == "1.16.1"
+        assert answer["type"] == "airwave"
+        assert answer["openSubsonic"] is True
+        assert answer["serverVersion"]
+
+
+def test_refusals(sub: Server, user: tuple[str, str]) -> None:
+    name, secret = user
+    assert error_code(json_call(sub, "ping")) == 10
+    assert error_code(json_call(sub, "ping", u=name)) == 10
+    assert error_code(json_call(sub, "ping", u=name, p="wrong")) == 40
+    assert error_code(json_call(sub, "ping", u="nobody-here", p=secret)) == 40
+    token = hashlib.md5(b"account passwordab").hexdigest()  # the account password: no token
+    assert error_code(json_call(sub, "ping", u=name, t=token, s="ab")) == 40
+    assert error_code(json_call(sub, "ping", u=name, t=token)) == 10
+    assert error_code(json_call(sub, "ping", apiKey="not-a-key")) == 44
+    assert error_code(json_call(sub, "ping", apiKey=secret, u=name)) == 43
+    assert error_code(json_call(sub, "ping", u=name, p=secret, t=token, s="ab")) == 43
+
+
+def test_revoked_app_password_and_suspended_account(sub: Server) -> None:
+    name = unique("sub")
+    assert (
+        sub.admin("user", "add", name, "--password-stdin", input="account password").returncode == 0
+    )
+    made = sub.admin("user", "app-password", name, "--label", "phone").stdout
+    secret = made.strip().splitlines()[-1]
+    second = sub.admin("user", "app-password", name).stdout.strip().splitlines()[-1]
+    listed = sub.admin("user", "app-password", name, "--list").stdout
+    assert "phone" in listed and secret not in listed
+    first_id = re.search(r"app password (\d+) \(phone\)", made).group(1)
+    assert sub.admin("user", "app-password", name, "--revoke", first_id).returncode == 0
+    assert error_code(json_call(sub, "ping", apiKey=secret)) == 44
+    assert error_code(json_call(sub, "ping", u=name, p=secret)) == 40
+    assert json_call(sub, "ping", apiKey=second)["status"] == "ok"
+    assert sub.admin("user", "disable", name).returncode == 0
+    assert error_code(json_call(sub, "ping", apiKey=second)) == 50
+    assert error_code(json_call(sub, "ping", u=name, p="account password")) == 50
+
+
+def test_xml_envelope_and_errors(sub: Server, user: tuple[str, str]) -> None:
+    response = get(sub, "ping.view", **as_user(user))
+    assert response.headers["content-type"].startswith("text/xml")
+    root = ET.fromstring(response.content)
+    assert root.tag == f"{NS}subsonic-response"
+    assert root.attrib["status"] == "ok" and root.attrib["openSubsonic"] == "true"
+    root = ET.fromstring(get(sub, "getMadeUpThing", **as_user(user)).content)
+    assert root.attrib["status"] == "failed"
+    assert root.find(f"{NS}error").attrib["code"] == "0"
+    root = ET.fromstring(get(sub, "getLicense.view", **as_user(user)).content)
+    assert root.find(f"{NS}license").attrib["valid"] == "true"
+
+
+def test_form_post_and_system_methods(sub: Server, user: tuple[str, str]) -> None:
+    response = httpx.post(
+        f"{sub.url}/rest/getOpenSubsonicExtensions", data={"f": "json", **as_user(user)}
+    )
+    answer = response.json()["subsonic-response"]
+    names = {e["name"]: e["versions"] for e in answer["openSubsonicExtensions"]}
+    assert names == {"apiKeyAuthentication": [1], "formPost": [1]}
+    folders = call(sub, user, "getMusicFolders")["musicFolders"]["musicFolder"]
+    assert folders == [{"id": 1, "name": "Music"}]
+    me = call(sub, user, "getUser", username=user[0])["user"]
+    assert me["username"] == user[0] and me["streamRole"] is True and me["adminRole"] is False
+    other = add_user(sub)
+    assert error_code(json_call(sub, "getUser", username=other[0], **as_user(user))) == 50
