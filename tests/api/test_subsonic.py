@@ -145,3 +145,50 @@ def test_form_post_and_system_methods(sub: Server, user: tuple[str, str]) -> Non
     assert me["username"] == user[0] and me["streamRole"] is True and me["adminRole"] is False
     other = add_user(sub)
     assert error_code(json_call(sub, "getUser", username=other[0], **as_user(user))) == 50
+
+
+def test_browse_artists_albums_songs(sub: Server, user: tuple[str, str]) -> None:
+    indexes = call(sub, user, "getArtists")["artists"]["index"]
+    artists = [a for index in indexes for a in index["artist"]]
+    assert len(artists) >= 3 and all(a["id"].startswith("R") for a in artists)
+    assert all(a["albumCount"] >= 1 for a in artists)
+    plain = call(sub, user, "getIndexes")["indexes"]["index"]
+    assert [a["id"] for i in plain for a in i["artist"]] == [a["id"] for a in artists]
+    artist = call(sub, user, "getArtist", id=artists[0]["id"])["artist"]
+    assert artist["name"] == artists[0]["name"] and artist["album"]
+    album = call(sub, user, "getAlbum", id=artist["album"][0]["id"])["album"]
+    assert album["artistId"] == artist["id"] and album["songCount"] == len(album["song"])
+    song = album["song"][0]
+    assert song["albumId"] == album["id"] and song["isDir"] is False and song["duration"] > 0
+    assert call(sub, user, "getSong", id=song["id"])["song"] == song
+    folder = call(sub, user, "getMusicDirectory", id=artist["id"])["directory"]
+    assert [c["id"] for c in folder["child"]] == [a["id"] for a in artist["album"]]
+    inside = call(sub, user, "getMusicDirectory", id=album["id"])["directory"]
+    assert [c["id"] for c in inside["child"]] == [s["id"] for s in album["song"]]
+    assert error_code(json_call(sub, "getAlbum", id="L999999", **as_user(user))) == 70
+    assert error_code(json_call(sub, "getAlbum", **as_user(user))) == 10
+    root = ET.fromstring(get(sub, "getAlbum", id=album["id"], **as_user(user)).content)
+    songs = root.find(f"{NS}album").findall(f"{NS}song")
+    assert [s.attrib["id"] for s in songs] == [s["id"] for s in album["song"]]
+
+
+def test_genres_album_lists_random_songs(sub: Server, user: tuple[str, str]) -> None:
+    genres = call(sub, user, "getGenres")["genres"]["genre"]
+    assert genres and all(g["songCount"] >= 1 and g["value"] for g in genres)
+    root = ET.fromstring(get(sub, "getGenres", **as_user(user)).content)
+    assert root.find(f"{NS}genres/{NS}genre").text == genres[0]["value"]
+    every = call(sub, user, "getAlbumList2", type="alphabeticalByName", size=500)
+    names = [a["name"] for a in every["albumList2"]["album"]]
+    assert names == sorted(names, key=str.lower) and len(names) >= 3
+    for kind in ("random", "newest", "alphabeticalByArtist"):
+        page = call(sub, user, "getAlbumList2", type=kind, size=2)["albumList2"]["album"]
+        assert len(page) == 2
+    years = call(sub, user, "getAlbumList2", type="byYear", fromYear=1900, toYear=2100, size=500)
+    assert len(years["albumList2"]["album"]) == len(names)
+    tagged = call(sub, user, "getAlbumList2", type="byGenre", genre=genres[0]["value"])
+    assert 1 <= len(tagged["albumList2"]["album"]) <= genres[0]["albumCount"]
+    legacy = call(sub, user, "getAlbumList", type="alphabeticalByName", size=1)
+    assert legacy["albumList"]["album"][0]["isDir"] is True
+    assert error_code(json_call(sub, "getAlbumList2", type="byYear", **as_user(user))) == 0
+    randoms = call(sub, user, "getRandomSongs", size=3)["randomSongs"]["song"]
+    assert len(randoms) == 3 and len({s["id"] for s in randoms}) == 3

@@ -1,0 +1,245 @@
+"""Browsing: artists and indexes, artist, album, song, folder-style directories, genres, album
+lists, random songs. Ids are Airwave's musicIds (R artist, L album, S track), also as cover art
+ids."""
+
+from __future__ import annotations
+
+import random
+from pathlib import PurePath
+from typing import Any
+
+from airwave.api.subsonic.dispatch import Payload, SubsonicCall, method
+from airwave.api.subsonic.system import MUSIC_FOLDER_ID
+from airwave.audio.formats import original_content_type
+from airwave.core import ids
+from airwave.core.catalog import browse, catalog
+from airwave.core.catalog.catalog import TrackView
+from airwave.core.clock import iso_timestamp
+
+IGNORED_ARTICLES = "The El La Los Las Le Les"
+_rng = random.SystemRandom()
+
+
+def _index_letter(sort_name: str) -> str:
+    first = sort_name[:1].upper()
+    return first if first.isalpha() else "#"
+
+
+def _indexed(entries: list[browse.ArtistEntry], shape: Any) -> list[Payload]:  # noqa: ANN401
+    index: dict[str, list[Payload]] = {}
+    for entry in entries:
+        index.setdefault(_index_letter(entry.artist.sort_name), []).append(shape(entry))
+    return [{"name": letter, "artist": artists} for letter, artists in index.items()]
+
+
+def _artist(entry: browse.ArtistEntry) -> Payload:
+    return {
+        "id": ids.music_id("artist", entry.artist.id),
+        "name": entry.artist.name,
+        "albumCount": entry.album_count,
+        "coverArt": ids.music_id("artist", entry.artist.id),
+    }
+
+
+def album_payload(entry: browse.AlbumEntry) -> Payload:
+    """An AlbumID3 element."""
+    album = entry.album
+    return {
+        "id": ids.music_id("album", album.id),
+        "name": album.title,
+        "artist": entry.artist.name,
+        "artistId": ids.music_id("artist", entry.artist.id),
+        "coverArt": ids.music_id("album", album.id) if entry.art is not None else None,
+        "songCount": entry.song_count,
+        "duration": round(entry.duration),
+        "created": iso_timestamp(album.created_at),
+        "year": album.year,
+        "genre": entry.genre,
+    }
+
+
+def _album_directory(entry: browse.AlbumEntry) -> Payload:
+    """An album as a child folder (getMusicDirectory of an artist, getAlbumList)."""
+    album = entry.album
+    return {
+        "id": ids.music_id("album", album.id),
+        "parent": ids.music_id("artist", entry.artist.id),
+        "isDir": True,
+        "title": album.title,
+        "album": album.title,
+        "artist": entry.artist.name,
+        "year": album.year,
+        "genre": entry.genre,
+        "coverArt": ids.music_id("album", album.id) if entry.art is not None else None,
+        "songCount": entry.song_count,
+        "duration": round(entry.duration),
+        "created": iso_timestamp(album.created_at),
+    }
+
+
+def song_payload(view: TrackView) -> Payload:
+    """A Child element for a track: what players show and need to pick a stream."""
+    track = view.track
+    suffix = PurePath(track.path or "").suffix.lstrip(".").lower() or track.codec
+    number = f"{track.track_no:02d} " if track.track_no else ""
+    return {
+        "id": ids.music_id("track", track.id),
+        "parent": ids.music_id("album", view.album.id),
+        "isDir": False,
+        "title": track.title,
+        "album": view.album.title,
+        "artist": view.artist.name,
+        "track": track.track_no,
+        "discNumber": track.disc_no,
+        "year": track.year or view.album.year,
+        "genre": view.genres[0] if view.genres else None,
+        "coverArt": ids.music_id("album", view.album.id) if view.album_art is not None else None,
+        "contentType": original_content_type(track.path or "", track.codec),
+        "suffix": suffix,
+        "duration": round(track.duration),
+        "bitRate": round(track.bitrate / 1000) if track.bitrate else None,
+        "path": f"{view.album_artist.name}/{view.album.title}/{number}{track.title}.{suffix}",
+        "created": iso_timestamp(track.added_at),
+        "albumId": ids.music_id("album", view.album.id),
+        "artistId": ids.music_id("artist", view.artist.id),
+        "type": "music",
+        "isVideo": False,
+    }
+
+
+def songs(s: SubsonicCall, track_ids: list[int]) -> list[Payload]:
+    return [song_payload(v) for v in catalog.track_views(s.call.reader(), track_ids)]
+
+
+def _year(s: SubsonicCall, name: str) -> int | None:
+    return s.number(name, 0, low=0, high=9999) if s.text(name) else None
+
+
+@method("getArtists")
+def get_artists(s: SubsonicCall) -> Payload:
+    entries = browse.album_artists(s.call.reader())
+    return {"artists": {"ignoredArticles": IGNORED_ARTICLES, "index": _indexed(entries, _artist)}}
+
+
+@method("getIndexes")
+def get_indexes(s: SubsonicCall) -> Payload:
+    entries = browse.album_artists(s.call.reader())
+    return {
+        "indexes": {
+            "lastModified": 0,
+            "ignoredArticles": IGNORED_ARTICLES,
+            "index": _indexed(
+                entries,
+                lambda e: {"id": ids.music_id("artist", e.artist.id), "name": e.artist.name},
+            ),
+        }
+    }
+
+
+@method("getArtist")
+def get_artist(s: SubsonicCall) -> Payload:
+    db = s.call.reader()
+    ref = catalog.resolve(s.required("id"), "artist")
+    artist = catalog.artist(db, ref.id)
+    albums = browse.albums(db, browse.artist_album_ids(db, artist.id))
+    return {
+        "artist": {
+            "id": ids.music_id("artist", artist.id),
+            "name": artist.name,
+            "albumCount": len(albums),
+            "coverArt": ids.music_id("artist", artist.id),
+            "album": [album_payload(a) for a in albums],
+        }
+    }
+
+
+@method("getAlbum")
+def get_album(s: SubsonicCall) -> Payload:
+    db = s.call.reader()
+    ref = catalog.resolve(s.required("id"), "album")
+    entry = browse.albums(db, [catalog.album(db, ref.id).id])[0]
+    return {"album": {**album_payload(entry), "song": songs(s, catalog.album_tracks(db, ref.id))}}
+
+
+@method("getSong")
+def get_song(s: SubsonicCall) -> Payload:
+    ref = catalog.resolve(s.required("id"), "track")
+    catalog.track(s.call.reader(), ref.id)
+    return {"song": songs(s, [ref.id])[0]}
+
+
+@method("getMusicDirectory")
+def get_music_directory(s: SubsonicCall) -> Payload:
+    """Artists hold their albums, albums their songs (Airwave has no folder tree of its own)."""
+    db = s.call.reader()
+    ref = catalog.resolve(s.required("id"), "artist", "album")
+    if ref.kind == "artist":
+        artist = catalog.artist(db, ref.id)
+        albums = browse.albums(db, browse.artist_album_ids(db, artist.id))
+        return {
+            "directory": {
+                "id": ids.music_id("artist", artist.id),
+                "parent": MUSIC_FOLDER_ID,
+                "name": artist.name,
+                "child": [_album_directory(a) for a in albums],
+            }
+        }
+    entry = browse.albums(db, [catalog.album(db, ref.id).id])[0]
+    return {
+        "directory": {
+            "id": ids.music_id("album", entry.album.id),
+            "parent": ids.music_id("artist", entry.artist.id),
+            "name": entry.album.title,
+            "child": songs(s, catalog.album_tracks(db, ref.id)),
+        }
+    }
+
+
+@method("getGenres")
+def get_genres(s: SubsonicCall) -> Payload:
+    return {
+        "genres": {
+            "genre": [
+                {"songCount": songs_, "albumCount": albums_, "value": name}
+                for name, songs_, albums_ in browse.genres(s.call.reader())
+            ]
+        }
+    }
+
+
+def _album_page(s: SubsonicCall) -> list[browse.AlbumEntry]:
+    db = s.call.reader()
+    album_ids = browse.album_list(
+        db,
+        s.required("type"),
+        size=s.number("size", 10, low=1, high=500),
+        offset=s.number("offset", 0),
+        rng=_rng,
+        from_year=_year(s, "fromYear"),
+        to_year=_year(s, "toYear"),
+        genre=s.text("genre"),
+    )
+    return browse.albums(db, album_ids)
+
+
+@method("getAlbumList2")
+def get_album_list2(s: SubsonicCall) -> Payload:
+    return {"albumList2": {"album": [album_payload(a) for a in _album_page(s)]}}
+
+
+@method("getAlbumList")
+def get_album_list(s: SubsonicCall) -> Payload:
+    return {"albumList": {"album": [_album_directory(a) for a in _album_page(s)]}}
+
+
+@method("getRandomSongs")
+def get_random_songs(s: SubsonicCall) -> Payload:
+    track_ids = browse.random_track_ids(
+        s.call.reader(),
+        s.number("size", 10, low=1, high=500),
+        _rng,
+        genre=s.text("genre"),
+        from_year=_year(s, "fromYear"),
+        to_year=_year(s, "toYear"),
+    )
+    return {"randomSongs": {"song": songs(s, track_ids)}}
