@@ -26,10 +26,13 @@ def sub(start_server: Callable[..., Server], small_demo_library: Path) -> Server
     return server
 
 
-def add_user(server: Server, password: str = "account password") -> tuple[str, str]:
-    """A new listener and one app password of theirs."""
+def add_user(
+    server: Server, password: str = "account password", tier: str = "premium"
+) -> tuple[str, str]:
+    """A new listener (premium: the library on demand) and one app password of theirs."""
     name = unique("sub")
-    assert server.admin("user", "add", name, "--password-stdin", input=password).returncode == 0
+    added = server.admin("user", "add", name, "--tier", tier, "--password-stdin", input=password)
+    assert added.returncode == 0
     made = server.admin("user", "app-password", name, "--label", "phone")
     assert made.returncode == 0, made.stderr
     return name, made.stdout.strip().splitlines()[-1]
@@ -192,3 +195,41 @@ def test_genres_album_lists_random_songs(sub: Server, user: tuple[str, str]) -> 
     assert error_code(json_call(sub, "getAlbumList2", type="byYear", **as_user(user))) == 0
     randoms = call(sub, user, "getRandomSongs", size=3)["randomSongs"]["song"]
     assert len(randoms) == 3 and len({s["id"] for s in randoms}) == 3
+
+
+def first_song(sub: Server, user: tuple[str, str]) -> dict[str, Any]:
+    album = call(sub, user, "getAlbumList2", type="alphabeticalByName", size=1)
+    album_id = album["albumList2"]["album"][0]["id"]
+    return call(sub, user, "getAlbum", id=album_id)["album"]["song"][0]
+
+
+def test_stream_download_and_cover_art(sub: Server, user: tuple[str, str]) -> None:
+    song = first_song(sub, user)
+    url = f"{sub.url}/rest/"
+    original = httpx.get(url + "download", params={"id": song["id"], **as_user(user)})
+    assert original.status_code == 200 and len(original.content) > 10_000
+    assert original.headers["content-type"] == song["contentType"]
+    same = httpx.get(url + "stream.view", params={"id": song["id"], **as_user(user)})
+    assert same.content == original.content
+    ranged = httpx.get(
+        url + "stream", params={"id": song["id"], **as_user(user)}, headers={"Range": "bytes=0-99"}
+    )
+    assert ranged.status_code == 206 and ranged.content == original.content[:100]
+    mp3 = httpx.get(url + "stream", params={"id": song["id"], "format": "mp3", **as_user(user)})
+    assert mp3.status_code == 200 and mp3.headers["content-type"] == "audio/mpeg"
+    assert mp3.content[:3] == b"ID3" or mp3.content[0] == 0xFF
+    small = httpx.get(url + "stream", params={"id": song["id"], "maxBitRate": 64, **as_user(user)})
+    assert small.status_code == 200 and small.headers["content-type"] == "audio/aac"
+    posted = httpx.post(url + "stream", data={"id": song["id"], **as_user(user)})
+    assert posted.content == original.content
+    cover = httpx.get(
+        url + "getCoverArt", params={"id": song["coverArt"], "size": 100, **as_user(user)}
+    )
+    assert cover.status_code == 200 and cover.headers["content-type"] == "image/jpeg"
+    assert cover.content[:2] == b"\xff\xd8"
+    artist_cover = httpx.get(url + "getCoverArt", params={"id": song["artistId"], **as_user(user)})
+    assert artist_cover.status_code == 200 and artist_cover.content[:2] == b"\xff\xd8"
+    missing = json_call(sub, "stream", id="S999999", **as_user(user))
+    assert error_code(missing) == 70
+    free = add_user(sub, tier="free")
+    assert error_code(json_call(sub, "stream", id=song["id"], **as_user(free))) == 50

@@ -25,9 +25,10 @@ from airwave.api.http.headers import request_headers
 from airwave.api.openapi import openapi_document
 from airwave.api.protocol import CSRF_COOKIE, ApiDispatcher, cookie_header, send_error, send_json
 from airwave.api.subsonic import browse as _subsonic_browse  # noqa: F401 - declares methods
+from airwave.api.subsonic import media as _subsonic_media  # noqa: F401 - declares methods
 from airwave.api.subsonic import system as _subsonic_system  # noqa: F401 - declares methods
 from airwave.api.subsonic.dispatch import PREFIX as SUBSONIC_PREFIX
-from airwave.api.subsonic.dispatch import SubsonicDispatcher
+from airwave.api.subsonic.dispatch import Routes, SubsonicDispatcher
 from airwave.api.tuner import methods as _tuner_methods  # noqa: F401 - declares the methods
 from airwave.api.tuner.dispatch import TunerDispatcher
 from airwave.api.tuner.explorer import SONG_EXPLORER, song_explorer
@@ -99,8 +100,8 @@ class AirwaveApp:
         self.roots = serving_roots(services, library)
         self.api = ApiDispatcher(services, registry)
         self.tuner = TunerDispatcher(services)
-        self.subsonic = SubsonicDispatcher(services)
         self.audio = AudioRoutes(services, self.roots)
+        self.subsonic = SubsonicDispatcher(services, Routes(self.audio, self._art))
         self._openapi: bytes | None = None
         self.web = _web_assets(_WEB_DIR)
 

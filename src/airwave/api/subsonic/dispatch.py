@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import anyio
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from airwave.api.http.headers import request_headers
 from airwave.api.protocol import Call, new_call, read_body, request_id_of
@@ -36,12 +36,34 @@ PREFIX = "/rest/"
 _FORM = "application/x-www-form-urlencoded"
 
 
+@dataclass(frozen=True)
+class Routes:
+    """The app's byte-serving routes binary answers hand over to (audio, pictures)."""
+
+    audio: ASGIApp | None = None
+    art: ASGIApp | None = None
+
+
+def handing_over(app: ASGIApp | None, path: str) -> ASGIApp:
+    """A binary answer: the request, re-addressed to `path`, served by `app` (/audio/, /art/)."""
+    assert app is not None, "the dispatcher was made without this route"
+
+    async def serve(scope: Scope, receive: Receive, send: Send) -> None:
+        method = "HEAD" if scope["method"] == "HEAD" else "GET"  # form POSTs too
+        moved = {**scope, "method": method, "path": path, "raw_path": path.encode()}
+        moved["query_string"] = b""
+        await app(moved, receive, send)
+
+    return serve
+
+
 @dataclass
 class SubsonicCall:
     """One Subsonic call: the REST edge's Call (listener, database) and its parameters."""
 
     call: Call
     params: dict[str, list[str]] = field(default_factory=dict)
+    routes: Routes = field(default_factory=Routes)
 
     def text(self, name: str, default: str | None = None) -> str | None:
         values = self.params.get(name)
@@ -128,8 +150,9 @@ def credentials_of(params: dict[str, list[str]]) -> app_passwords.SubsonicCreden
 class SubsonicDispatcher:
     """ASGI app for /rest/*."""
 
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, routes: Routes | None = None) -> None:
         self.services = services
+        self.routes = routes or Routes()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         fmt = "xml"
@@ -192,7 +215,7 @@ class SubsonicDispatcher:
             raise ApiError(ErrorCode.READONLY_MODE, "the server is in read-only maintenance mode")
         credentials = credentials_of(params)
         call = new_call(self.services, scope, request_headers(scope))
-        subsonic = SubsonicCall(call, params)
+        subsonic = SubsonicCall(call, params, self.routes)
         try:
             return await anyio.to_thread.run_sync(self._execute, found, subsonic, credentials)
         finally:
