@@ -233,3 +233,19 @@ def test_stream_download_and_cover_art(sub: Server, user: tuple[str, str]) -> No
     assert error_code(missing) == 70
     free = add_user(sub, tier="free")
     assert error_code(json_call(sub, "stream", id=song["id"], **as_user(free))) == 50
+
+
+def test_search(sub: Server, user: tuple[str, str]) -> None:
+    song = first_song(sub, user)
+    found = call(sub, user, "search3", query=song["title"])["searchResult3"]
+    assert song["id"] in [s["id"] for s in found["song"]]
+    by_artist = call(sub, user, "search3", query=song["artist"], songCount=0, albumCount=0)
+    assert by_artist["searchResult3"]["artist"][0]["name"] == song["artist"]
+    assert "song" not in by_artist["searchResult3"] or not by_artist["searchResult3"]["song"]
+    everything = call(sub, user, "search3", query='""', songCount=500, artistCount=500)
+    every_song = everything["searchResult3"]["song"]
+    assert song["id"] in [s["id"] for s in every_song]
+    page = call(sub, user, "search3", query="", songCount=2, songOffset=1)["searchResult3"]
+    assert [s["id"] for s in page["song"]] == [s["id"] for s in every_song[1:3]]
+    old = call(sub, user, "search2", query=song["album"])["searchResult2"]
+    assert song["albumId"] in [a["id"] for a in old["album"]]

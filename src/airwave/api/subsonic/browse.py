@@ -11,7 +11,7 @@ from typing import Any
 from airwave.api.subsonic.dispatch import Payload, SubsonicCall, method
 from airwave.api.subsonic.system import MUSIC_FOLDER_ID
 from airwave.audio.formats import original_content_type
-from airwave.core import ids
+from airwave.core import ids, search
 from airwave.core.catalog import browse, catalog
 from airwave.core.catalog.catalog import TrackView
 from airwave.core.clock import iso_timestamp
@@ -243,3 +243,40 @@ def get_random_songs(s: SubsonicCall) -> Payload:
         to_year=_year(s, "toYear"),
     )
     return {"randomSongs": {"song": songs(s, track_ids)}}
+
+
+def _found(s: SubsonicCall, kind: str, prefix: str) -> list[int]:
+    return search.find(
+        s.call.reader(),
+        s.text("query", "") or "",
+        kind,
+        s.number(f"{prefix}Offset", 0),
+        s.number(f"{prefix}Count", 20, high=500),
+    )
+
+
+@method("search3")
+def search3(s: SubsonicCall) -> Payload:
+    db = s.call.reader()
+    return {
+        "searchResult3": {
+            "artist": [_artist(e) for e in browse.album_artists(db, _found(s, "artist", "artist"))],
+            "album": [album_payload(a) for a in browse.albums(db, _found(s, "album", "album"))],
+            "song": songs(s, _found(s, "track", "song")),
+        }
+    }
+
+
+@method("search2")
+def search2(s: SubsonicCall) -> Payload:
+    db = s.call.reader()
+    artists = browse.album_artists(db, _found(s, "artist", "artist"))
+    return {
+        "searchResult2": {
+            "artist": [
+                {"id": ids.music_id("artist", e.artist.id), "name": e.artist.name} for e in artists
+            ],
+            "album": [_album_directory(a) for a in browse.albums(db, _found(s, "album", "album"))],
+            "song": songs(s, _found(s, "track", "song")),
+        }
+    }

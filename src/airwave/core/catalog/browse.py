@@ -42,8 +42,9 @@ class AlbumEntry:
     genre: str | None
 
 
-def album_artists(db: Session) -> list[ArtistEntry]:
-    """Every artist with at least one album of present tracks, by sort name."""
+def album_artists(db: Session, artist_ids: list[int] | None = None) -> list[ArtistEntry]:
+    """Every artist with at least one album of present tracks, by sort name (or those of
+    `artist_ids`, in their order)."""
     albums = (
         select(Album.artist_id, func.count(func.distinct(Album.id)).label("albums"))
         .join(Track, Track.album_id == Album.id)
@@ -51,12 +52,12 @@ def album_artists(db: Session) -> list[ArtistEntry]:
         .group_by(Album.artist_id)
         .subquery()
     )
-    rows = db.execute(
-        select(Artist, albums.c.albums)
-        .join(albums, albums.c.artist_id == Artist.id)
-        .order_by(func.lower(Artist.sort_name), Artist.id)
-    ).all()
-    return [ArtistEntry(artist, count) for artist, count in rows]
+    query = select(Artist, albums.c.albums).join(albums, albums.c.artist_id == Artist.id)
+    if artist_ids is None:
+        rows = db.execute(query.order_by(func.lower(Artist.sort_name), Artist.id)).all()
+        return [ArtistEntry(artist, count) for artist, count in rows]
+    found = {a.id: ArtistEntry(a, n) for a, n in db.execute(query.where(Artist.id.in_(artist_ids)))}
+    return [found[i] for i in artist_ids if i in found]
 
 
 def albums(db: Session, album_ids: list[int]) -> list[AlbumEntry]:
@@ -119,7 +120,7 @@ def album_list(
     *,
     size: int,
     offset: int,
-    rng: random.Random,
+    rng: random.Random | None = None,
     from_year: int | None = None,
     to_year: int | None = None,
     genre: str | None = None,
@@ -156,7 +157,7 @@ def album_list(
         query = query.where(Track.id.in_(tagged)).order_by(func.lower(Album.title), Album.id)
     elif order == "random":
         every = list(db.scalars(query))
-        return rng.sample(every, min(size, len(every)))
+        return (rng or random.Random()).sample(every, min(size, len(every)))
     else:
         raise ApiError(ErrorCode.INVALID_REQUEST, f"unknown album list type {order[:40]!r}")
     return list(db.scalars(query.offset(offset).limit(size)))
