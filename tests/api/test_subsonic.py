@@ -249,3 +249,27 @@ def test_search(sub: Server, user: tuple[str, str]) -> None:
     assert [s["id"] for s in page["song"]] == [s["id"] for s in every_song[1:3]]
     old = call(sub, user, "search2", query=song["album"])["searchResult2"]
     assert song["albumId"] in [a["id"] for a in old["album"]]
+
+
+def test_star_unstar_starred(sub: Server) -> None:
+    user = add_user(sub)
+    song = first_song(sub, user)
+    assert call(sub, user, "getStarred2")["starred2"] in (
+        {},
+        {"artist": [], "album": [], "song": []},
+    )
+    call(sub, user, "star", id=song["id"], albumId=song["albumId"], artistId=song["artistId"])
+    kept = call(sub, user, "getStarred2")["starred2"]
+    assert [s["id"] for s in kept["song"]] == [song["id"]] and kept["song"][0]["starred"]
+    assert [a["id"] for a in kept["album"]] == [song["albumId"]]
+    assert [a["id"] for a in kept["artist"]] == [song["artistId"]]
+    old = call(sub, user, "getStarred")["starred"]
+    assert [a["id"] for a in old["album"]] == [song["albumId"]] and old["album"][0]["isDir"]
+    # the same collection the REST v4 edge and the web player show
+    call(sub, user, "unstar", id=song["id"], albumId=song["albumId"])
+    kept = call(sub, user, "getStarred2")["starred2"]
+    assert not kept.get("song") and not kept.get("album")
+    assert [a["id"] for a in kept["artist"]] == [song["artistId"]]
+    assert error_code(json_call(sub, "star", id="S999999", **as_user(user))) == 70
+    free = add_user(sub, tier="free")
+    assert error_code(json_call(sub, "star", id=song["id"], **as_user(free))) == 50

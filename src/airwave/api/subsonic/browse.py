@@ -32,7 +32,7 @@ def _indexed(entries: list[browse.ArtistEntry], shape: Any) -> list[Payload]:  #
     return [{"name": letter, "artist": artists} for letter, artists in index.items()]
 
 
-def _artist(entry: browse.ArtistEntry) -> Payload:
+def artist_payload(entry: browse.ArtistEntry) -> Payload:
     return {
         "id": ids.music_id("artist", entry.artist.id),
         "name": entry.artist.name,
@@ -58,7 +58,7 @@ def album_payload(entry: browse.AlbumEntry) -> Payload:
     }
 
 
-def _album_directory(entry: browse.AlbumEntry) -> Payload:
+def album_directory(entry: browse.AlbumEntry) -> Payload:
     """An album as a child folder (getMusicDirectory of an artist, getAlbumList)."""
     album = entry.album
     return {
@@ -118,7 +118,9 @@ def _year(s: SubsonicCall, name: str) -> int | None:
 @method("getArtists")
 def get_artists(s: SubsonicCall) -> Payload:
     entries = browse.album_artists(s.call.reader())
-    return {"artists": {"ignoredArticles": IGNORED_ARTICLES, "index": _indexed(entries, _artist)}}
+    return {
+        "artists": {"ignoredArticles": IGNORED_ARTICLES, "index": _indexed(entries, artist_payload)}
+    }
 
 
 @method("getIndexes")
@@ -181,7 +183,7 @@ def get_music_directory(s: SubsonicCall) -> Payload:
                 "id": ids.music_id("artist", artist.id),
                 "parent": MUSIC_FOLDER_ID,
                 "name": artist.name,
-                "child": [_album_directory(a) for a in albums],
+                "child": [album_directory(a) for a in albums],
             }
         }
     entry = browse.albums(db, [catalog.album(db, ref.id).id])[0]
@@ -229,7 +231,7 @@ def get_album_list2(s: SubsonicCall) -> Payload:
 
 @method("getAlbumList")
 def get_album_list(s: SubsonicCall) -> Payload:
-    return {"albumList": {"album": [_album_directory(a) for a in _album_page(s)]}}
+    return {"albumList": {"album": [album_directory(a) for a in _album_page(s)]}}
 
 
 @method("getRandomSongs")
@@ -260,7 +262,9 @@ def search3(s: SubsonicCall) -> Payload:
     db = s.call.reader()
     return {
         "searchResult3": {
-            "artist": [_artist(e) for e in browse.album_artists(db, _found(s, "artist", "artist"))],
+            "artist": [
+                artist_payload(e) for e in browse.album_artists(db, _found(s, "artist", "artist"))
+            ],
             "album": [album_payload(a) for a in browse.albums(db, _found(s, "album", "album"))],
             "song": songs(s, _found(s, "track", "song")),
         }
@@ -276,7 +280,7 @@ def search2(s: SubsonicCall) -> Payload:
             "artist": [
                 {"id": ids.music_id("artist", e.artist.id), "name": e.artist.name} for e in artists
             ],
-            "album": [_album_directory(a) for a in browse.albums(db, _found(s, "album", "album"))],
+            "album": [album_directory(a) for a in browse.albums(db, _found(s, "album", "album"))],
             "song": songs(s, _found(s, "track", "song")),
         }
     }
