@@ -273,3 +273,37 @@ def test_star_unstar_starred(sub: Server) -> None:
     assert error_code(json_call(sub, "star", id="S999999", **as_user(user))) == 70
     free = add_user(sub, tier="free")
     assert error_code(json_call(sub, "star", id=song["id"], **as_user(free))) == 50
+
+
+def test_playlists(sub: Server) -> None:
+    user = add_user(sub)
+    album = call(sub, user, "getAlbumList2", type="alphabeticalByName", size=1)
+    songs = call(sub, user, "getAlbum", id=album["albumList2"]["album"][0]["id"])["album"]["song"]
+    song_ids = [s["id"] for s in songs[:3]]
+    made = call(sub, user, "createPlaylist", name="Road trip", songId=song_ids)["playlist"]
+    assert made["name"] == "Road trip" and made["owner"] == user[0]
+    assert [e["id"] for e in made["entry"]] == song_ids and made["songCount"] == 3
+    listed = call(sub, user, "getPlaylists")["playlists"]["playlist"]
+    assert [p["id"] for p in listed] == [made["id"]]
+    call(
+        sub,
+        user,
+        "updatePlaylist",
+        playlistId=made["id"],
+        name="Road trip 2",
+        comment="for the car",
+        songIndexToRemove=[0, 2],
+        songIdToAdd=song_ids[0],
+    )
+    got = call(sub, user, "getPlaylist", id=made["id"])["playlist"]
+    assert got["name"] == "Road trip 2" and got["comment"] == "for the car"
+    assert [e["id"] for e in got["entry"]] == [song_ids[1], song_ids[0]]
+    replaced = call(sub, user, "createPlaylist", playlistId=made["id"], songId=song_ids[2])
+    assert [e["id"] for e in replaced["playlist"]["entry"]] == [song_ids[2]]
+    # another listener neither reads nor edits it
+    other = add_user(sub)
+    assert error_code(json_call(sub, "getPlaylist", id=made["id"], **as_user(other))) == 50
+    assert error_code(json_call(sub, "createPlaylist", **as_user(user))) == 10
+    call(sub, user, "deletePlaylist", id=made["id"])
+    assert error_code(json_call(sub, "getPlaylist", id=made["id"], **as_user(user))) == 70
+    assert not call(sub, user, "getPlaylists")["playlists"].get("playlist")
