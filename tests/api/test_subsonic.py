@@ -4,6 +4,7 @@ tokens, API keys), the XML and JSON envelope, errors at HTTP 200, and the method
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -307,3 +308,20 @@ def test_playlists(sub: Server) -> None:
     call(sub, user, "deletePlaylist", id=made["id"])
     assert error_code(json_call(sub, "getPlaylist", id=made["id"], **as_user(user))) == 70
     assert not call(sub, user, "getPlaylists")["playlists"].get("playlist")
+
+
+def test_scrobble_into_the_play_log(sub: Server) -> None:
+    user = add_user(sub)
+    song = first_song(sub, user)
+    track_id = int(song["id"][1:])
+    call(sub, user, "scrobble", id=song["id"], submission="false")
+    call(sub, user, "scrobble", id=song["id"])  # the same play, now played through
+    call(sub, user, "scrobble", id=song["id"], time=1_700_000_000_000)  # an offline play
+    exported = sub.admin("export", "plays", "--since", "2023-01-01", "--format", "json")
+    assert exported.returncode == 0, exported.stderr
+    mine = [p for p in json.loads(exported.stdout) if p["track_id"] == track_id]
+    assert len(mine) == 2  # the start was settled by its submission, not logged twice
+    assert all(p["outcome"] == "completed" and p["seconds_played"] > 0 for p in mine)
+    assert any(p["started_at"].startswith("2023-11-14") for p in mine)
+    free = add_user(sub, tier="free")
+    assert error_code(json_call(sub, "scrobble", id=song["id"], **as_user(free))) == 50
