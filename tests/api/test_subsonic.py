@@ -325,3 +325,24 @@ def test_scrobble_into_the_play_log(sub: Server) -> None:
     assert any(p["started_at"].startswith("2023-11-14") for p in mine)
     free = add_user(sub, tier="free")
     assert error_code(json_call(sub, "scrobble", id=song["id"], **as_user(free))) == 50
+
+
+def test_never_a_500_nor_html(sub: Server, user: tuple[str, str]) -> None:
+    for path, params in (
+        ("", {}),
+        ("getAlbum.view", {"id": "R1", **as_user(user)}),  # an artist id where an album is due
+        ("getAlbum", {"id": "nonsense", **as_user(user)}),
+        ("getAlbumList2", {"type": "highest", **as_user(user)}),
+        ("getRandomSongs", {"size": "many", **as_user(user)}),
+        ("ping", {"u": user[0], "p": "enc:zz"}),
+        ("scrobble", {"id": "S1", "time": "yesterday", **as_user(user)}),
+        ("getStarred2", {"apiKey": ""}),
+    ):
+        response = httpx.get(f"{sub.url}/rest/{path}", params={"f": "json", **params})
+        assert response.status_code == 200, (path, response.text)
+        answer = response.json()["subsonic-response"]
+        assert answer["status"] == "failed" and answer["error"]["code"] in (0, 10, 40, 70)
+    posted = httpx.post(
+        f"{sub.url}/rest/ping", content=b"\xff\xfe", headers={"content-type": "text/plain"}
+    )
+    assert posted.status_code == 200 and posted.headers["content-type"].startswith("text/xml")
