@@ -346,3 +346,29 @@ def test_never_a_500_nor_html(sub: Server, user: tuple[str, str]) -> None:
         f"{sub.url}/rest/ping", content=b"\xff\xfe", headers={"content-type": "text/plain"}
     )
     assert posted.status_code == 200 and posted.headers["content-type"].startswith("text/xml")
+
+
+def test_listener_album_lists(sub: Server) -> None:
+    user = add_user(sub)
+    page = call(sub, user, "getAlbumList2", type="alphabeticalByName", size=2)
+    first, second = (a["id"] for a in page["albumList2"]["album"])
+    song_of = {
+        album: call(sub, user, "getAlbum", id=album)["album"]["song"][0]["id"]
+        for album in (first, second)
+    }
+
+    def listed(kind: str) -> list[str]:
+        answer = call(sub, user, "getAlbumList2", type=kind, size=10)["albumList2"]
+        return [a["id"] for a in answer.get("album", [])]
+
+    assert listed("starred") == listed("frequent") == listed("recent") == []
+    call(sub, user, "star", albumId=second)
+    assert listed("starred") == [second]
+    for album, at in (
+        (first, 1_700_000_000_000),
+        (first, 1_700_000_100_000),
+        (second, 1_700_000_200_000),
+    ):
+        call(sub, user, "scrobble", id=song_of[album], time=at)
+    assert listed("frequent") == [first, second]
+    assert listed("recent") == [second, first]

@@ -220,6 +220,7 @@ def _album_page(s: SubsonicCall) -> list[browse.AlbumEntry]:
         from_year=_year(s, "fromYear"),
         to_year=_year(s, "toYear"),
         genre=s.text("genre"),
+        listener_id=s.call.require_listener().id,
     )
     return browse.albums(db, album_ids)
 

@@ -6,13 +6,22 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from airwave.core import ids
 from airwave.core.catalog.catalog import PRESENT, art_of, artist_picture
 from airwave.errors import ApiError, ErrorCode
-from airwave.store.models import Album, Artist, Artwork, Genre, Track, TrackGenre
+from airwave.store.models import (
+    Album,
+    Artist,
+    Artwork,
+    CollectionItem,
+    Genre,
+    Spin,
+    Track,
+    TrackGenre,
+)
 
 ALBUM_ORDERS = (
     "random",
@@ -21,6 +30,9 @@ ALBUM_ORDERS = (
     "alphabeticalByArtist",
     "byYear",
     "byGenre",
+    "starred",
+    "frequent",
+    "recent",
 )
 
 
@@ -124,8 +136,14 @@ def album_list(
     from_year: int | None = None,
     to_year: int | None = None,
     genre: str | None = None,
+    listener_id: int | None = None,
 ) -> list[int]:
-    """Album ids in one of ALBUM_ORDERS, a page of `size` from `offset`."""
+    """Album ids in one of ALBUM_ORDERS, a page of `size` from `offset`; `starred` (the
+    listener's collection), `frequent` and `recent` (their play log) need `listener_id`."""
+    if order in ("starred", "frequent", "recent"):
+        if listener_id is None:
+            raise ApiError(ErrorCode.INVALID_REQUEST, f"{order} is a listener's own list")
+        return _listener_albums(db, order, listener_id, size, offset)
     query = (
         select(Album.id)
         .join(Track, Track.album_id == Album.id)
@@ -160,6 +178,36 @@ def album_list(
         return (rng or random.Random()).sample(every, min(size, len(every)))
     else:
         raise ApiError(ErrorCode.INVALID_REQUEST, f"unknown album list type {order[:40]!r}")
+    return list(db.scalars(query.offset(offset).limit(size)))
+
+
+def _listener_albums(
+    db: Session, order: str, listener_id: int, size: int, offset: int
+) -> list[int]:
+    present = select(Track.album_id).where(PRESENT)
+    if order == "starred":
+        query = (
+            select(CollectionItem.ref_id)
+            .where(
+                CollectionItem.listener_id == listener_id,
+                CollectionItem.kind == "AL",
+                CollectionItem.ref_id.in_(present),
+            )
+            .order_by(CollectionItem.added_at.desc(), CollectionItem.id.desc())
+        )
+    else:
+        played = or_(Spin.started_at.is_not(None), Spin.outcome.is_not(None))
+        key = (
+            func.count(Spin.id).desc()
+            if order == "frequent"
+            else func.max(func.coalesce(Spin.started_at, Spin.issued_at)).desc()
+        )
+        query = (
+            select(Spin.album_id)
+            .where(Spin.listener_id == listener_id, played, Spin.album_id.in_(present))
+            .group_by(Spin.album_id)
+            .order_by(key, Spin.album_id)
+        )
     return list(db.scalars(query.offset(offset).limit(size)))
 
 
