@@ -142,7 +142,7 @@ def test_form_post_and_system_methods(sub: Server, user: tuple[str, str]) -> Non
     )
     answer = response.json()["subsonic-response"]
     names = {e["name"]: e["versions"] for e in answer["openSubsonicExtensions"]}
-    assert names == {"apiKeyAuthentication": [1], "formPost": [1]}
+    assert names == {"apiKeyAuthentication": [1], "formPost": [1], "songLyrics": [1]}
     folders = call(sub, user, "getMusicFolders")["musicFolders"]["musicFolder"]
     assert folders == [{"id": 1, "name": "Music"}]
     me = call(sub, user, "getUser", username=user[0])["user"]
@@ -372,3 +372,22 @@ def test_listener_album_lists(sub: Server) -> None:
         call(sub, user, "scrobble", id=song_of[album], time=at)
     assert listed("frequent") == [first, second]
     assert listed("recent") == [second, first]
+
+
+def test_songs_by_genre_lyrics_radio_stations(sub: Server, user: tuple[str, str]) -> None:
+    genre = call(sub, user, "getGenres")["genres"]["genre"][0]
+    first = call(sub, user, "getSongsByGenre", genre=genre["value"], count=500)
+    tagged = first["songsByGenre"]["song"]
+    assert len(tagged) == genre["songCount"]
+    page = call(sub, user, "getSongsByGenre", genre=genre["value"], count=1, offset=1)
+    assert [s["id"] for s in page["songsByGenre"]["song"]] == [tagged[1]["id"]]
+    everything = call(sub, user, "search3", query="", songCount=500)["searchResult3"]["song"]
+    found = []
+    for song in everything:
+        lyrics = call(sub, user, "getLyricsBySongId", id=song["id"])["lyricsList"]
+        found += [(song, entry) for entry in lyrics.get("structuredLyrics", [])]
+    assert found, "the demo library has lyrics"
+    song, entry = found[0]
+    assert entry["displayTitle"] == song["title"] and entry["line"]
+    assert all("start" in line for line in entry["line"]) == entry["synced"]
+    assert call(sub, user, "getInternetRadioStations")["internetRadioStations"] == {}

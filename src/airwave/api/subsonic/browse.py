@@ -285,3 +285,50 @@ def search2(s: SubsonicCall) -> Payload:
             "song": songs(s, _found(s, "track", "song")),
         }
     }
+
+
+@method("getSongsByGenre")
+def get_songs_by_genre(s: SubsonicCall) -> Payload:
+    track_ids = browse.genre_track_ids(
+        s.call.reader(),
+        s.required("genre"),
+        s.number("offset", 0),
+        s.number("count", 10, low=1, high=500),
+    )
+    return {"songsByGenre": {"song": songs(s, track_ids)}}
+
+
+@method("getInternetRadioStations")
+def get_internet_radio_stations(s: SubsonicCall) -> Payload:
+    """Airwave keeps no internet radio stations: the list is empty."""
+    return {"internetRadioStations": {}}
+
+
+@method("getLyricsBySongId")
+def get_lyrics_by_song_id(s: SubsonicCall) -> Payload:
+    """OpenSubsonic songLyrics: the track's lyrics, synced when the file had timestamps."""
+    ref = catalog.resolve(s.required("id"), "track")
+    view = catalog.track_views(s.call.reader(), [catalog.track(s.call.reader(), ref.id).id])[0]
+    lyrics = catalog.lyrics_of(view.track)
+    if lyrics is None:
+        return {"lyricsList": {}}
+    if lyrics.timed:
+        lines: list[Payload] = [
+            {"start": round(at * 1000), "value": text} for at, text in lyrics.timed
+        ]
+    else:
+        lines = [{"value": text} for text in lyrics.lines]
+    return {
+        "lyricsList": {
+            "structuredLyrics": [
+                {
+                    "displayArtist": view.artist.name,
+                    "displayTitle": view.track.title,
+                    "lang": "und",
+                    "offset": 0,
+                    "synced": bool(lyrics.timed),
+                    "line": lines,
+                }
+            ]
+        }
+    }

@@ -10,7 +10,7 @@ from airwave.core.accounts import accounts
 MUSIC_FOLDER_ID = 1
 MUSIC_FOLDER_NAME = "Music"
 # the OpenSubsonic extensions this edge really implements
-EXTENSIONS = {"apiKeyAuthentication": [1], "formPost": [1]}
+EXTENSIONS = {"apiKeyAuthentication": [1], "formPost": [1], "songLyrics": [1]}
 
 
 @method("ping")

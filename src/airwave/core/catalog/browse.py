@@ -272,3 +272,22 @@ def picture_key(db: Session, ref: ids.Ref) -> str | None:
     album_row = db.get(Album, album_id)
     art = art_of(db, album_row.art_id) if album_row is not None else None
     return art.content_hash if art is not None else None
+
+
+def genre_track_ids(db: Session, genre: str, offset: int, count: int) -> list[int]:
+    """Present tracks tagged with a genre (any position, name case-insensitive), by album and
+    track order."""
+    tagged = (
+        select(TrackGenre.track_id)
+        .join(Genre, Genre.id == TrackGenre.genre_id)
+        .where(func.lower(Genre.name) == genre.lower())
+    )
+    return list(
+        db.scalars(
+            select(Track.id)
+            .where(Track.id.in_(tagged), PRESENT)
+            .order_by(Track.album_id, Track.disc_no, Track.track_no, Track.id)
+            .offset(offset)
+            .limit(count)
+        )
+    )
