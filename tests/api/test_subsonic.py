@@ -264,12 +264,16 @@ def test_star_unstar_starred(sub: Server) -> None:
     assert [s["id"] for s in kept["song"]] == [song["id"]] and kept["song"][0]["starred"]
     assert [a["id"] for a in kept["album"]] == [song["albumId"]]
     assert [a["id"] for a in kept["artist"]] == [song["artistId"]]
+    assert call(sub, user, "getSong", id=song["id"])["song"]["starred"]
+    assert call(sub, user, "getAlbum", id=song["albumId"])["album"]["starred"]
+    assert "starred" not in song  # first_song read it before
     old = call(sub, user, "getStarred")["starred"]
     assert [a["id"] for a in old["album"]] == [song["albumId"]] and old["album"][0]["isDir"]
     # the same collection the REST v4 edge and the web player show
     call(sub, user, "unstar", id=song["id"], albumId=song["albumId"])
     kept = call(sub, user, "getStarred2")["starred2"]
     assert not kept.get("song") and not kept.get("album")
+    assert "starred" not in call(sub, user, "getSong", id=song["id"])["song"]
     assert [a["id"] for a in kept["artist"]] == [song["artistId"]]
     assert error_code(json_call(sub, "star", id="S999999", **as_user(user))) == 70
     free = add_user(sub, tier="free")

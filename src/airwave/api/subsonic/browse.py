@@ -11,7 +11,7 @@ from typing import Any
 from airwave.api.subsonic.dispatch import Payload, SubsonicCall, method
 from airwave.api.subsonic.system import MUSIC_FOLDER_ID
 from airwave.audio.formats import original_content_type
-from airwave.core import ids, search
+from airwave.core import collection, ids, search
 from airwave.core.catalog import browse, catalog
 from airwave.core.catalog.catalog import TrackView
 from airwave.core.clock import iso_timestamp
@@ -107,8 +107,24 @@ def song_payload(view: TrackView) -> Payload:
     }
 
 
+def starred(s: SubsonicCall, kind: ids.Kind, ref_ids: list[int]) -> dict[int, str]:
+    """When the caller starred (collected) each of these objects, as `starred` shows it."""
+    refs = [ids.Ref(kind, i) for i in ref_ids]
+    kept = collection.added_at(s.call.reader(), s.call.require_listener().id, refs)
+    return {ref.id: iso_timestamp(at) for ref, at in kept.items()}
+
+
 def songs(s: SubsonicCall, track_ids: list[int]) -> list[Payload]:
-    return [song_payload(v) for v in catalog.track_views(s.call.reader(), track_ids)]
+    """Child elements of tracks, with `starred` where the caller collected them."""
+    views = catalog.track_views(s.call.reader(), track_ids)
+    marks = starred(s, "track", [v.track.id for v in views])
+    return [{**song_payload(v), "starred": marks.get(v.track.id)} for v in views]
+
+
+def albums_of(s: SubsonicCall, entries: list[browse.AlbumEntry], shape: Any) -> list[Payload]:  # noqa: ANN401
+    """Album elements (`shape`: AlbumID3 or a folder), with `starred` where collected."""
+    marks = starred(s, "album", [e.album.id for e in entries])
+    return [{**shape(e), "starred": marks.get(e.album.id)} for e in entries]
 
 
 def _year(s: SubsonicCall, name: str) -> int | None:
@@ -150,7 +166,7 @@ def get_artist(s: SubsonicCall) -> Payload:
             "name": artist.name,
             "albumCount": len(albums),
             "coverArt": ids.music_id("artist", artist.id),
-            "album": [album_payload(a) for a in albums],
+            "album": albums_of(s, albums, album_payload),
         }
     }
 
@@ -160,7 +176,8 @@ def get_album(s: SubsonicCall) -> Payload:
     db = s.call.reader()
     ref = catalog.resolve(s.required("id"), "album")
     entry = browse.albums(db, [catalog.album(db, ref.id).id])[0]
-    return {"album": {**album_payload(entry), "song": songs(s, catalog.album_tracks(db, ref.id))}}
+    (album,) = albums_of(s, [entry], album_payload)
+    return {"album": {**album, "song": songs(s, catalog.album_tracks(db, ref.id))}}
 
 
 @method("getSong")
@@ -183,7 +200,7 @@ def get_music_directory(s: SubsonicCall) -> Payload:
                 "id": ids.music_id("artist", artist.id),
                 "parent": MUSIC_FOLDER_ID,
                 "name": artist.name,
-                "child": [album_directory(a) for a in albums],
+                "child": albums_of(s, albums, album_directory),
             }
         }
     entry = browse.albums(db, [catalog.album(db, ref.id).id])[0]
@@ -227,12 +244,12 @@ def _album_page(s: SubsonicCall) -> list[browse.AlbumEntry]:
 
 @method("getAlbumList2")
 def get_album_list2(s: SubsonicCall) -> Payload:
-    return {"albumList2": {"album": [album_payload(a) for a in _album_page(s)]}}
+    return {"albumList2": {"album": albums_of(s, _album_page(s), album_payload)}}
 
 
 @method("getAlbumList")
 def get_album_list(s: SubsonicCall) -> Payload:
-    return {"albumList": {"album": [album_directory(a) for a in _album_page(s)]}}
+    return {"albumList": {"album": albums_of(s, _album_page(s), album_directory)}}
 
 
 @method("getRandomSongs")
@@ -266,7 +283,7 @@ def search3(s: SubsonicCall) -> Payload:
             "artist": [
                 artist_payload(e) for e in browse.album_artists(db, _found(s, "artist", "artist"))
             ],
-            "album": [album_payload(a) for a in browse.albums(db, _found(s, "album", "album"))],
+            "album": albums_of(s, browse.albums(db, _found(s, "album", "album")), album_payload),
             "song": songs(s, _found(s, "track", "song")),
         }
     }
@@ -281,7 +298,7 @@ def search2(s: SubsonicCall) -> Payload:
             "artist": [
                 {"id": ids.music_id("artist", e.artist.id), "name": e.artist.name} for e in artists
             ],
-            "album": [album_directory(a) for a in browse.albums(db, _found(s, "album", "album"))],
+            "album": albums_of(s, browse.albums(db, _found(s, "album", "album")), album_directory),
             "song": songs(s, _found(s, "track", "song")),
         }
     }

@@ -3,11 +3,10 @@ Ids are pandoraIds (PL:n)."""
 
 from __future__ import annotations
 
-from airwave.api.subsonic.browse import song_payload
+from airwave.api.subsonic.browse import songs
 from airwave.api.subsonic.dispatch import Payload, SubsonicCall, method
 from airwave.api.subsonic.envelope import GENERIC, SubsonicError
 from airwave.core import ids, playlists
-from airwave.core.catalog import catalog
 from airwave.core.clock import iso_timestamp
 from airwave.core.radio import delivery
 
@@ -34,13 +33,9 @@ def _summary(s: SubsonicCall, playlist) -> Payload:  # noqa: ANN001
 
 
 def _full(s: SubsonicCall, playlist) -> Payload:  # noqa: ANN001
-    db = s.call.reader()
-    entries = playlists.entries(db, playlist, 0, playlists.MAX_TRACKS)
-    views = {v.track.id: v for v in catalog.track_views(db, [e.track_id for e in entries])}
-    songs = [
-        song_payload(views[e.track_id]) for e in entries if e.available and e.track_id in views
-    ]
-    return {"playlist": {**_summary(s, playlist), "entry": songs}}
+    entries = playlists.entries(s.call.reader(), playlist, 0, playlists.MAX_TRACKS)
+    tracks = songs(s, [e.track_id for e in entries if e.available])
+    return {"playlist": {**_summary(s, playlist), "entry": tracks}}
 
 
 def _indexes(s: SubsonicCall, name: str) -> list[int]:
