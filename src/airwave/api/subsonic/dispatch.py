@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import anyio
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from airwave.api.http.headers import request_headers
 from airwave.api.protocol import Call, new_call, read_body, request_id_of
@@ -161,8 +161,9 @@ class SubsonicDispatcher:
             fmt = "json" if (params.get("f") or [""])[0] == "json" else "xml"
             result = await self._dispatch(scope, params)
             if callable(result):  # a binary answer sends itself
-                await result(scope, receive, send)
-                return
+                if await self._hand_over(result, scope, receive, send):
+                    return
+                raise SubsonicError(GENERIC, "the answer could not be sent")
             body, content_type = envelope.ok(result or {}, fmt)
         except SubsonicError as error:
             body, content_type = envelope.failed(error, fmt)
@@ -188,6 +189,23 @@ class SubsonicDispatcher:
         await send(
             {"type": "http.response.body", "body": body if scope["method"] != "HEAD" else b""}
         )
+
+    async def _hand_over(self, app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> bool:
+        """Let a byte-serving route answer; False when it failed before sending anything (the
+        envelope then tells why), True otherwise (a failure midway is only logged)."""
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = True
+            await send(message)
+
+        try:
+            await app(scope, receive, tracked)
+        except Exception:
+            log.exception("binary answer failed", extra={"request_id": request_id_of(scope)})
+            return started
+        return True
 
     async def _params(self, scope: Scope, receive: Receive) -> dict[str, list[str]]:
         params: dict[str, list[str]] = {}
