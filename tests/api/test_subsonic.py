@@ -397,3 +397,17 @@ def test_songs_by_genre_lyrics_radio_stations(sub: Server, user: tuple[str, str]
     assert entry["displayTitle"] == song["title"] and entry["line"]
     assert all("start" in line for line in entry["line"]) == entry["synced"]
     assert call(sub, user, "getInternetRadioStations")["internetRadioStations"] == {}
+
+
+def test_artist_and_album_info(sub: Server, user: tuple[str, str]) -> None:
+    song = first_song(sub, user)
+    info = call(sub, user, "getArtistInfo2", id=song["artistId"])["artistInfo2"]
+    near = [a["id"] for a in info["similarArtist"]]
+    assert near and song["artistId"] not in near
+    picture = httpx.get(info["largeImageUrl"])
+    assert picture.status_code == 200 and picture.content[:2] == b"\xff\xd8"
+    old = call(sub, user, "getArtistInfo", id=song["artistId"], count=1)["artistInfo"]
+    assert [a["id"] for a in old["similarArtist"]] == near[:1]
+    album = call(sub, user, "getAlbumInfo2", id=song["albumId"])["albumInfo"]
+    assert httpx.get(album["smallImageUrl"]).status_code == 200
+    assert error_code(json_call(sub, "getAlbumInfo", id=song["artistId"], **as_user(user))) == 70

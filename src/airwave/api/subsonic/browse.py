@@ -349,3 +349,55 @@ def get_lyrics_by_song_id(s: SubsonicCall) -> Payload:
             ]
         }
     }
+
+
+def _image_urls(s: SubsonicCall, ref: ids.Ref) -> Payload:
+    """Absolute /art/ URLs of an object's picture at three sizes (none when it has no picture)."""
+    key = browse.picture_key(s.call.reader(), ref)
+    if key is None:
+        return {}
+    base = s.call.base_url
+    return {
+        name: f"{base}/art/{key}/{size}.jpg"
+        for name, size in (("smallImageUrl", 130), ("mediumImageUrl", 500), ("largeImageUrl", 1080))
+    }
+
+
+def _similar(s: SubsonicCall) -> tuple[ids.Ref, list[browse.ArtistEntry]]:
+    db = s.call.reader()
+    ref = catalog.resolve(s.required("id"), "artist")
+    artist = catalog.artist(db, ref.id)
+    near = catalog.nearest_artists(db, artist.id, s.number("count", 20, low=1, high=100))
+    return ref, browse.album_artists(db, [a.id for a in near])
+
+
+@method("getArtistInfo2")
+def get_artist_info2(s: SubsonicCall) -> Payload:
+    """The artist's picture and its nearest artists in Airwave's similarity space."""
+    ref, near = _similar(s)
+    return {
+        "artistInfo2": {**_image_urls(s, ref), "similarArtist": [artist_payload(e) for e in near]}
+    }
+
+
+@method("getArtistInfo")
+def get_artist_info(s: SubsonicCall) -> Payload:
+    ref, near = _similar(s)
+    similar = [{"id": ids.music_id("artist", e.artist.id), "name": e.artist.name} for e in near]
+    return {"artistInfo": {**_image_urls(s, ref), "similarArtist": similar}}
+
+
+def _album_info(s: SubsonicCall) -> Payload:
+    ref = catalog.resolve(s.required("id"), "album")
+    catalog.album(s.call.reader(), ref.id)
+    return _image_urls(s, ref)
+
+
+@method("getAlbumInfo2")
+def get_album_info2(s: SubsonicCall) -> Payload:
+    return {"albumInfo": _album_info(s)}
+
+
+@method("getAlbumInfo")
+def get_album_info(s: SubsonicCall) -> Payload:
+    return {"albumInfo": _album_info(s)}
