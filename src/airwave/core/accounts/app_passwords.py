@@ -301,8 +301,13 @@ def _used(services: Services, row: AppPassword, listener: Listener, now: datetim
     """A matching app password: refused for a suspended account, else its use recorded."""
     _refused(listener)
     if row.last_used_at is None or now - row.last_used_at >= USE_INTERVAL:
-        with services.database.write() as db:
-            current = db.get(AppPassword, row.id)
-            if current is not None:
-                current.last_used_at = now
+        try:
+            with services.database.write() as db:
+                current = db.get(AppPassword, row.id)
+                if current is not None:
+                    current.last_used_at = now
+        except Exception as exc:
+            if services.busy_error(exc) is None:
+                raise
+            # a busy database delays the bookkeeping (a later call records the use), not the call
     return listener
