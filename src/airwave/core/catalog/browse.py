@@ -140,6 +140,11 @@ def album_list(
 ) -> list[int]:
     """Album ids in one of ALBUM_ORDERS, a page of `size` from `offset`; `starred` (the
     listener's collection), `frequent` and `recent` (their play log) need `listener_id`."""
+    if order not in ALBUM_ORDERS:
+        raise ApiError(
+            ErrorCode.INVALID_REQUEST,
+            f"album list type {order[:40]!r} is not one of {', '.join(ALBUM_ORDERS)}",
+        )
     if order in ("starred", "frequent", "recent"):
         if listener_id is None:
             raise ApiError(ErrorCode.INVALID_REQUEST, f"{order} is a listener's own list")
@@ -156,7 +161,9 @@ def album_list(
     elif order == "alphabeticalByName":
         query = query.order_by(func.lower(Album.title), Album.id)
     elif order == "alphabeticalByArtist":
-        query = query.order_by(func.lower(Artist.sort_name), Album.year, func.lower(Album.title))
+        query = query.order_by(
+            func.lower(Artist.sort_name), Album.year, func.lower(Album.title), Album.id
+        )
     elif order == "byYear":
         if from_year is None or to_year is None:
             raise ApiError(ErrorCode.INVALID_REQUEST, "byYear needs fromYear and toYear")
@@ -173,11 +180,9 @@ def album_list(
             .where(func.lower(Genre.name) == genre.lower())
         )
         query = query.where(Track.id.in_(tagged)).order_by(func.lower(Album.title), Album.id)
-    elif order == "random":
+    else:  # random
         every = list(db.scalars(query))
         return (rng or random.Random()).sample(every, min(size, len(every)))
-    else:
-        raise ApiError(ErrorCode.INVALID_REQUEST, f"unknown album list type {order[:40]!r}")
     return list(db.scalars(query.offset(offset).limit(size)))
 
 
