@@ -411,3 +411,9 @@ def test_artist_and_album_info(sub: Server, user: tuple[str, str]) -> None:
     album = call(sub, user, "getAlbumInfo2", id=song["albumId"])["albumInfo"]
     assert httpx.get(album["smallImageUrl"]).status_code == 200
     assert error_code(json_call(sub, "getAlbumInfo", id=song["artistId"], **as_user(user))) == 70
+
+
+def test_scan_status(sub: Server, user: tuple[str, str]) -> None:
+    status = call(sub, user, "getScanStatus")["scanStatus"]
+    every = call(sub, user, "search3", query="", songCount=500)["searchResult3"]["song"]
+    assert status == {"scanning": False, "count": len(every)}

@@ -104,7 +104,7 @@ class AirwaveApp:
         self.api = ApiDispatcher(services, registry)
         self.tuner = TunerDispatcher(services)
         self.audio = AudioRoutes(services, self.roots)
-        self.subsonic = SubsonicDispatcher(services, Routes(self.audio, self._art))
+        self.subsonic = SubsonicDispatcher(services, Routes(self.audio, self._art), library)
         self._openapi: bytes | None = None
         self.web = _web_assets(_WEB_DIR)
 

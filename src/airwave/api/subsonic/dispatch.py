@@ -28,6 +28,7 @@ from airwave.api.subsonic.envelope import (
     SubsonicError,
 )
 from airwave.core.accounts import app_passwords
+from airwave.core.library import Library
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
 
@@ -64,6 +65,7 @@ class SubsonicCall:
     call: Call
     params: dict[str, list[str]] = field(default_factory=dict)
     routes: Routes = field(default_factory=Routes)
+    library: Library | None = None  # the server's library, when it scans one
 
     def text(self, name: str, default: str | None = None) -> str | None:
         values = self.params.get(name)
@@ -150,9 +152,12 @@ def credentials_of(params: dict[str, list[str]]) -> app_passwords.SubsonicCreden
 class SubsonicDispatcher:
     """ASGI app for /rest/*."""
 
-    def __init__(self, services: Services, routes: Routes | None = None) -> None:
+    def __init__(
+        self, services: Services, routes: Routes | None = None, library: Library | None = None
+    ) -> None:
         self.services = services
         self.routes = routes or Routes()
+        self.library = library
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         fmt = "xml"
@@ -233,7 +238,7 @@ class SubsonicDispatcher:
             raise ApiError(ErrorCode.READONLY_MODE, "the server is in read-only maintenance mode")
         credentials = credentials_of(params)
         call = new_call(self.services, scope, request_headers(scope))
-        subsonic = SubsonicCall(call, params, self.routes)
+        subsonic = SubsonicCall(call, params, self.routes, self.library)
         try:
             return await anyio.to_thread.run_sync(self._execute, found, subsonic, credentials)
         finally:

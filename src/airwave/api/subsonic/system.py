@@ -5,6 +5,7 @@ from __future__ import annotations
 from airwave.api.subsonic.dispatch import Payload, SubsonicCall, method
 from airwave.api.subsonic.envelope import NOT_AUTHORIZED, NOT_FOUND, SubsonicError
 from airwave.core.accounts import accounts
+from airwave.core.catalog import browse
 
 # Airwave serves its library as one catalogue: one music folder
 MUSIC_FOLDER_ID = 1
@@ -71,3 +72,11 @@ def get_user(s: SubsonicCall) -> Payload:
             "folder": [MUSIC_FOLDER_ID],
         }
     }
+
+
+@method("getScanStatus")
+def get_scan_status(s: SubsonicCall) -> Payload:
+    """Whether the library is being scanned (or indexed), and how many tracks it holds."""
+    scanning = s.library is not None and s.library.status.state != "idle"
+    count = browse.track_count(s.call.reader())
+    return {"scanStatus": {"scanning": scanning, "count": count}}

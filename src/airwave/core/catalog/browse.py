@@ -296,3 +296,8 @@ def genre_track_ids(db: Session, genre: str, offset: int, count: int) -> list[in
             .limit(count)
         )
     )
+
+
+def track_count(db: Session) -> int:
+    """How many tracks the library holds (present ones)."""
+    return db.scalar(select(func.count(Track.id)).where(PRESENT)) or 0
