@@ -417,3 +417,11 @@ def test_scan_status(sub: Server, user: tuple[str, str]) -> None:
     status = call(sub, user, "getScanStatus")["scanStatus"]
     every = call(sub, user, "search3", query="", songCount=500)["searchResult3"]["song"]
     assert status == {"scanning": False, "count": len(every)}
+
+
+def test_top_songs(sub: Server, user: tuple[str, str]) -> None:
+    song = first_song(sub, user)
+    top = call(sub, user, "getTopSongs", artist=song["artist"].upper(), count=3)["topSongs"]
+    assert 1 <= len(top["song"]) <= 3
+    assert all(s["artistId"] == song["artistId"] for s in top["song"])
+    assert not call(sub, user, "getTopSongs", artist="Nobody At All")["topSongs"].get("song")

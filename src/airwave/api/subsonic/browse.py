@@ -401,3 +401,13 @@ def get_album_info2(s: SubsonicCall) -> Payload:
 @method("getAlbumInfo")
 def get_album_info(s: SubsonicCall) -> Payload:
     return {"albumInfo": _album_info(s)}
+
+
+@method("getTopSongs")
+def get_top_songs(s: SubsonicCall) -> Payload:
+    """The named artist's most played tracks across listeners (none for an unknown name)."""
+    db = s.call.reader()
+    artist = browse.artist_named(db, s.required("artist"))
+    count = s.number("count", 50, low=1, high=500)
+    track_ids = catalog.top_tracks(db, artist.id, count) if artist is not None else []
+    return {"topSongs": {"song": songs(s, track_ids)}}

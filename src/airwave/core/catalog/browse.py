@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from airwave.core import ids
 from airwave.core.catalog.catalog import PRESENT, art_of, artist_picture
 from airwave.errors import ApiError, ErrorCode
+from airwave.library import names
 from airwave.store.models import (
     Album,
     Artist,
@@ -301,3 +302,10 @@ def genre_track_ids(db: Session, genre: str, offset: int, count: int) -> list[in
 def track_count(db: Session) -> int:
     """How many tracks the library holds (present ones)."""
     return db.scalar(select(func.count(Track.id)).where(PRESENT)) or 0
+
+
+def artist_named(db: Session, name: str) -> Artist | None:
+    """The artist a name means, matched as scans merge artists (case, accents, "The", featuring
+    credits)."""
+    key = names.merge_key(names.main_artist(name))[:512]
+    return db.scalar(select(Artist).where(Artist.name_key == key)) if key else None
