@@ -24,6 +24,14 @@ from airwave.api.http.files import ZEROCOPY, OpenFile, open_file, send_file
 from airwave.api.http.headers import request_headers
 from airwave.api.openapi import openapi_document
 from airwave.api.protocol import CSRF_COOKIE, ApiDispatcher, cookie_header, send_error, send_json
+from airwave.api.subsonic import browse as _subsonic_browse  # noqa: F401 - declares methods
+from airwave.api.subsonic import media as _subsonic_media  # noqa: F401 - declares methods
+from airwave.api.subsonic import playlists as _subsonic_playlists  # noqa: F401 - declares methods
+from airwave.api.subsonic import plays as _subsonic_plays  # noqa: F401 - declares methods
+from airwave.api.subsonic import starred as _subsonic_starred  # noqa: F401 - declares methods
+from airwave.api.subsonic import system as _subsonic_system  # noqa: F401 - declares methods
+from airwave.api.subsonic.dispatch import PREFIX as SUBSONIC_PREFIX
+from airwave.api.subsonic.dispatch import Routes, SubsonicDispatcher
 from airwave.api.tuner import methods as _tuner_methods  # noqa: F401 - declares the methods
 from airwave.api.tuner.dispatch import TunerDispatcher
 from airwave.api.tuner.explorer import SONG_EXPLORER, song_explorer
@@ -96,6 +104,7 @@ class AirwaveApp:
         self.api = ApiDispatcher(services, registry)
         self.tuner = TunerDispatcher(services)
         self.audio = AudioRoutes(services, self.roots)
+        self.subsonic = SubsonicDispatcher(services, Routes(self.audio, self._art), library)
         self._openapi: bytes | None = None
         self.web = _web_assets(_WEB_DIR)
 
@@ -114,6 +123,8 @@ class AirwaveApp:
             await self.api(scope, receive, send)
         elif path in ("/services/json/", "/services/json"):
             await self.tuner(scope, receive, send)
+        elif path.startswith(SUBSONIC_PREFIX):
+            await self.subsonic(scope, receive, send)
         elif path.startswith(SONG_EXPLORER):
             await song_explorer(self.services, scope, send)
         elif path == "/":

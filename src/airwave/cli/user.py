@@ -202,3 +202,47 @@ def user_delete(
     if not yes and not typer.confirm(f"Delete listener {name} and all their data?"):
         raise typer.Exit(1)
     _change(data_dir, name, "deleted", accounts.delete_listener)
+
+
+@user_app.command("app-password")
+def user_app_password(
+    name: str,
+    label: Annotated[str, typer.Option("--label", help="What it is for, e.g. the app's name")] = "",
+    list_: Annotated[
+        bool, typer.Option("--list", help="List the account's app passwords instead")
+    ] = False,
+    revoke: Annotated[
+        int | None, typer.Option("--revoke", help="Revoke the app password with this id")
+    ] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Make an app password for Subsonic apps (shown once), or list or revoke them."""
+    from airwave.core.accounts import app_passwords
+
+    services = open_services(data_dir)
+    try:
+        if list_:
+            table = Table("id", Column("label", overflow="fold"), "created", "last used")
+            for item in app_passwords.list_for(services, name):
+                table.add_row(
+                    str(item.id),
+                    item.label,
+                    item.created_at.strftime("%Y-%m-%d %H:%M"),
+                    item.last_used_at.strftime("%Y-%m-%d %H:%M") if item.last_used_at else "never",
+                )
+            (out if sys.stdout.isatty() else Console(soft_wrap=True, width=100_000)).print(table)
+        elif revoke is not None:
+            gone = app_passwords.revoke(services, name, revoke)
+            out.print(f"revoked app password {gone.id} ({gone.label}) of {name}")
+        else:
+            made = app_passwords.create(services, name, label)
+            out.print(
+                f"app password {made.summary.id} ({made.summary.label}) for {name}; "
+                "shown only now:",
+                highlight=False,
+            )
+            sys.stdout.write(made.secret + "\n")
+    except ApiError as exc:
+        raise fail(exc) from None
+    finally:
+        services.close()

@@ -22,6 +22,7 @@ from typing import Any
 from airwave import __version__
 from airwave.audio.signing import KEY_FILE
 from airwave.config import ADS_DIR, Settings
+from airwave.core.accounts.app_passwords import KEY_FILE as APP_PASSWORD_KEY_FILE
 from airwave.store import backup as store
 from airwave.store.db import Database
 
@@ -87,9 +88,10 @@ def _sha256(path: Path) -> str:
 def _data_files(data_dir: Path) -> list[tuple[Path, str]]:
     """Keys and operator files of the data dir that the database alone cannot recreate."""
     found: list[tuple[Path, str]] = []
-    keys = data_dir / KEY_FILE
-    if keys.is_file():
-        found.append((keys, f"files/{KEY_FILE}"))
+    for name in (KEY_FILE, APP_PASSWORD_KEY_FILE):
+        keys = data_dir / name
+        if keys.is_file():
+            found.append((keys, f"files/{name}"))
     ads = data_dir / ADS_DIR
     if ads.is_dir():
         for path in sorted(p for p in ads.rglob("*") if p.is_file() and not p.name.startswith(".")):
@@ -294,7 +296,7 @@ def restore_backup(settings: Settings, archive: Path, *, force: bool = False) ->
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(staged / name, target)
-            if target.name == KEY_FILE:
+            if target.name in (KEY_FILE, APP_PASSWORD_KEY_FILE):
                 target.chmod(0o600)
             files += 1
     database = Database(url)

@@ -178,6 +178,21 @@ def has(db: Session, listener_id: int, refs: Sequence[ids.Ref]) -> set[ids.Ref]:
     return {r for r in wanted if (CODE_OF[r.kind], r.id) in held}
 
 
+def added_at(db: Session, listener_id: int, refs: Sequence[ids.Ref]) -> dict[ids.Ref, datetime]:
+    """When each of these objects was collected (those in the collection only)."""
+    wanted = [r for r in refs if r.kind in CODE_OF]
+    if not wanted:
+        return {}
+    rows = db.execute(
+        select(CollectionItem.kind, CollectionItem.ref_id, CollectionItem.added_at).where(
+            CollectionItem.listener_id == listener_id,
+            CollectionItem.ref_id.in_({r.id for r in wanted}),
+        )
+    )
+    held = {(k, i): at for k, i, at in rows}
+    return {r: held[(CODE_OF[r.kind], r.id)] for r in wanted if (CODE_OF[r.kind], r.id) in held}
+
+
 def counts(db: Session, listener_id: int) -> dict[str, int]:
     """Items per kind (AR, AL, TR, PL), every kind present."""
     found = dict(

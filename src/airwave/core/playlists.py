@@ -338,6 +338,7 @@ def set_details(
     new_text = _clean_description(description) if description is not None else playlist.description
     _next_version(db, playlist, playlist.version if version is None else version, now)
     playlist.name, playlist.description = new_name, new_text
+    db.flush()  # a later edit in the same transaction refreshes the row from the database
     db.execute(
         update(CollectionItem)
         .where(CollectionItem.kind == "PL", CollectionItem.ref_id == playlist.id)
@@ -376,6 +377,44 @@ def by_ids(db: Session, listener_id: int, playlist_ids: Sequence[int]) -> list[P
             )
         )
     )
+
+
+def of_listener(db: Session, listener_id: int) -> list[Playlist]:
+    """All the listener's playlists, by name."""
+    return list(
+        db.scalars(
+            select(Playlist)
+            .where(Playlist.listener_id == listener_id)
+            .order_by(func.lower(Playlist.name), Playlist.id)
+        )
+    )
+
+
+def replace_tracks(
+    db: Session, playlist: Playlist, version: int, tracks: Sequence[int], now: datetime
+) -> Playlist:
+    """The playlist now holds exactly `tracks` (a new version)."""
+    order = _order(db, playlist.id)
+    return edit(
+        db,
+        playlist,
+        version,
+        now,
+        deletes=order,
+        inserts=[(track_id, i) for i, track_id in enumerate(tracks)],
+    )
+
+
+def item_ids_at(db: Session, playlist: Playlist, indexes: Sequence[int]) -> list[int]:
+    """The item ids of the entries at these positions (0-based); PLAYLIST_BAD_RANGE for one
+    outside the playlist."""
+    order = _order(db, playlist.id)
+    for index in indexes:
+        if not 0 <= index < len(order):
+            raise ApiError(
+                ErrorCode.PLAYLIST_BAD_RANGE, f"index {index} is outside 0..{len(order) - 1}"
+            )
+    return [order[i] for i in sorted(set(indexes))]
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import text
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from airwave.core import ids, music
-from airwave.core.catalog import catalog, similar
+from airwave.core.catalog import browse, catalog, similar
 from airwave.core.radio import stations
 from airwave.library.names import search_key
 from airwave.store.models import Album, Artist, Track
@@ -262,3 +262,29 @@ def catalogue_search(
     hits = search(db, query, tuple(kinds), start + count)[start : start + count]
     found = [ids.Ref(names[h.kind], h.ref_id) for h in hits]  # type: ignore[arg-type]
     return CatalogueHits(found, music.annotate(db, found) if annotate else {})
+
+
+SEARCH_KINDS = {"artist": "AR", "album": "AL", "track": "TR"}
+
+
+def find(db: Session, query: str, kind: str, offset: int, count: int) -> list[int]:
+    """Ids of artists, albums or tracks matching `query`, best first; an empty query (apps
+    syncing the whole library) pages through all of them by name."""
+    if count <= 0:
+        return []
+    if query.strip().strip('"').strip() == "":
+        if kind == "artist":
+            return [e.artist.id for e in browse.album_artists(db)[offset : offset + count]]
+        if kind == "album":
+            return browse.album_list(db, "alphabeticalByName", size=count, offset=offset)
+        return list(
+            db.scalars(
+                select(Track.id)
+                .where(catalog.PRESENT)
+                .order_by(func.lower(Track.title), Track.id)
+                .offset(offset)
+                .limit(count)
+            )
+        )
+    hits = search(db, query, (SEARCH_KINDS[kind],), offset + count)
+    return [h.ref_id for h in hits[offset : offset + count]]

@@ -645,3 +645,20 @@ class AdImpressionDay(Base):
     )
     day: Mapped[str] = mapped_column(String(10), primary_key=True)  # YYYY-MM-DD
     impressions: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class AppPassword(Base):
+    """A listener's app password (Subsonic apps): the secret only encrypted, with a key kept in
+    the data dir (core/accounts/app_passwords.py), and an HMAC of it to find it by."""
+
+    __tablename__ = "app_passwords"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    listener_id: Mapped[int] = mapped_column(
+        ForeignKey("listeners.id", ondelete="CASCADE"), index=True
+    )
+    label: Mapped[str] = mapped_column(String(64))
+    lookup: Mapped[str] = mapped_column(String(64), unique=True)
+    sealed: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)

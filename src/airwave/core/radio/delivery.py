@@ -15,6 +15,7 @@ from airwave.audio.signing import AudioGrant, ReceiptGrant
 from airwave.audio.urls import audio_url, receipt_url, skip_url
 from airwave.config import Settings
 from airwave.core import plays
+from airwave.core.catalog import catalog
 from airwave.core.radio import player
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
@@ -157,3 +158,46 @@ def settle(
     handed_to = db.scalar(select(Spin.session_id).where(Spin.id == grant.spin_id))
     player.check_player(db, grant.listener_id, handed_to, now)
     return plays.record_end(db, grant, outcome, seconds, now)
+
+
+# ---------------------------------------------------------------- library streams (Subsonic)
+
+# what a client's format choice means among Airwave's encodings
+_FORMATS = {"raw": "original", "mp3": "mp3", "opus": "opus", "aac": "aacplus"}
+
+
+def encoding_for_cap(fmt: str | None, max_kbps: int, source_kbps: int) -> str:
+    """The encoding for a requested format and bit-rate cap (0: none): the stored file when it
+    fits, else the best transcode under the cap (the smallest when none fits)."""
+    chosen = _FORMATS.get((fmt or "").lower())
+    if chosen == "mp3":
+        return "mp3-hifi" if max_kbps == 0 or max_kbps >= 320 else "mp3"
+    if chosen is not None:
+        return chosen
+    if max_kbps == 0 or (source_kbps and max_kbps >= source_kbps):
+        return "original"
+    for kbps, encoding in ((320, "mp3-hifi"), (128, "mp3"), (96, "opus")):
+        if max_kbps >= kbps:
+            return encoding
+    return "aacplus"
+
+
+def library_stream_token(
+    db: Session,
+    services: Services,
+    listener: Listener,
+    track_id: int,
+    requested: str,
+    now: datetime,
+) -> str:
+    """A signed /audio/ token for any present track of the library, for a tier that plays it on
+    demand; mp3-hifi only with high quality, as on every other path."""
+    require_on_demand(services.settings, listener)
+    track = catalog.track(db, track_id)
+    encoding = encoding_for(services.settings, listener, requested, track.codec)
+    return services.signer.audio_token(
+        listener_id=listener.id,
+        track_id=track.id,
+        encoding=encoding,
+        expires_at=now + timedelta(seconds=services.settings.audio_url_lifetime),
+    )

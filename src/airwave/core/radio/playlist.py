@@ -495,7 +495,12 @@ def ratings(db: Session, spins: list[Spin]) -> dict[int, int]:
 
 
 def on_demand(
-    db: Session, settings: Settings, listener: Listener, track_id: int, encoding: str, now: datetime
+    db: Session,
+    settings: Settings,
+    listener: Listener,
+    track_id: int,
+    encoding: str | None,
+    now: datetime,
 ) -> Spin:
     """A spin of any track outside radio (tiers with on-demand): logged for the play export, no
     station."""
@@ -522,6 +527,54 @@ def on_demand(
     db.flush()
     played = [ids.Ref("track", track.id), ids.Ref("album", track.album_id)]
     collection.touch(db, listener.id, [*played, ids.Ref("artist", track.artist_id)], now)
+    return spin
+
+
+def scrobble(
+    db: Session,
+    settings: Settings,
+    listener: Listener,
+    track_id: int,
+    *,
+    submission: bool,
+    at: datetime,
+    now: datetime,
+) -> Spin:
+    """An app reports a play of a library track (Subsonic scrobble) into the play log.
+
+    Not a submission: the track started at `at` (an on-demand spin, its end not yet known). A
+    submission: the track was played through; it settles the spin the start opened (the latest
+    open one of that track begun within the track's length plus an hour), else logs a finished
+    play of its own.
+    """
+    at = min(at, now)
+    track = db.get(Track, track_id)
+    if track is None or track.missing_since is not None:
+        raise ApiError(ErrorCode.NOT_FOUND, f"no track TR:{track_id}")
+    if not submission:
+        spin = on_demand(db, settings, listener, track_id, None, now)
+        spin.issued_at = spin.started_at = at
+        return spin
+    delivery.require_on_demand(settings, listener)
+    window = timedelta(seconds=(track.duration or 0) + 3600)
+    spin = db.scalar(
+        select(Spin)
+        .where(
+            Spin.listener_id == listener.id,
+            Spin.track_id == track_id,
+            Spin.station_id.is_(None),
+            Spin.outcome.is_(None),
+            Spin.issued_at >= at - window,
+            Spin.issued_at <= at,
+        )
+        .order_by(Spin.issued_at.desc(), Spin.id.desc())
+        .limit(1)
+    )
+    if spin is None:
+        spin = on_demand(db, settings, listener, track_id, None, now)
+        spin.issued_at = spin.started_at = at
+    spin.outcome, spin.ended_at = "completed", at
+    spin.seconds_played = round(track.duration or 0.0, 3)
     return spin
 
 

@@ -1,0 +1,47 @@
+"""scrobble: plays reported by apps go into the play log (core.radio.playlist.scrobble)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from airwave.api.subsonic.dispatch import Payload, SubsonicCall, method
+from airwave.api.subsonic.envelope import GENERIC, SubsonicError
+from airwave.core.catalog import catalog
+from airwave.core.radio import playlist
+
+
+def _moments(s: SubsonicCall, count: int) -> list[datetime | None]:
+    """`time` values (ms since the epoch), one per id; missing ones mean now."""
+    given = s.texts("time")
+    moments: list[datetime | None] = []
+    for i in range(count):
+        if i >= len(given) or given[i] == "":
+            moments.append(None)
+            continue
+        try:
+            moments.append(datetime.fromtimestamp(int(given[i]) / 1000, UTC))
+        except (ValueError, OverflowError, OSError):
+            raise SubsonicError(GENERIC, "time must be milliseconds since the epoch") from None
+    return moments
+
+
+@method("scrobble", writes=True)
+def scrobble(s: SubsonicCall) -> Payload:
+    """submission=true (the default): played through; false: started playing."""
+    s.required("id")
+    refs = [catalog.resolve(value, "track") for value in s.texts("id")]
+    moments = _moments(s, len(refs))
+    submission = s.flag("submission", True)
+    listener, now = s.call.require_listener(), s.call.now()
+    with s.call.write() as db:
+        for ref, moment in zip(refs, moments, strict=True):
+            playlist.scrobble(
+                db,
+                s.call.settings,
+                listener,
+                ref.id,
+                submission=submission,
+                at=moment or now,
+                now=now,
+            )
+    return {}

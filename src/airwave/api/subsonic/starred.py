@@ -1,0 +1,120 @@
+"""star, unstar, getStarred, getStarred2: the listener's on-demand collection (the same one the
+web player and REST v4 keep)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from airwave.api.subsonic.browse import (
+    album_directory,
+    album_payload,
+    artist_payload,
+    song_payload,
+)
+from airwave.api.subsonic.dispatch import Payload, SubsonicCall, method
+from airwave.core import collection, ids
+from airwave.core.catalog import browse, catalog
+from airwave.core.clock import iso_timestamp
+from airwave.core.radio import delivery
+
+_KINDS = {"id": ("track", "album", "artist"), "albumId": ("album",), "artistId": ("artist",)}
+
+
+def _refs(s: SubsonicCall) -> list[ids.Ref]:
+    return [
+        catalog.resolve(value, *kinds) for name, kinds in _KINDS.items() for value in s.texts(name)
+    ]
+
+
+@method("star", writes=True)
+def star(s: SubsonicCall) -> Payload:
+    listener = s.call.require_listener()
+    delivery.require_on_demand(s.call.settings, listener)
+    with s.call.write() as db:
+        for ref in _refs(s):
+            collection.add(db, listener.id, ref, s.call.now())
+    return {}
+
+
+@method("unstar", writes=True)
+def unstar(s: SubsonicCall) -> Payload:
+    listener = s.call.require_listener()
+    delivery.require_on_demand(s.call.settings, listener)
+    with s.call.write() as db:
+        for ref in _refs(s):
+            collection.remove(db, listener.id, ref)
+    return {}
+
+
+def _starred(s: SubsonicCall) -> dict[str, dict[int, datetime]]:
+    """What the listener collected, by kind: id -> when, newest first."""
+    listener = s.call.require_listener()
+    delivery.require_on_demand(s.call.settings, listener)
+    found: dict[str, dict[int, datetime]] = {"artist": {}, "album": {}, "track": {}}
+    cursor = None
+    while True:
+        page = collection.page(
+            s.call.reader(),
+            listener.id,
+            kinds=["AR", "AL", "TR"],
+            order="added",
+            limit=1000,
+            cursor=cursor,
+        )
+        for item in page.items:
+            found[item.ref.kind][item.ref.id] = item.added_at
+        cursor = page.cursor
+        if cursor is None:
+            return found
+
+
+def _when(moment: datetime) -> str:
+    return iso_timestamp(moment)
+
+
+@method("getStarred2")
+def get_starred2(s: SubsonicCall) -> Payload:
+    db, kept = s.call.reader(), _starred(s)
+    artists = browse.album_artists(db, list(kept["artist"]))
+    albums = browse.albums(db, list(kept["album"]))
+    tracks = catalog.track_views(db, list(kept["track"]))
+    return {
+        "starred2": {
+            "artist": [
+                {**artist_payload(a), "starred": _when(kept["artist"][a.artist.id])}
+                for a in artists
+            ],
+            "album": [
+                {**album_payload(a), "starred": _when(kept["album"][a.album.id])} for a in albums
+            ],
+            "song": [
+                {**song_payload(t), "starred": _when(kept["track"][t.track.id])} for t in tracks
+            ],
+        }
+    }
+
+
+@method("getStarred")
+def get_starred(s: SubsonicCall) -> Payload:
+    db, kept = s.call.reader(), _starred(s)
+    artists = browse.album_artists(db, list(kept["artist"]))
+    albums = browse.albums(db, list(kept["album"]))
+    tracks = catalog.track_views(db, list(kept["track"]))
+    return {
+        "starred": {
+            "artist": [
+                {
+                    "id": ids.music_id("artist", a.artist.id),
+                    "name": a.artist.name,
+                    "starred": _when(kept["artist"][a.artist.id]),
+                }
+                for a in artists
+            ],
+            "album": [
+                {**album_directory(a), "starred": _when(kept["album"][a.album.id])} for a in albums
+            ],
+            "song": [
+                {**song_payload(t), "starred": _when(kept["track"][t.track.id])} for t in tracks
+            ],
+        }
+    }

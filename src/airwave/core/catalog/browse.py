@@ -1,0 +1,311 @@
+"""Browsing the library as folder-style apps do: album artists A-Z, albums with their counts,
+album lists in several orders, genres with counts. Present tracks only."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from sqlalchemy import func, or_, select
+from sqlalchemy.orm import Session
+
+from airwave.core import ids
+from airwave.core.catalog.catalog import PRESENT, art_of, artist_picture
+from airwave.errors import ApiError, ErrorCode
+from airwave.library import names
+from airwave.store.models import (
+    Album,
+    Artist,
+    Artwork,
+    CollectionItem,
+    Genre,
+    Spin,
+    Track,
+    TrackGenre,
+)
+
+ALBUM_ORDERS = (
+    "random",
+    "newest",
+    "alphabeticalByName",
+    "alphabeticalByArtist",
+    "byYear",
+    "byGenre",
+    "starred",
+    "frequent",
+    "recent",
+)
+
+
+@dataclass(frozen=True)
+class ArtistEntry:
+    artist: Artist
+    album_count: int
+
+
+@dataclass(frozen=True)
+class AlbumEntry:
+    """An album with its album artist, cover, and what its present tracks add up to."""
+
+    album: Album
+    artist: Artist
+    art: Artwork | None
+    song_count: int
+    duration: float
+    genre: str | None
+
+
+def album_artists(db: Session, artist_ids: list[int] | None = None) -> list[ArtistEntry]:
+    """Every artist with at least one album of present tracks, by sort name (or those of
+    `artist_ids`, in their order)."""
+    albums = (
+        select(Album.artist_id, func.count(func.distinct(Album.id)).label("albums"))
+        .join(Track, Track.album_id == Album.id)
+        .where(PRESENT)
+        .group_by(Album.artist_id)
+        .subquery()
+    )
+    query = select(Artist, albums.c.albums).join(albums, albums.c.artist_id == Artist.id)
+    if artist_ids is None:
+        rows = db.execute(query.order_by(func.lower(Artist.sort_name), Artist.id)).all()
+        return [ArtistEntry(artist, count) for artist, count in rows]
+    found = {a.id: ArtistEntry(a, n) for a, n in db.execute(query.where(Artist.id.in_(artist_ids)))}
+    return [found[i] for i in artist_ids if i in found]
+
+
+def albums(db: Session, album_ids: list[int]) -> list[AlbumEntry]:
+    """The albums (those with present tracks), in the order given."""
+    if not album_ids:
+        return []
+    rows = db.execute(
+        select(Album, Artist, func.count(Track.id), func.coalesce(func.sum(Track.duration), 0))
+        .join(Artist, Artist.id == Album.artist_id)
+        .join(Track, Track.album_id == Album.id)
+        .where(Album.id.in_(album_ids), PRESENT)
+        .group_by(Album.id, Artist.id)
+    ).all()
+    art_ids = [album.art_id for album, *_ in rows if album.art_id]
+    arts = (
+        {a.id: a for a in db.scalars(select(Artwork).where(Artwork.id.in_(art_ids)))}
+        if art_ids
+        else {}
+    )
+    genres = _album_genres(db, [album.id for album, *_ in rows])
+    found = {
+        album.id: AlbumEntry(
+            album, artist, arts.get(album.art_id or -1), count, float(total), genres.get(album.id)
+        )
+        for album, artist, count, total in rows
+    }
+    return [found[i] for i in album_ids if i in found]
+
+
+def _album_genres(db: Session, album_ids: list[int]) -> dict[int, str]:
+    """Each album's most common first genre of its tracks."""
+    counts: dict[int, dict[str, int]] = {}
+    for album_id, name in db.execute(
+        select(Track.album_id, Genre.name)
+        .join(TrackGenre, TrackGenre.track_id == Track.id)
+        .join(Genre, Genre.id == TrackGenre.genre_id)
+        .where(Track.album_id.in_(album_ids), TrackGenre.position == 0, PRESENT)
+    ):
+        tally = counts.setdefault(album_id, {})
+        tally[name] = tally.get(name, 0) + 1
+    return {a: max(tally, key=lambda n: (tally[n], n)) for a, tally in counts.items()}
+
+
+def artist_album_ids(db: Session, artist_id: int) -> list[int]:
+    """The artist's albums (as album artist) with present tracks, oldest first."""
+    return list(
+        db.scalars(
+            select(Album.id)
+            .join(Track, Track.album_id == Album.id)
+            .where(Album.artist_id == artist_id, PRESENT)
+            .group_by(Album.id)
+            .order_by(Album.year.nulls_last(), func.lower(Album.title), Album.id)
+        )
+    )
+
+
+def album_list(
+    db: Session,
+    order: str,
+    *,
+    size: int,
+    offset: int,
+    rng: random.Random | None = None,
+    from_year: int | None = None,
+    to_year: int | None = None,
+    genre: str | None = None,
+    listener_id: int | None = None,
+) -> list[int]:
+    """Album ids in one of ALBUM_ORDERS, a page of `size` from `offset`; `starred` (the
+    listener's collection), `frequent` and `recent` (their play log) need `listener_id`."""
+    if order not in ALBUM_ORDERS:
+        raise ApiError(
+            ErrorCode.INVALID_REQUEST,
+            f"album list type {order[:40]!r} is not one of {', '.join(ALBUM_ORDERS)}",
+        )
+    if order in ("starred", "frequent", "recent"):
+        if listener_id is None:
+            raise ApiError(ErrorCode.INVALID_REQUEST, f"{order} is a listener's own list")
+        return _listener_albums(db, order, listener_id, size, offset)
+    query = (
+        select(Album.id)
+        .join(Track, Track.album_id == Album.id)
+        .join(Artist, Artist.id == Album.artist_id)
+        .where(PRESENT)
+        .group_by(Album.id, Artist.id)
+    )
+    if order == "newest":
+        query = query.order_by(func.max(Track.added_at).desc(), Album.id.desc())
+    elif order == "alphabeticalByName":
+        query = query.order_by(func.lower(Album.title), Album.id)
+    elif order == "alphabeticalByArtist":
+        query = query.order_by(
+            func.lower(Artist.sort_name), Album.year, func.lower(Album.title), Album.id
+        )
+    elif order == "byYear":
+        if from_year is None or to_year is None:
+            raise ApiError(ErrorCode.INVALID_REQUEST, "byYear needs fromYear and toYear")
+        low, high = sorted((from_year, to_year))
+        query = query.where(Album.year.between(low, high))
+        year = Album.year.desc() if from_year > to_year else Album.year
+        query = query.order_by(year, func.lower(Album.title), Album.id)
+    elif order == "byGenre":
+        if not genre:
+            raise ApiError(ErrorCode.INVALID_REQUEST, "byGenre needs genre")
+        tagged = (
+            select(TrackGenre.track_id)
+            .join(Genre, Genre.id == TrackGenre.genre_id)
+            .where(func.lower(Genre.name) == genre.lower())
+        )
+        query = query.where(Track.id.in_(tagged)).order_by(func.lower(Album.title), Album.id)
+    else:  # random
+        every = list(db.scalars(query))
+        return (rng or random.Random()).sample(every, min(size, len(every)))
+    return list(db.scalars(query.offset(offset).limit(size)))
+
+
+def _listener_albums(
+    db: Session, order: str, listener_id: int, size: int, offset: int
+) -> list[int]:
+    present = select(Track.album_id).where(PRESENT)
+    if order == "starred":
+        query = (
+            select(CollectionItem.ref_id)
+            .where(
+                CollectionItem.listener_id == listener_id,
+                CollectionItem.kind == "AL",
+                CollectionItem.ref_id.in_(present),
+            )
+            .order_by(CollectionItem.added_at.desc(), CollectionItem.id.desc())
+        )
+    else:
+        played = or_(Spin.started_at.is_not(None), Spin.outcome.is_not(None))
+        key = (
+            func.count(Spin.id).desc()
+            if order == "frequent"
+            else func.max(func.coalesce(Spin.started_at, Spin.issued_at)).desc()
+        )
+        query = (
+            select(Spin.album_id)
+            .where(Spin.listener_id == listener_id, played, Spin.album_id.in_(present))
+            .group_by(Spin.album_id)
+            .order_by(key, Spin.album_id)
+        )
+    return list(db.scalars(query.offset(offset).limit(size)))
+
+
+def random_track_ids(
+    db: Session,
+    size: int,
+    rng: random.Random,
+    *,
+    genre: str | None = None,
+    from_year: int | None = None,
+    to_year: int | None = None,
+) -> list[int]:
+    """Up to `size` present tracks picked at random, optionally of a genre and years."""
+    query = select(Track.id).where(PRESENT)
+    if genre:
+        tagged = (
+            select(TrackGenre.track_id)
+            .join(Genre, Genre.id == TrackGenre.genre_id)
+            .where(func.lower(Genre.name) == genre.lower())
+        )
+        query = query.where(Track.id.in_(tagged))
+    if from_year is not None:
+        query = query.where(Track.year >= from_year)
+    if to_year is not None:
+        query = query.where(Track.year <= to_year)
+    every = list(db.scalars(query))
+    return rng.sample(every, min(size, len(every)))
+
+
+def genres(db: Session) -> list[tuple[str, int, int]]:
+    """Every genre of present tracks: name, track count, album count; by name."""
+    rows = db.execute(
+        select(Genre.name, func.count(func.distinct(Track.id)), func.count(func.distinct(Album.id)))
+        .join(TrackGenre, TrackGenre.genre_id == Genre.id)
+        .join(Track, Track.id == TrackGenre.track_id)
+        .join(Album, Album.id == Track.album_id)
+        .where(PRESENT)
+        .group_by(Genre.id, Genre.name)
+        .order_by(func.lower(Genre.name))
+    ).all()
+    return [(name, songs, albums_) for name, songs, albums_ in rows]
+
+
+def picture_key(db: Session, ref: ids.Ref) -> str | None:
+    """The /art/ key (content hash, or `mosaic/HASH-...`) showing an artist, album or track."""
+    if ref.kind == "artist":
+        row = db.get(Artist, ref.id)
+        if row is None:
+            return None
+        picture = artist_picture(db, row)
+        if picture.artwork is not None:
+            return picture.artwork.content_hash
+        return "mosaic/" + "-".join(picture.mosaic) if picture.mosaic else None
+    album_id = ref.id
+    if ref.kind == "track":
+        track_row = db.get(Track, ref.id)
+        if track_row is None:
+            return None
+        album_id = track_row.album_id
+    elif ref.kind != "album":
+        return None
+    album_row = db.get(Album, album_id)
+    art = art_of(db, album_row.art_id) if album_row is not None else None
+    return art.content_hash if art is not None else None
+
+
+def genre_track_ids(db: Session, genre: str, offset: int, count: int) -> list[int]:
+    """Present tracks tagged with a genre (any position, name case-insensitive), by album and
+    track order."""
+    tagged = (
+        select(TrackGenre.track_id)
+        .join(Genre, Genre.id == TrackGenre.genre_id)
+        .where(func.lower(Genre.name) == genre.lower())
+    )
+    return list(
+        db.scalars(
+            select(Track.id)
+            .where(Track.id.in_(tagged), PRESENT)
+            .order_by(Track.album_id, Track.disc_no, Track.track_no, Track.id)
+            .offset(offset)
+            .limit(count)
+        )
+    )
+
+
+def track_count(db: Session) -> int:
+    """How many tracks the library holds (present ones)."""
+    return db.scalar(select(func.count(Track.id)).where(PRESENT)) or 0
+
+
+def artist_named(db: Session, name: str) -> Artist | None:
+    """The artist a name means, matched as scans merge artists (case, accents, "The", featuring
+    credits)."""
+    key = names.merge_key(names.main_artist(name))[:512]
+    return db.scalar(select(Artist).where(Artist.name_key == key)) if key else None
