@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import stat
 from pathlib import Path
 
@@ -50,3 +51,23 @@ def tighten(path: Path, allowed: int) -> None:
     log.warning(
         "made owner-only", extra={"path": str(path), "was": oct(mode), "now": oct(mode & allowed)}
     )
+
+
+def secret_key_file(path: Path, nbytes: int = 32) -> bytes:
+    """A random key kept in an owner-only file, made once: written to a temporary file and linked
+    into place, so servers starting together agree on the first one made."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        with os.fdopen(fd, "w") as out:
+            out.write(secrets.token_hex(nbytes) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        try:
+            os.link(temp, path)  # fails if another process made it first: theirs wins
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(temp)
+    return bytes.fromhex(path.read_text().strip())

@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
-import os
 import secrets
 import threading
 import time
@@ -33,6 +32,7 @@ from airwave.core.accounts.accounts import find_listener, require_listener, user
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import AppPassword, Listener
+from airwave.store.private import secret_key_file
 
 KEY_FILE = "app-password-key"
 LABEL_LIMIT = 64
@@ -47,22 +47,7 @@ _TAG = 16
 @functools.lru_cache(maxsize=8)
 def _master(data_dir: str) -> bytes:
     """The key in the data dir, made once (atomically: concurrent servers agree), mode 0600."""
-    path = Path(data_dir) / KEY_FILE
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write(secrets.token_hex(32) + "\n")
-            out.flush()
-            os.fsync(out.fileno())
-        try:
-            os.link(temp, path)  # fails if another process made it first: theirs wins
-        except FileExistsError:
-            pass
-        finally:
-            os.unlink(temp)
-    return bytes.fromhex(path.read_text().strip())
+    return secret_key_file(Path(data_dir) / KEY_FILE)
 
 
 def _subkey(settings: Settings, purpose: bytes) -> bytes:

@@ -13,7 +13,6 @@ import functools
 import hashlib
 import hmac
 import math
-import os
 import re
 import secrets
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from sqlalchemy.orm import Session
 from airwave.config import Settings
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import ThrottleCounter
+from airwave.store.private import secret_key_file
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 DEVICE_KEY_FILE = "device-cookie-key"
@@ -297,22 +297,7 @@ def purge(db: Session, now: datetime) -> int:
 @functools.lru_cache(maxsize=8)
 def _secret(data_dir: str) -> bytes:
     """The device cookie key in the data dir, made once (atomically: concurrent servers agree)."""
-    path = Path(data_dir) / DEVICE_KEY_FILE
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write(secrets.token_hex(32) + "\n")
-            out.flush()
-            os.fsync(out.fileno())
-        try:
-            os.link(temp, path)  # fails if another process made it first: theirs wins
-        except FileExistsError:
-            pass
-        finally:
-            os.unlink(temp)
-    return bytes.fromhex(path.read_text().strip())
+    return secret_key_file(Path(data_dir) / DEVICE_KEY_FILE)
 
 
 def _mac(settings: Settings, listener_id: int, issued: int, device: str) -> str:
