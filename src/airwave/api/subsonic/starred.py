@@ -72,12 +72,24 @@ def _when(moment: datetime) -> str:
     return iso_timestamp(moment)
 
 
-@method("getStarred2")
-def get_starred2(s: SubsonicCall) -> Payload:
+def _starred_views(
+    s: SubsonicCall,
+) -> tuple[
+    dict[str, dict[int, datetime]],
+    list[browse.ArtistEntry],
+    list[browse.AlbumEntry],
+    list[catalog.TrackView],
+]:
+    """When each item was starred, and the starred artists, albums and songs to show."""
     db, kept = s.call.reader(), _starred(s)
     artists = browse.album_artists(db, list(kept["artist"]))
     albums = browse.albums(db, list(kept["album"]))
-    tracks = catalog.track_views(db, list(kept["track"]))
+    return kept, artists, albums, catalog.track_views(db, list(kept["track"]))
+
+
+@method("getStarred2")
+def get_starred2(s: SubsonicCall) -> Payload:
+    kept, artists, albums, tracks = _starred_views(s)
     return {
         "starred2": {
             "artist": [
@@ -96,10 +108,7 @@ def get_starred2(s: SubsonicCall) -> Payload:
 
 @method("getStarred")
 def get_starred(s: SubsonicCall) -> Payload:
-    db, kept = s.call.reader(), _starred(s)
-    artists = browse.album_artists(db, list(kept["artist"]))
-    albums = browse.albums(db, list(kept["album"]))
-    tracks = catalog.track_views(db, list(kept["track"]))
+    kept, artists, albums, tracks = _starred_views(s)
     return {
         "starred": {
             "artist": [
