@@ -540,6 +540,9 @@ def test_bookmark_appears_on_the_bookmarks_page(tabs: Callable[..., Tab], site: 
     page.get_by_role("button", name="Bookmark track").click()
     page.get_by_role("button", name="Bookmarked").wait_for()
     page.get_by_role("button", name="Bookmark artist").click()
+    # the artist's bookmark is saved once its toast shows ("Bookmarked Name."; the track's toast
+    # quotes the title): opening Bookmarks before that raced the request
+    page.locator("#toasts").get_by_text(re.compile(r"^Bookmarked [^“]")).wait_for()
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Bookmarks").click()
     tracks = page.get_by_role("list", name="Bookmarked tracks")
     expect(tracks.get_by_role("listitem")).to_have_count(1)
