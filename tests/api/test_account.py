@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import sqlalchemy as sa
 from support import Api, Server, assert_error, unique, wait_indexed
@@ -701,3 +702,46 @@ def test_logout_all_ends_every_session_and_keeps_the_password(radio: Server) -> 
     for device in (api, phone):
         assert_error(device.call("v1/station/getStations", {}), 401, "AUTH_INVALID_TOKEN")
     assert radio.client().login(api.username, PASSWORD)  # type: ignore[attr-defined]
+
+
+# --- app passwords for Subsonic apps
+# ------------------------------------------------------------------------------------------------
+
+
+def _subsonic_ping(server: Server, username: str, secret: str) -> dict[str, Any]:
+    params = {"u": username, "p": secret, "v": "1.16.1", "c": "test", "f": "json"}
+    response = httpx.get(f"{server.url}/rest/ping.view", params=params)
+    assert response.status_code == 200
+    return response.json()["subsonic-response"]
+
+
+def test_app_passwords_are_made_listed_and_revoked_over_rest(radio: Server) -> None:
+    api, other = listener(radio), listener(radio)
+    assert api.ok("v1/listener/getAppPasswords", {}) == {"appPasswords": []}
+    # the account's password again, counted like a login; nothing is made without it
+    wrong = {"label": "phone", "currentPassword": "not it"}
+    assert_error(api.call("v1/listener/createAppPassword", wrong), 400, "INVALID_PASSWORD")
+    assert api.ok("v1/listener/getAppPasswords", {}) == {"appPasswords": []}
+    long_label = {"label": "x" * 65, "currentPassword": PASSWORD}
+    assert_error(api.call("v1/listener/createAppPassword", long_label), 400, "INVALID_REQUEST")
+
+    made = api.ok("v1/listener/createAppPassword", {"label": "phone", "currentPassword": PASSWORD})
+    secret, made_id = made["secret"], made["appPassword"]["appPasswordId"]
+    assert made["appPassword"]["label"] == "phone" and made["appPassword"]["lastUsed"] is None
+    assert _subsonic_ping(radio, api.username, secret)["status"] == "ok"  # type: ignore[attr-defined]
+    assert _subsonic_ping(radio, other.username, secret)["status"] == "failed"  # type: ignore[attr-defined]
+
+    listed = api.ok("v1/listener/getAppPasswords", {})["appPasswords"]
+    assert [p["appPasswordId"] for p in listed] == [made_id]
+    assert listed[0]["lastUsed"] is not None  # the ping above used it
+    assert secret not in str(listed)  # shown once, never again
+    assert other.ok("v1/listener/getAppPasswords", {}) == {"appPasswords": []}
+
+    # someone else's id is not found and revokes nothing
+    gone = {"appPasswordId": made_id}
+    assert_error(other.call("v1/listener/revokeAppPassword", gone), 404, "NOT_FOUND")
+    assert _subsonic_ping(radio, api.username, secret)["status"] == "ok"  # type: ignore[attr-defined]
+    assert api.ok("v1/listener/revokeAppPassword", gone)["appPasswordId"] == made_id
+    refused = _subsonic_ping(radio, api.username, secret)  # type: ignore[attr-defined]
+    assert refused["status"] == "failed" and refused["error"]["code"] == 40
+    assert_error(api.call("v1/listener/revokeAppPassword", gone), 404, "NOT_FOUND")

@@ -826,3 +826,35 @@ def test_ads_play_for_free_listeners_with_impressions(
     expect(now.get_by_role("button", name="Thumbs down")).to_be_disabled()
     assert audio_state(page)["playing"]
     expect(now.locator(".track-artist a")).not_to_have_text("Advertisement", timeout=15_000)
+
+
+@pytest.mark.http_only
+def test_app_passwords_for_subsonic_apps_in_settings(
+    tabs: Callable[..., Tab], site: Server
+) -> None:
+    api = new_listener(site)
+    tab = tabs()
+    sign_in(tab, api.username)
+    page = tab.page
+    page.get_by_role("link", name="Settings").click()
+    card = page.get_by_role("region", name="Subsonic apps")
+    expect(card.get_by_text("No app passwords yet.")).to_be_visible()
+    expect(card).to_contain_text(f"{site.url}/")
+
+    card.get_by_text("New app password").click()  # opens the disclosure
+    card.get_by_label("Name it after the app").fill("Symfonium")
+    card.get_by_label("Your password").fill(PASSWORD)
+    card.get_by_role("button", name="Make an app password").click()
+    secret = card.get_by_label("The new app password").input_value()
+    expect(card.get_by_role("listitem").filter(has_text="Symfonium")).to_contain_text("never used")
+
+    ping = {"u": api.username, "p": secret, "v": "1.16.1", "c": "web-test", "f": "json"}
+    answer = httpx.get(f"{site.url}/rest/ping.view", params=ping).json()["subsonic-response"]
+    assert answer["status"] == "ok"
+
+    card.get_by_role("button", name="Revoke Symfonium").click()
+    page.get_by_role("dialog").get_by_role("button", name="Revoke").click()
+    expect(card.get_by_role("status")).to_have_text("Revoked “Symfonium”.")
+    expect(card.get_by_text("No app passwords yet.")).to_be_visible()
+    answer = httpx.get(f"{site.url}/rest/ping.view", params=ping).json()["subsonic-response"]
+    assert answer["status"] == "failed" and answer["error"]["code"] == 40

@@ -3,6 +3,7 @@
 from airwave.api.registry import registry
 from airwave.api.v1 import (
     ad,
+    app_passwords,
     auth,
     billing,
     bookmark,
@@ -20,6 +21,7 @@ from airwave.api.v4 import catalog, collections, playlists, pods
 __all__ = [
     "registry",
     "ad",
+    "app_passwords",
     "auth",
     "billing",
     "bookmark",

@@ -106,6 +106,10 @@ def create(services: Services, username: str, label: str = "") -> Created:
     settings, now = services.settings, services.clock.now()
     with services.database.write() as db:
         listener = require_listener(db, username)
+        if listener.is_anonymous:
+            raise ApiError(
+                ErrorCode.CALL_NOT_ALLOWED, "a guest listener cannot have app passwords: sign up"
+            )
         row = AppPassword(
             listener_id=listener.id,
             label=label or "app password",

@@ -12,7 +12,15 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from airwave.core.accounts import accounts, anonymous, passwords, resets, sessions, throttle
+from airwave.core.accounts import (
+    accounts,
+    anonymous,
+    app_passwords,
+    passwords,
+    resets,
+    sessions,
+    throttle,
+)
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import AuthSession, Listener
@@ -165,6 +173,15 @@ def _reauthenticate(services: Services, listener: Listener, password: str, clien
 def confirm_password(services: Services, listener: Listener, password: str, client: Client) -> None:
     """The account's password again before a change that needs it, throttled like a login."""
     _reauthenticate(services, listener, password, client)
+
+
+def create_app_password(
+    services: Services, listener: Listener, current_password: str, client: Client, label: str
+) -> app_passwords.Created:
+    """A new app password for a Subsonic app, after the account's password again: a stolen session
+    token alone cannot mint a credential that outlives it."""
+    _reauthenticate(services, listener, current_password, client)
+    return app_passwords.create(services, listener.username, label)
 
 
 def update_account(

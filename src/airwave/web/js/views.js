@@ -909,6 +909,9 @@ export async function settingsView(main, { onSignOut }) {
         } catch (err) { toast(errorText(err), "error"); }
       } }, "Delete account")));
 
+  // app passwords for Subsonic apps
+  const apps = appPasswordsCard(listener);
+
   main.replaceChildren(heading("Settings"), h("p.loading", "Loading…"));
   const [settings, profile] = await Promise.all([
     api("listener/updateSettings", {}).catch(() => listener),
@@ -920,5 +923,65 @@ export async function settingsView(main, { onSignOut }) {
   bio.value = profile.bio || "";
   priv.checked = !!profile.profilePrivate;
   email.value = settings.email || "";
-  main.replaceChildren(heading("Settings"), h("div.grid2", profileForm, explicitForm, qualityForm, pwForm, account));
+  main.replaceChildren(heading("Settings"), h("div.grid2", profileForm, explicitForm, qualityForm, pwForm, apps.card, account));
+  apps.load();
+}
+
+/** Settings card: app passwords that Subsonic apps (Symfonium, DSub, Feishin…) sign in with. */
+function appPasswordsCard(listener) {
+  const list = h("ul.list", { "aria-label": "App passwords" });
+  const out = h("p", { role: "status" });
+  const label = h("input", { maxlength: 64, placeholder: "e.g. Symfonium on my phone", autocomplete: "off" });
+  const password = h("input", { type: "password", autocomplete: "current-password", required: true });
+  const shown = h("div");
+  const server = `${location.origin}/`;
+
+  const row = (p) => h("li", { dataset: { appPasswordId: p.appPasswordId } },
+    h("span", { style: "flex:1" }, h("strong", p.label), h("br"),
+      h("small", `Made ${new Date(p.dateCreated).toLocaleDateString()} · ${p.lastUsed ? `last used ${new Date(p.lastUsed).toLocaleString()}` : "never used"}`)),
+    h("button", { type: "button", "aria-label": `Revoke ${p.label}`, onclick: async () => {
+      const ok = await dialog("Revoke this app password?", h("p", `Apps signed in with “${p.label}” stop working at once.`), [["Cancel", false], ["Revoke", true, "danger"]]);
+      if (!ok) return;
+      try {
+        await api("listener/revokeAppPassword", { appPasswordId: p.appPasswordId });
+        out.textContent = `Revoked “${p.label}”.`;
+        shown.replaceChildren();
+        await load();
+      } catch (err) { out.textContent = errorText(err); }
+    } }, "Revoke"));
+
+  async function load() {
+    try {
+      const { appPasswords } = await api("listener/getAppPasswords", {});
+      list.replaceChildren(...(appPasswords.length ? appPasswords.map(row) : [h("li.muted", "No app passwords yet.")]));
+    } catch (err) { out.textContent = errorText(err); }
+  }
+
+  const form = h("form", {
+    onsubmit: async (e) => {
+      e.preventDefault();
+      try {
+        const made = await api("listener/createAppPassword", { label: label.value.trim(), currentPassword: password.value });
+        password.value = "";
+        label.value = "";
+        const secret = h("input.secret", { readonly: true, value: made.secret, "aria-label": "The new app password" });
+        shown.replaceChildren(h("div.card", { role: "region", "aria-label": "New app password" },
+          h("p", h("strong", "Copy it now: it is shown only this once.")),
+          h("div.row", secret, h("button", { type: "button", onclick: async () => {
+            secret.select();
+            try { await navigator.clipboard.writeText(made.secret); toast("Copied."); } catch { document.execCommand("copy"); }
+          } }, "Copy")),
+          h("p.muted", `In the app: server ${server}, user ${listener.username || ""}, and this as the password.`)));
+        out.textContent = `Made “${made.appPassword.label}”.`;
+        await load();
+      } catch (err) {
+        out.textContent = err.code === "INVALID_PASSWORD" ? "That password is not right." : errorText(err);
+      }
+    },
+  }, field("Name it after the app", label), field("Your password", password), h("button", { type: "submit" }, "Make an app password"));
+
+  const card = h("section.card", { "aria-labelledby": "apps-title" }, h("h2", { id: "apps-title" }, "Subsonic apps"),
+    h("p.muted", `Apps that speak Subsonic (Symfonium, DSub, Substreamer, Feishin…) connect to ${server} with your username and an app password, never your own password. Revoke one and that app is signed out.`),
+    list, shown, out, h("details", h("summary", "New app password"), form));
+  return { card, load };
 }
