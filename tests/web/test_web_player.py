@@ -419,8 +419,16 @@ def test_skip_limit_message_for_a_free_listener(tabs: Callable[..., Tab], site: 
             "(id) => document.querySelector('#now .track-title').dataset.musicId !== id", arg=before
         )
         expect(now.get_by_text(f"{left} skip{'' if left == 1 else 's'} left")).to_be_visible()
+    before = current_music_id(page)
     now.get_by_role("button", name="Skip").click()
     expect(now.get_by_text("You have reached your skip limit")).to_be_visible()
+    # the message was about that track: when the next one starts (2-second tracks) it goes
+    page.wait_for_function(
+        "(id) => document.querySelector('#now .track-title').dataset.musicId !== id",
+        arg=before,
+        timeout=15_000,
+    )
+    expect(now.get_by_text("You have reached your skip limit")).to_be_hidden()
 
 
 @pytest.mark.http_only
@@ -550,6 +558,53 @@ def test_bookmark_appears_on_the_bookmarks_page(tabs: Callable[..., Tab], site: 
     expect(
         page.get_by_role("list", name="Bookmarked artists").get_by_role("listitem")
     ).to_have_count(1)
+    # Remove updates the counts and the empty-state text at once, as a reload would show them
+    expect(page.get_by_role("heading", name="Tracks (1)")).to_be_visible()
+    page.get_by_role("button", name=re.compile("^Remove bookmark")).first.click()
+    expect(page.get_by_role("heading", name="Tracks (0)")).to_be_visible()
+    expect(page.get_by_text("Bookmark a track from the now-playing screen.")).to_be_visible()
+    expect(page.get_by_role("heading", name="Artists (1)")).to_be_visible()
+    page.reload()
+    expect(page.get_by_role("heading", name="Tracks (0)")).to_be_visible()
+    expect(page.get_by_role("heading", name="Artists (1)")).to_be_visible()
+
+
+def test_keyboard_focus_never_hides_under_the_bars(tabs: Callable[..., Tab], site: Server) -> None:
+    api = new_listener(site)
+    station = _station(api, site)
+    tab = tabs()
+    page = tab.page
+    page.set_viewport_size({"width": 900, "height": 500})  # short: the settings page scrolls
+    sign_in(tab, api.username)
+    _play(tab, station)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Settings").click()
+    page.get_by_role("heading", name="Subsonic apps").wait_for()
+    expect(page.locator(".playerbar")).to_be_visible()
+    seen = 0
+    for _ in range(60):
+        page.keyboard.press("Tab")
+        where = page.evaluate(
+            """async () => {
+                await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+                const el = document.activeElement;
+                if (!el || el === document.body || el.closest('.playerbar, .topbar, .skip-link')) {
+                    return null;
+                }
+                const r = el.getBoundingClientRect();
+                return {
+                    top: r.top, bottom: r.bottom,
+                    barTop: document.querySelector('.playerbar').getBoundingClientRect().top,
+                    headBottom: document.querySelector('.topbar').getBoundingClientRect().bottom,
+                    label: el.outerHTML.slice(0, 120), tag: el.tagName,
+                };
+            }"""
+        )
+        if where is None:
+            continue
+        seen += 1
+        assert where["bottom"] <= where["barTop"] + 1, (where["label"], where["bottom"])
+        assert where["top"] >= where["headBottom"] - 1, (where["label"], where["top"])
+    assert seen > 20
 
 
 @pytest.mark.http_only
@@ -818,6 +873,8 @@ def test_ads_play_for_free_listeners_with_impressions(
     assert seen.value.request.post_data_json["adTokens"]
     now = page.locator("#now")
     expect(now.locator(".track-artist a")).to_have_text("Advertisement")
+    # plain text during an ad, not a link to nowhere (the click-through link is the ad's own)
+    expect(now.get_by_role("link", name="Advertisement")).to_have_count(0)
     expect(now.locator(".track-title")).to_have_text("Spring sale")
     expect(now.get_by_role("link", name="Learn more about this ad")).to_have_attribute(
         "href", "https://shop.example/spring"
@@ -826,6 +883,7 @@ def test_ads_play_for_free_listeners_with_impressions(
     expect(now.get_by_role("button", name="Thumbs down")).to_be_disabled()
     assert audio_state(page)["playing"]
     expect(now.locator(".track-artist a")).not_to_have_text("Advertisement", timeout=15_000)
+    expect(now.locator(".track-artist").get_by_role("link")).to_have_count(1)
 
 
 @pytest.mark.http_only

@@ -150,6 +150,26 @@ document.addEventListener("keydown", (e) => {
   }
 });
 
+// ---- keyboard focus stays in sight -------------------------------------------------------------
+// Browsers scroll a focused element into view only when none of it shows; one half under the sticky
+// top bar or the fixed player bar stays hidden. Scroll it clear of both (scroll-padding in the CSS
+// covers the rest).
+
+document.addEventListener("focusin", (e) => {
+  const el = e.target;
+  if (!(el instanceof Element) || el.closest(".topbar, .playerbar, dialog, .toasts")) return;
+  requestAnimationFrame(() => {
+    if (document.activeElement !== el) return;
+    const r = el.getBoundingClientRect();
+    const head = document.querySelector(".topbar");
+    const top = head ? head.getBoundingClientRect().bottom : 0;
+    const foot = bar.hidden || getComputedStyle(bar).display === "none" ? innerHeight : bar.getBoundingClientRect().top;
+    const margin = 12;
+    if (r.bottom > foot - margin / 2) window.scrollBy(0, Math.min(r.bottom - foot + margin, r.top - top - margin));
+    else if (r.top < top + margin / 2) window.scrollBy(0, r.top - top - margin);
+  });
+});
+
 // ---- another device is playing -----------------------------------------------------------------
 
 let asking = false;

@@ -280,6 +280,7 @@ class Player extends EventTarget {
     if (!track) return;
     this.current = track;
     this.started = false;
+    this.message = ""; // a status message was about the track before
     let el = this.spare;
     if (el.track !== track) {
       el = this.audio;

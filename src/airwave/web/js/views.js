@@ -537,6 +537,12 @@ function progress() {
   return { el, update };
 }
 
+/** An <a> that links to `href`, or is plain text when there is nowhere to go. */
+function linkTo(a, href) {
+  if (href) a.href = href;
+  else a.removeAttribute("href");
+}
+
 export function nowView(main) {
   const art = h("img.cover.big", { alt: "", width: 500, height: 500 });
   const artEmpty = h("div.cover.big.cover-empty", icon("note"));
@@ -642,10 +648,11 @@ export function nowView(main) {
       if (url) { art.src = url; art.alt = t.albumTitle ? `Cover of ${t.albumTitle}` : ""; }
       title.textContent = t ? trackTitle(t) : player.loading ? "Tuning in…" : "";
       title.dataset.musicId = t ? t.musicId || "" : "";
+      // during an ad (or with no track) these are plain text, not links to nowhere
       artistLink.textContent = t ? (ad ? "Advertisement" : t.artistName) : "";
-      artistLink.href = t && !ad ? `#/artist/${encodeURIComponent(t.artistMusicId || t.artistSeoToken)}` : "#/now";
+      linkTo(artistLink, t && !ad ? `#/artist/${encodeURIComponent(t.artistMusicId || t.artistSeoToken)}` : null);
       albumLink.textContent = t && !ad ? t.albumTitle : "";
-      albumLink.href = t && !ad ? `#/album/${encodeURIComponent(t.albumSeoToken || "")}` : "#/now";
+      linkTo(albumLink, t && !ad && t.albumSeoToken ? `#/album/${encodeURIComponent(t.albumSeoToken)}` : null);
       const click = ad ? t.clickThroughUrl || t.songDetailURL : "";
       adLink.hidden = !click;
       if (click) adLink.href = click;
@@ -755,6 +762,21 @@ export async function bookmarksView(main) {
     main.replaceChildren(heading("Bookmarks"), errorBox(err));
     return;
   }
+  const counts = { track: data.totalTracks || 0, artist: data.totalArtists || 0 };
+  const tracksTitle = h("h2", { id: "bm-tracks" });
+  const artistsTitle = h("h2", { id: "bm-artists" });
+  const tracksEmpty = h("p.muted", "Bookmark a track from the now-playing screen.");
+  const artistsEmpty = h("p.muted", "No artists bookmarked yet.");
+  const tracks = h("ul.list", { "aria-label": "Bookmarked tracks" });
+  const artistsList = h("ul.list", { "aria-label": "Bookmarked artists" });
+  const show = () => {
+    tracksTitle.textContent = `Tracks (${counts.track})`;
+    artistsTitle.textContent = `Artists (${counts.artist})`;
+    tracks.hidden = !tracks.children.length;
+    tracksEmpty.hidden = !tracks.hidden;
+    artistsList.hidden = !artistsList.children.length;
+    artistsEmpty.hidden = !artistsList.hidden;
+  };
   const row = (b) => h("li", { dataset: { bookmarkId: b.bookmarkId } }, cover(b.art, 90, ""),
     h("span.grow",
       b.type === "artist" ? h("a", { href: `#/artist/${encodeURIComponent(b.musicId)}` }, h("strong", b.name)) : h("strong", b.songTitle || b.name),
@@ -764,13 +786,18 @@ export async function bookmarksView(main) {
       try {
         await api("bookmark/delete", { bookmarkId: b.bookmarkId });
         e.target.closest("li").remove();
+        const kind = b.type === "artist" ? "artist" : "track";
+        counts[kind] = Math.max(0, counts[kind] - 1);
+        show();
+        toast(`Removed the bookmark of ${b.type === "artist" ? b.name : b.songTitle || b.name}.`);
       } catch (err) { toast(errorText(err), "error"); }
     } }, "Remove"));
+  tracks.append(...(data.tracks || []).map(row));
+  artistsList.append(...(data.artists || []).map(row));
+  show();
   main.replaceChildren(heading("Bookmarks"),
-    h("section", { "aria-labelledby": "bm-tracks" }, h("h2", { id: "bm-tracks" }, `Tracks (${data.totalTracks || 0})`),
-      (data.tracks || []).length ? h("ul.list", { "aria-label": "Bookmarked tracks" }, data.tracks.map(row)) : h("p.muted", "Bookmark a track from the now-playing screen.")),
-    h("section", { "aria-labelledby": "bm-artists" }, h("h2", { id: "bm-artists" }, `Artists (${data.totalArtists || 0})`),
-      (data.artists || []).length ? h("ul.list", { "aria-label": "Bookmarked artists" }, data.artists.map(row)) : h("p.muted", "No artists bookmarked yet.")));
+    h("section", { "aria-labelledby": "bm-tracks" }, tracksTitle, tracks, tracksEmpty),
+    h("section", { "aria-labelledby": "bm-artists" }, artistsTitle, artistsList, artistsEmpty));
 }
 
 // ---- settings ----------------------------------------------------------------------------------
