@@ -585,7 +585,8 @@ def test_keyboard_focus_never_hides_under_the_bars(tabs: Callable[..., Tab], sit
         page.keyboard.press("Tab")
         where = page.evaluate(
             """async () => {
-                await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+                await new Promise((done) => requestAnimationFrame(
+                    () => requestAnimationFrame(done)));
                 const el = document.activeElement;
                 if (!el || el === document.body || el.closest('.playerbar, .topbar, .skip-link')) {
                     return null;
