@@ -917,3 +917,48 @@ def test_app_passwords_for_subsonic_apps_in_settings(
     expect(card.get_by_text("No app passwords yet.")).to_be_visible()
     answer = httpx.get(f"{site.url}/rest/ping.view", params=ping).json()["subsonic-response"]
     assert answer["status"] == "failed" and answer["error"]["code"] == 40
+
+
+# Which size each loaded cover took, against what the page draws it at on this screen.
+_COVER_SIZES = """() => [...document.querySelectorAll('img.cover')]
+    .filter((img) => img.complete && img.currentSrc && img.getBoundingClientRect().width > 0)
+    .map((img) => ({
+        drawn: img.getBoundingClientRect().width * devicePixelRatio,
+        took: Number(img.currentSrc.match(/\\/(\\d+)\\.jpg$/)[1]),
+        offered: img.srcset.split(',').map((c) => Number(c.trim().split(' ')[1].slice(0, -1))),
+    }))"""
+
+
+@pytest.mark.http_only
+@pytest.mark.parametrize("density", [1, 2])
+def test_covers_come_in_the_size_the_screen_draws(
+    tabs: Callable[..., Tab], site: Server, density: int
+) -> None:
+    api = new_listener(site)
+    for _ in range(3):
+        _station(api, site)
+    tab = tabs(device_scale_factor=density)
+    page = tab.page
+    sign_in(tab, api.username)
+    page.goto("/#/stations")
+    station = api.ok("v1/station/getStations", {})["stations"][0]
+    _play(tab, station)
+    page.locator("#now img.cover.big:not([hidden])").wait_for()
+    page.wait_for_function("() => document.querySelector('#now img.cover.big').complete")
+    seen = page.evaluate(_COVER_SIZES)
+    assert seen, "no cover loaded"
+    for cover in seen:
+        _fits(cover)
+    page.goto("/#/stations")
+    page.locator(".stations img.cover").first.wait_for()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.stations img.cover')].every((i) => i.complete)"
+    )
+    for cover in page.evaluate(_COVER_SIZES):
+        _fits(cover)
+
+
+def _fits(cover: dict[str, Any]) -> None:
+    """Not upscaled while a bigger size exists (a bigger one the browser already holds in its
+    cache may serve a small cover: that costs no download)."""
+    assert cover["took"] >= min(cover["drawn"] - 1, max(cover["offered"])), cover

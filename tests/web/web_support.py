@@ -56,10 +56,18 @@ class Tab:
 
 
 def open_tab(
-    browser: Any, base_url: str, viewport: dict[str, int] = DESKTOP, color_scheme: str = "light"
+    browser: Any,
+    base_url: str,
+    viewport: dict[str, int] = DESKTOP,
+    color_scheme: str = "light",
+    device_scale_factor: float = 1,
 ) -> Tab:
     context = browser.new_context(
-        base_url=base_url, viewport=viewport, ignore_https_errors=True, color_scheme=color_scheme
+        base_url=base_url,
+        viewport=viewport,
+        ignore_https_errors=True,
+        color_scheme=color_scheme,
+        device_scale_factor=device_scale_factor,
     )
     page = context.new_page()
     page.set_default_timeout(15_000)

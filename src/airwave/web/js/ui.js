@@ -36,10 +36,27 @@ export function artUrl(art, size = 500) {
   return (sorted.find((a) => a.size >= size) || sorted[sorted.length - 1]).url;
 }
 
-export function cover(art, size, label = "") {
+/** Every size of `art` as a `srcset` (width descriptors): the browser takes the one the drawn size
+ * and the screen's pixel density need, never an upscaled one when a bigger size exists. */
+export function artSrcset(art) {
+  if (!art || !art.length) return "";
+  return [...art].sort((a, b) => a.size - b.size).map((a) => `${a.url} ${a.size}w`).join(", ");
+}
+
+/** Drawn sizes of covers (the CSS's), for `sizes`: tiles and station cards grow with the grid. */
+export const DRAWN = {
+  tile: "(max-width: 760px) 45vw, 13rem",
+  head: "(max-width: 760px) 7rem, 10rem",
+  row: "3rem",
+  result: "2.6rem",
+  now: "(max-width: 760px) 20rem, 32rem",
+  bar: "56px",
+};
+
+export function cover(art, size, label = "", sizes = null) {
   const url = artUrl(art, size);
   if (!url) return h("div.cover.cover-empty", { role: label ? "img" : null, "aria-label": label || null }, icon("note"));
-  return h("img.cover", { src: url, alt: label, loading: "lazy", width: size, height: size });
+  return h("img.cover", { src: url, srcset: artSrcset(art), sizes: sizes || `${size}px`, alt: label, loading: "lazy", width: size, height: size });
 }
 
 export function formatTime(seconds) {

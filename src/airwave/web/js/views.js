@@ -2,7 +2,7 @@
 
 import { api, session } from "./api.js";
 import { formatsPlayable, isAd, player, preferredFormat, setPreferredFormat, trackTitle } from "./player.js";
-import { artUrl, cover, debounce, dialog, errorText, field, formatTime, h, icon, toast } from "./ui.js";
+import { artSrcset, artUrl, cover, debounce, dialog, DRAWN, errorText, field, formatTime, h, icon, toast } from "./ui.js";
 
 const TYPE_NAMES = { artist: "Artist", track: "Song", genre: "Genre", album: "Album", station: "Station" };
 
@@ -80,7 +80,7 @@ export function searchBox({ label, types, placeholder, onPick }) {
       list.replaceChildren(...items.map((item, i) => h("li.result", {
         id: `${id}-opt-${i}`, role: "option", "aria-selected": "false",
         onmousedown: (e) => { e.preventDefault(); pick(item); },
-      }, cover(item.art, 90), h("span.result-text", h("strong", item.name),
+      }, cover(item.art, 90, "", DRAWN.result), h("span.result-text", h("strong", item.name),
         h("small", [TYPE_NAMES[item.type] || item.type, item.artistName ? ` · ${item.artistName}` : ""])))));
       input.setAttribute("aria-expanded", String(items.length > 0));
       status.textContent = items.length ? `${items.length} results, use the arrow keys` : "No results";
@@ -263,7 +263,7 @@ function stationCard(station) {
     h("button.station-play", {
       type: "button", "aria-label": `Play ${station.name}`,
       onclick: () => { go("#/now"); player.play(station); },
-    }, cover(station.art, 130)),
+    }, cover(station.art, 130, "", DRAWN.tile)),
     h("div.station-meta",
       h("a.station-name", { href: `#/station/${encodeURIComponent(station.stationId)}` }, station.name),
       h("small", station.isShuffle ? "Shuffle" : station.isThumbprint ? "Thumbprint Radio" : station.lastPlayed ? `Played ${new Date(station.lastPlayed).toLocaleDateString()}` : "New")));
@@ -329,7 +329,7 @@ export async function stationsView(main) {
     ].slice(0, 12);
     if (items.length) {
       recs.replaceChildren(h("h2", { id: "recs-title" }, "Recommended for you"),
-        h("ul.tiles", items.map((item) => h("li.tile", cover(item.art, 130),
+        h("ul.tiles", items.map((item) => h("li.tile", cover(item.art, 130, "", DRAWN.tile),
           h("strong", item.name), h("small", item.kind),
           h("button.small", { type: "button", "aria-label": `Start ${item.name} station`, onclick: () => startStation({ musicId: item.musicId, creationSource: "recommendation" }) }, "Start")))));
     }
@@ -349,7 +349,7 @@ export async function genresView(main, token) {
     if (!chosen) { body.append(h("p", "The library has no genres yet.")); return; }
     const answer = await api("music/genres", { token: chosen });
     body.append(h("h2", answer.category || ""), h("ul.tiles", (answer.stations || []).map((s) => h("li.tile",
-      cover(s.art, 130), h("strong", s.stationName || s.name),
+      cover(s.art, 130, "", DRAWN.tile), h("strong", s.stationName || s.name),
       h("small", (s.sampleTracks || []).slice(0, 3).map((t) => t.artistName).filter((v, i, a) => a.indexOf(v) === i).join(", ")),
       h("button.small", { type: "button", "aria-label": `Start ${s.stationName || s.name}`, onclick: () => startStation({ musicId: s.musicId, creationSource: "genre" }) }, "Start")))));
   } catch (err) {
@@ -374,7 +374,7 @@ export async function stationView(main, stationId) {
     return;
   }
   const title = h("h1", st.name);
-  const parts = [h("div.page-head.station-head", cover(st.art, 130, ""), h("div", title,
+  const parts = [h("div.page-head.station-head", cover(st.art, 130, "", DRAWN.head), h("div", title,
     h("p.muted", (st.genre || []).join(", ")),
     h("div.row", h("button.primary", { type: "button", onclick: () => { go("#/now"); player.play(st); } }, "Play station"))))];
 
@@ -426,7 +426,7 @@ export async function stationView(main, stationId) {
     const seedList = h("ul.list", { "aria-label": "Seeds" });
     const renderSeeds = (seeds) => seedList.replaceChildren(...seeds.map((seed) => {
       const { name, kind } = seedLabel(seed);
-      return h("li", cover(seed.art, 90), h("span.grow", h("strong", name), h("small", kind)),
+      return h("li", cover(seed.art, 90, "", DRAWN.row), h("span.grow", h("strong", name), h("small", kind)),
         h("button.small", { type: "button", "aria-label": `Remove seed ${name}`, disabled: seeds.length < 2, onclick: async () => {
           try {
             await api("station/deleteSeed", { stationId, musicId: seed.musicId });
@@ -461,7 +461,7 @@ export async function stationView(main, stationId) {
       api("station/getStationFeedback", { stationId, positive, pageSize: 100 }).then((r) => {
         const rows = r.feedback || [];
         if (!rows.length) list.replaceChildren(h("li.muted", positive ? "No thumbs-up yet." : "No thumbs-down yet."));
-        else list.replaceChildren(...rows.map((f) => h("li", cover(f.albumArt, 90), h("span.grow", h("strong", f.songTitle), h("small", f.artistName)),
+        else list.replaceChildren(...rows.map((f) => h("li", cover(f.albumArt, 90, "", DRAWN.row), h("span.grow", h("strong", f.songTitle), h("small", f.artistName)),
           h("button.small", { type: "button", "aria-label": `Remove ${label.toLowerCase()} for ${f.songTitle}`, onclick: async (e) => {
             try {
               await api("station/deleteFeedback", { feedbackId: f.feedbackId });
@@ -544,7 +544,7 @@ function linkTo(a, href) {
 }
 
 export function nowView(main) {
-  const art = h("img.cover.big", { alt: "", width: 500, height: 500 });
+  const art = h("img.cover.big", { alt: "", width: 500, height: 500, sizes: DRAWN.now });
   const artEmpty = h("div.cover.big.cover-empty", icon("note"));
   const title = h("h1.track-title");
   const artistLink = h("a");
@@ -645,7 +645,11 @@ export function nowView(main) {
       const url = t ? artUrl(t.albumArt || t.art || t.artistArt, 500) : "";
       art.hidden = !url;
       artEmpty.hidden = !!url;
-      if (url) { art.src = url; art.alt = t.albumTitle ? `Cover of ${t.albumTitle}` : ""; }
+      if (url) {
+        art.srcset = artSrcset(t.albumArt || t.art || t.artistArt);
+        art.src = url;
+        art.alt = t.albumTitle ? `Cover of ${t.albumTitle}` : "";
+      }
       title.textContent = t ? trackTitle(t) : player.loading ? "Tuning in…" : "";
       title.dataset.musicId = t ? t.musicId || "" : "";
       // during an ad (or with no track) these are plain text, not links to nowhere
@@ -657,7 +661,7 @@ export function nowView(main) {
       adLink.hidden = !click;
       if (click) adLink.href = click;
       recent.replaceChildren(...player.history.slice(-8).reverse().filter((x) => !isAd(x)).map((x) => h("li",
-        cover(x.albumArt, 90, ""), h("span.grow", h("strong", trackTitle(x)), h("small", x.artistName)),
+        cover(x.albumArt, 90, "", DRAWN.row), h("span.grow", h("strong", trackTitle(x)), h("small", x.artistName)),
         session.flags.replaysEnabled && player.station && x.stationId === player.station.stationId ? h("button.small", { type: "button", "aria-label": `Replay ${trackTitle(x)}`, onclick: () => player.replay(x) }, "Replay") : null)));
     }
     const rate = !!t && !ad;
@@ -682,7 +686,7 @@ export function nowView(main) {
 
 /** The bar at the foot of every screen while a station is on. */
 export function playerBar(bar) {
-  const art = h("img.cover.mini", { alt: "", width: 56, height: 56 });
+  const art = h("img.cover.mini", { alt: "", width: 56, height: 56, sizes: DRAWN.bar });
   const title = h("a.bar-title", { href: "#/now" });
   const sub = h("small.bar-sub");
   const ctl = controls(true);
@@ -696,7 +700,10 @@ export function playerBar(bar) {
     bar.hidden = !player.station || !session.token;
     const url = t ? artUrl(t.albumArt || t.art, 90) : "";
     art.hidden = !url;
-    if (url && art.getAttribute("src") !== url) art.src = url;
+    if (url && art.getAttribute("src") !== url) {
+      art.srcset = artSrcset(t.albumArt || t.art);
+      art.src = url;
+    }
     title.textContent = t ? trackTitle(t) : player.station ? player.station.name : "";
     sub.textContent = t ? (isAd(t) ? "Advertisement" : t.artistName) : "";
   };
@@ -719,13 +726,13 @@ export async function artistView(main, token) {
       } catch (err) { toast(errorText(err), "error"); }
     } }, a.isBookmarked ? "Bookmarked" : "Bookmark artist");
     main.replaceChildren(
-      h("div.page-head.station-head", cover(a.art, 500, a.name), h("div", heading(a.name),
+      h("div.page-head.station-head", cover(a.art, 130, a.name, DRAWN.head), h("div", heading(a.name),
         h("p.muted", [(a.genre || []).join(", "), a.listenerCount ? ` · ${a.listenerCount} listeners` : ""]),
         a.bio ? h("p", a.bio) : null,
         h("div.row", h("button.primary", { type: "button", onclick: () => startStation({ musicId: a.musicId, creationSource: "artist" }) }, "Start station"), bm))),
       h("section", { "aria-labelledby": "disco" }, h("h2", { id: "disco" }, "Discography"),
         h("ul.tiles", [...(a.discography || []), ...(a.appearsOn || [])].map((al) => h("li.tile",
-          h("a", { href: `#/album/${encodeURIComponent(al.musicId)}` }, cover(al.art, 130, ""), h("strong", al.name)),
+          h("a", { href: `#/album/${encodeURIComponent(al.musicId)}` }, cover(al.art, 130, "", DRAWN.tile), h("strong", al.name)),
           h("small", al.year || ""))))),
       h("section", { "aria-labelledby": "similar" }, h("h2", { id: "similar" }, "Similar artists"),
         h("ul.chips", (a.similar || []).map((s) => h("li", h("a.chip", { href: `#/artist/${encodeURIComponent(s.musicId)}` }, s.name))))));
@@ -739,7 +746,7 @@ export async function albumView(main, token) {
   try {
     const al = await api("music/album", { token });
     main.replaceChildren(
-      h("div.page-head.station-head", cover(al.art, 500, `Cover of ${al.name}`), h("div", heading(al.name),
+      h("div.page-head.station-head", cover(al.art, 130, `Cover of ${al.name}`, DRAWN.head), h("div", heading(al.name),
         h("p", h("a", { href: `#/artist/${encodeURIComponent(al.artistMusicId)}` }, al.artistName), al.year ? ` · ${al.year}` : ""),
         h("p.muted", `${al.trackCount} tracks · ${formatTime(al.duration)}`))),
       h("ol.list", { "aria-label": "Tracks" }, (al.tracks || []).map((t) => h("li",
@@ -777,7 +784,7 @@ export async function bookmarksView(main) {
     artistsList.hidden = !artistsList.children.length;
     artistsEmpty.hidden = !artistsList.hidden;
   };
-  const row = (b) => h("li", { dataset: { bookmarkId: b.bookmarkId } }, cover(b.art, 90, ""),
+  const row = (b) => h("li", { dataset: { bookmarkId: b.bookmarkId } }, cover(b.art, 90, "", DRAWN.row),
     h("span.grow",
       b.type === "artist" ? h("a", { href: `#/artist/${encodeURIComponent(b.musicId)}` }, h("strong", b.name)) : h("strong", b.songTitle || b.name),
       h("small", b.type === "artist" ? "Artist" : `${b.artistName}${b.albumTitle ? " · " + b.albumTitle : ""}`)),
