@@ -507,6 +507,19 @@ def test_one_active_player_per_account(radio: Server) -> None:
     assert fragment(phone, sid)
 
 
+def test_a_playing_device_can_ask_whether_it_was_taken_over(radio: Server) -> None:
+    phone, laptop, sid = two_devices(radio)
+    assert phone.ok("v1/station/checkActivePlayer", {}) == {}  # reads only: nothing changes
+    assert_error(laptop.call("v1/station/checkActivePlayer", {}), 409, "STREAM_VIOLATION")
+    assert phone.ok("v1/station/checkActivePlayer", {}) == {}
+    assert laptop.ok("v1/station/playbackResumed", {"forceActive": True}) == {}
+    assert_error(phone.call("v1/station/checkActivePlayer", {}), 409, "STREAM_VIOLATION")
+    assert laptop.ok("v1/station/checkActivePlayer", {}) == {}
+    assert laptop.ok("v1/station/playbackPaused", {}) == {}
+    assert phone.ok("v1/station/checkActivePlayer", {}) == {}  # nobody else plays now
+    assert_error(radio.client().call("v1/station/checkActivePlayer", {}), 401, "AUTH_INVALID_TOKEN")
+
+
 def test_the_player_that_lost_the_claim_learns_it_on_its_next_request(radio: Server) -> None:
     phone, laptop, sid = two_devices(radio)
     handed = phone.ok("v1/playlist/getFragment", {"stationId": sid})["tracks"]

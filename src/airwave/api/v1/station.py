@@ -661,6 +661,25 @@ def playback_paused(call: Call, req: PausedRequest) -> EmptyResponse:
     return EmptyResponse()
 
 
+@registry.endpoint(
+    "station/checkActivePlayer",
+    request=Empty,
+    response=EmptyResponse,
+    errors=[ErrorCode.STREAM_VIOLATION],
+    notes="""
+    Extension: answers `{}` while this session may go on playing, and `STREAM_VIOLATION` as soon
+    as another device of the account took the player over (`station/playbackResumed` with
+    `forceActive`). A player asks every couple of seconds while it plays, so a taken-over device
+    stops within seconds instead of at the end of the tracks it was handed. Reads only.
+    """,
+)
+def check_active_player(call: Call, req: Empty) -> EmptyResponse:
+    """Is this session still the account's player?"""
+    assert call.session is not None
+    player.check_player(call.reader(), call.require_listener().id, call.session.id, call.now())
+    return EmptyResponse()
+
+
 class ResumedRequest(RequestModel):
     force_active: bool | None = None
 

@@ -7,6 +7,8 @@ const FORMAT_KEY = "airwave.audioFormat";
 const VOLUME_KEY = "airwave.volume";
 const SKIPS_KEY = "airwave.skips";
 const HOUR = 3600e3;
+// while playing, how often to ask whether another device took the player over
+const CLAIM_CHECK_MS = 2000;
 
 export function preferredFormat() {
   const chosen = localStorage.getItem(FORMAT_KEY);
@@ -58,6 +60,26 @@ class Player extends EventTarget {
     this.errorsInRow = 0;
     this._applyVolume();
     this._mediaSession();
+    this.checking = false;
+    setInterval(() => this._checkClaim(), CLAIM_CHECK_MS);
+  }
+
+  /** While this tab plays, ask every couple of seconds whether another device took the player
+   * over: a taken-over tab stops within seconds, not at the end of the tracks it was handed. */
+  async _checkClaim() {
+    if (!this.playing || this.violation || this.checking || !session.token) return;
+    this.checking = true;
+    try {
+      await api("station/checkActivePlayer", {});
+    } catch (err) {
+      if (err.code === "STREAM_VIOLATION" && this.playing) {
+        this.violation = true;
+        this._pauseQuietly();
+        this._emit("violation");
+      }
+    } finally {
+      this.checking = false;
+    }
   }
 
   get audio() {

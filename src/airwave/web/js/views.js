@@ -577,7 +577,7 @@ export function nowView(main) {
       field("Volume", volume),
       whyBox, lyricsBox));
   main.replaceChildren(h("div", { id: "now" }, stage, empty, h("section", { "aria-labelledby": "recent-title" }, h("h2", { id: "recent-title" }, "Recently played"), recent)));
-  let shownTrack = null;
+  let shownTrack; // undefined: the first update shows the state, even "no track"
 
   async function bookmark(type) {
     const t = player.current;
@@ -644,7 +644,7 @@ export function nowView(main) {
       lyricsBtn.setAttribute("aria-expanded", "false");
       const url = t ? artUrl(t.albumArt || t.art || t.artistArt, 500) : "";
       art.hidden = !url;
-      artEmpty.hidden = !!url;
+      artEmpty.hidden = !!url || !t; // no track: no cover box at all
       if (url) {
         art.srcset = artSrcset(t.albumArt || t.art || t.artistArt);
         art.src = url;
