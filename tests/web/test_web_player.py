@@ -971,3 +971,40 @@ def _fits(cover: dict[str, Any]) -> None:
     """Not upscaled while a bigger size exists (a bigger one the browser already holds in its
     cache may serve a small cover: that costs no download)."""
     assert cover["took"] >= min(cover["drawn"] - 1, max(cover["offered"])), cover
+
+
+@pytest.mark.http_only
+def test_the_player_recovers_by_itself_after_a_server_restart(
+    browser: Any, start_server: Callable[..., Server], small_demo_library: Path
+) -> None:
+    with socket.socket() as probe:  # the page's origin must stay: the same port after restart
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    args = ["--open-registration", "--library", str(small_demo_library), "--port", str(port)]
+    env = {"AIRWAVE_FRAGMENT_LIMIT": "100000", "AIRWAVE_RADIO_RULES": "relaxed"}
+    server = start_server(*args, env=env)
+    wait_ready(server)
+    api = new_listener(server)
+    station = _station(api, server)
+    tab = open_tab(browser, server.url)
+    try:
+        page = tab.page
+        sign_in(tab, api.username)
+        _play(tab, station)
+        assert server.stop() == 0
+        now = page.locator("#now")
+        expect(now.get_by_text("Trying again")).to_be_visible(timeout=20_000)
+        assert not audio_state(page)["playing"]
+
+        start_server(*args, env=env, backend=server.backend)
+        # nobody touches the page: it comes back with a fresh fragment and plays
+        with page.expect_response(
+            lambda r: r.url.endswith("/api/v1/playlist/getFragment") and r.status == 200,
+            timeout=30_000,
+        ):
+            pass
+        wait_playing(page, past=0.5)
+        expect(now.get_by_text("Trying again")).to_be_hidden()
+    finally:
+        tab.close()
+        close_clients()

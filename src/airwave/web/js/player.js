@@ -10,6 +10,20 @@ const HOUR = 3600e3;
 // while playing, how often to ask whether another device took the player over
 const CLAIM_CHECK_MS = 2000;
 
+/** A request that failed because the server is away (restart, network), not because of what it said. */
+function unreachable(err) {
+  return err && (err.status === 0 || err.status === 502 || err.status === 503 || err.status === 504);
+}
+
+/** Does the server answer its health check? */
+async function serverUp() {
+  try {
+    return (await fetch("/healthz", { cache: "no-store" })).ok;
+  } catch {
+    return false;
+  }
+}
+
 export function preferredFormat() {
   const chosen = localStorage.getItem(FORMAT_KEY);
   if (chosen && formatsPlayable().includes(chosen)) return chosen;
@@ -61,6 +75,7 @@ class Player extends EventTarget {
     this._applyVolume();
     this._mediaSession();
     this.checking = false;
+    this.recovering = false;
     setInterval(() => this._checkClaim(), CLAIM_CHECK_MS);
   }
 
@@ -246,7 +261,7 @@ class Player extends EventTarget {
     const station = this.station;
     this.fetching = this._fragment("Normal")
       .then((tracks) => { if (station === this.station) { this.queue.push(...tracks); this._preload(); } })
-      .catch((err) => { if (err.code !== "STREAM_VIOLATION") this._say(err.message); })
+      .catch((err) => { if (err.code !== "STREAM_VIOLATION" && !unreachable(err)) this._say(err.message); })
       .finally(() => { this.fetching = null; });
   }
 
@@ -292,8 +307,9 @@ class Player extends EventTarget {
         if (this.fetching) await this.fetching;
         if (!this.queue.length) this.queue = await this._fragment("Normal");
       } catch (err) {
-        if (err.code !== "STREAM_VIOLATION") this._say(this._explain(err));
         this.current = null;
+        if (unreachable(err)) this._recoverLater();
+        else if (err.code !== "STREAM_VIOLATION") this._say(this._explain(err));
         this._emit("track");
         return;
       }
@@ -304,7 +320,8 @@ class Player extends EventTarget {
     this.started = false;
     this.message = ""; // a status message was about the track before
     let el = this.spare;
-    if (el.track !== track) {
+    if (el.track !== track || el.error) {
+      // not preloaded, or its preload failed (a stuck element never plays): load it afresh
       el = this.audio;
       el.track = track;
       el.src = track.audioURL;
@@ -360,19 +377,57 @@ class Player extends EventTarget {
     this._next();
   }
 
-  _failed() {
+  async _failed() {
     const track = this.current;
+    this.current = null;
+    if (!(await serverUp())) {
+      // not the track: the server is away (restarting, or the network dropped)
+      this._recoverLater();
+      this._emit("track");
+      return;
+    }
     if (isAd(track) && (track.adToken || track.trackToken)) {
       api("ad/brokenAd", { adToken: track.adToken || track.trackToken }).catch(() => {});
     }
     this.errorsInRow += 1;
-    this.current = null;
     if (this.errorsInRow > 3) {
       this._say("Tracks of this station cannot be played right now.");
       this._emit("track");
       return;
     }
     setTimeout(() => this._next(), 300);
+  }
+
+  /** The server went away while this station played: try again with backoff (1 s doubling to
+   * 15 s) and, once it answers, carry on with a fresh fragment, as if nothing had happened. */
+  _recoverLater() {
+    if (this.recovering || !this.station) return;
+    this.recovering = true;
+    this._say("Lost the connection to the server. Trying again…");
+    const station = this.station;
+    let delay = 1000;
+    const attempt = async () => {
+      if (this.station !== station || this.violation || this.current) {
+        this.recovering = false;
+        return;
+      }
+      try {
+        if (!(await serverUp())) throw new Error("away");
+        const tracks = await this._fragment("Normal");
+        this.recovering = false;
+        if (this.station !== station || this.current) return;
+        this.errorsInRow = 0;
+        this.message = "";
+        for (const el of this.els) { el.pause(); el.removeAttribute("src"); el.track = null; el.load(); }
+        this.queue = tracks;
+        await this._next();
+      } catch (err) {
+        if (err.code === "STREAM_VIOLATION") { this.recovering = false; return; }
+        delay = Math.min(delay * 2, 15000);
+        setTimeout(attempt, delay);
+      }
+    };
+    setTimeout(attempt, delay);
   }
 
   /** Report the current spin as skipped and forget it. */
@@ -415,7 +470,8 @@ class Player extends EventTarget {
 
   async toggle() {
     this.unlock();
-    if (!this.current) {
+    if (!this.current || (this.audio.error && this.station)) {
+      // nothing to resume, or the element is stuck on a failed load: start afresh
       if (this.station) await this.play(this.station);
       return;
     }
