@@ -1,0 +1,151 @@
+"""Airwave's radio in Subsonic apps: instant mixes from the station engine, stations played as
+playlists, the apps' ratings and stars as thumbs on the station that played the track.
+
+Every rule is the station engine's and the fragment's own (core.radio.engine, playlist.fragment):
+this module only finds the seed, the session and the spin they need.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from airwave.config import Settings
+from airwave.core import ids
+from airwave.core.catalog import catalog
+from airwave.core.plays import TOKEN_LIFETIME
+from airwave.core.radio import player, playlist, stations
+from airwave.core.radio.engine.picker import ANCHORS_PER_SEED, Picker, Steering
+from airwave.core.radio.engine.rules import History
+from airwave.core.services import Services
+from airwave.errors import ApiError, ErrorCode
+from airwave.store.models import Listener, Spin, Station
+
+MAX_STATIONS_LISTED = 1000
+
+# ---------------------------------------------------------------- instant mix
+
+
+def _mix_steering(db: Session, listener: Listener, seed: ids.Ref, tired: set[int]) -> Steering:
+    """Seeds for a track, an album (a sample of its tracks) or an artist."""
+    if seed.kind == "track":
+        seeds = [("TR", catalog.track(db, seed.id).id)]
+    elif seed.kind == "album":
+        catalog.album(db, seed.id)
+        seeds = [("TR", t) for t in catalog.album_tracks(db, seed.id)[:ANCHORS_PER_SEED]]
+    else:
+        seeds = [("AR", catalog.artist(db, seed.id).id)]
+    return Steering(
+        seeds=seeds,
+        negative_artists=Counter(),
+        banned=set(tired),
+        explicit_filter=listener.explicit_filter,
+    )
+
+
+def instant_mix(
+    db: Session, settings: Settings, listener: Listener, seed: ids.Ref, count: int, now: datetime
+) -> list[int]:
+    """Up to `count` track ids the station engine would play for this seed, in order, under the
+    radio rules, opening with the seed song when the rules allow it; nothing is kept (no station,
+    no spins): an app's Instant Mix is a one-off."""
+    tired = playlist.tired_tracks(db, listener.id, now)
+    steering = _mix_steering(db, listener, seed, tired)
+    history = History([], now, playlist.rules_for(db, settings))
+    rng = playlist.engine_random(settings, seed.id, 0)
+    picker = Picker(db, steering, history, rng)
+    opener = picker.pin(seed.id, ids.music_id("track", seed.id)) if seed.kind == "track" else None
+    picks = [opener] if opener is not None else []
+    picks += picker.pick(count - len(picks))
+    return [p.track_id for p in picks]
+
+
+# ---------------------------------------------------------------- stations as playlists
+
+
+def stations_of(db: Session, listener_id: int) -> list[Station]:
+    """The listener's stations as apps list them (the shuffle station is not one of them)."""
+    return stations.list_stations(db, listener_id, 0, MAX_STATIONS_LISTED)[1]
+
+
+def station_of(db: Session, listener_id: int, station_id: str) -> Station:
+    """One of the listener's stations, without playing it."""
+    return stations.get_station(db, listener_id, station_id)
+
+
+def play_station(
+    db: Session,
+    services: Services,
+    base_url: str,
+    listener: Listener,
+    station_id: str,
+    now: datetime,
+) -> playlist.FragmentItems:
+    """The station's next fragment, for the listener's app session: the same call, rules, limits
+    and play log as playlist/getFragment."""
+    if services.settings.readonly_mode:
+        raise ApiError(ErrorCode.READONLY_MODE, "the server is in read-only maintenance mode")
+    session = player.app_session(db, services.settings, listener, now)
+    return playlist.next_fragment(
+        db, services, base_url, listener, session, station_id, "Normal", None, now
+    )
+
+
+# ---------------------------------------------------------------- ratings and stars as thumbs
+
+
+def _station_spin(db: Session, listener_id: int, track_id: int, now: datetime) -> Spin | None:
+    """The listener's latest spin of this track on a station, while its token lives."""
+    return db.scalar(
+        select(Spin)
+        .where(
+            Spin.listener_id == listener_id,
+            Spin.track_id == track_id,
+            Spin.station_id.is_not(None),
+            Spin.issued_at > now - TOKEN_LIFETIME,
+        )
+        .order_by(Spin.issued_at.desc(), Spin.id.desc())
+        .limit(1)
+    )
+
+
+def _thumbable(db: Session, listener_id: int, track_id: int, now: datetime) -> Spin | None:
+    """The spin a thumb on this track goes through, or None when no station of the listener's
+    played it lately (or only a whole-library shuffle did, which has no station to learn)."""
+    spin = _station_spin(db, listener_id, track_id, now)
+    if spin is None:
+        return None
+    station_id = spin.origin_station_id or spin.station_id
+    station = db.get(Station, station_id) if station_id is not None else None
+    if station is None or station.is_shuffle:
+        return None
+    return spin
+
+
+def thumb_played(
+    db: Session,
+    settings: Settings,
+    listener: Listener,
+    track_id: int,
+    up: bool | None,
+    now: datetime,
+) -> bool:
+    """A thumb (up, down, or None: taken back) on the station that lately played this track to
+    the listener, through station/addFeedback's and deleteFeedback's own calls; False when no
+    station played it."""
+    spin = _thumbable(db, listener.id, track_id, now)
+    if spin is None:
+        return False
+    session = player.app_session(db, settings, listener, now)
+    if up is not None:
+        playlist.thumb(db, listener.id, session.id, spin.token, up, now)
+        return True
+    try:
+        playlist.unthumb(db, listener.id, None, spin.token, now)
+    except ApiError as error:
+        if error.error is not ErrorCode.NOT_FOUND:  # no thumb to take back: nothing to do
+            raise
+    return True

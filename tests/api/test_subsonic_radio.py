@@ -1,0 +1,123 @@
+"""Airwave's radio through the Subsonic edge, on both databases: Instant Mix (getSimilarSongs/2)
+from the station engine, stations as playlists that play their next fragment, the apps' ratings
+and stars as thumbs on the station, seen through the REST API as the web player sees them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from support import Server, unique, wait_indexed
+
+from airwave.core.radio.engine.rules import Rules
+
+
+@pytest.fixture(scope="module")
+def sub(start_server: Callable[..., Server], small_demo_library: Path) -> Server:
+    server = start_server("--library", str(small_demo_library))
+    wait_indexed(server)
+    return server
+
+
+class Listener:
+    """One account, reached as an app (app password) and as the web player (REST session)."""
+
+    def __init__(self, server: Server, tier: str = "premium") -> None:
+        self.server = server
+        self.name = unique("radio")
+        added = server.admin(
+            "user", "add", self.name, "--tier", tier, "--password-stdin", input="account pw"
+        )
+        assert added.returncode == 0, added.stderr
+        made = server.admin("user", "app-password", self.name, "--label", "phone")
+        assert made.returncode == 0, made.stderr
+        self.secret = made.stdout.strip().splitlines()[-1]
+        self.rest = server.client()
+        self.rest.login(self.name, "account pw")
+
+    def answer(self, name: str, /, **params: Any) -> dict[str, Any]:
+        credentials = {"u": self.name, "p": self.secret, "c": "tests", "v": "1.16.1", "f": "json"}
+        response = httpx.get(f"{self.server.url}/rest/{name}", params={**credentials, **params})
+        assert response.status_code == 200, response.text
+        assert response.headers["content-type"].startswith("application/json"), response.text
+        return response.json()["subsonic-response"]
+
+    def ok(self, name: str, /, **params: Any) -> dict[str, Any]:
+        answer = self.answer(name, **params)
+        assert answer["status"] == "ok", answer
+        return answer
+
+    def error(self, name: str, /, **params: Any) -> int:
+        answer = self.answer(name, **params)
+        assert answer["status"] == "failed", answer
+        return answer["error"]["code"]
+
+
+@pytest.fixture
+def listener(sub: Server) -> Listener:
+    return Listener(sub)
+
+
+def _songs(sub: Server) -> list[dict[str, Any]]:
+    """Every song of the library, album by album."""
+    someone = Listener(sub)
+    found = []
+    for album in someone.ok("getAlbumList2", type="alphabeticalByName", size=500)["albumList2"][
+        "album"
+    ]:
+        found += someone.ok("getAlbum", id=album["id"])["album"]["song"]
+    return found
+
+
+def _keeps_the_runs(mix: list[dict[str, Any]]) -> None:
+    """No repeat, and never more from one album or artist in a row than the radio rules allow."""
+    rules = Rules()
+    assert len({s["id"] for s in mix}) == len(mix)
+    for i in range(len(mix)):
+        albums = [s["albumId"] for s in mix[max(0, i - rules.album_run) : i + 1]]
+        assert not (len(albums) > rules.album_run and len(set(albums)) == 1), mix
+        artists = [s["artistId"] for s in mix[max(0, i - rules.artist_run) : i + 1]]
+        assert not (len(artists) > rules.artist_run and len(set(artists)) == 1), mix
+
+
+def test_instant_mix_of_a_song_opens_with_it(sub: Server, listener: Listener) -> None:
+    songs = _songs(sub)
+    for seed in songs[:: max(1, len(songs) // 6)]:
+        mix = listener.ok("getSimilarSongs", id=seed["id"], count=12)["similarSongs"]["song"]
+        assert len(mix) == 12
+        assert mix[0]["id"] == seed["id"]
+        _keeps_the_runs(mix)
+        mix2 = listener.ok("getSimilarSongs2", id=seed["id"], count=5)["similarSongs2"]["song"]
+        assert len(mix2) == 5 and mix2[0]["id"] == seed["id"]
+    default = listener.ok("getSimilarSongs", id=songs[0]["id"])["similarSongs"]["song"]
+    assert 40 <= len(default) <= 50  # up to 50: the engine stops where its rules leave nothing
+    _keeps_the_runs(default)
+
+
+def test_instant_mix_of_an_artist_or_album_leans_on_it(sub: Server, listener: Listener) -> None:
+    songs = _songs(sub)
+    for seed in songs[:: max(1, len(songs) // 5)]:
+        mix = listener.ok("getSimilarSongs2", id=seed["artistId"], count=10)["similarSongs2"]
+        assert len(mix["song"]) == 10
+        # the artist's own tracks are the anchors (each the closest to itself): they lead
+        assert seed["artistId"] in [s["artistId"] for s in mix["song"][:3]], mix
+        _keeps_the_runs(mix["song"])
+        mix = listener.ok("getSimilarSongs", id=seed["albumId"], count=10)["similarSongs"]
+        assert seed["albumId"] in [s["albumId"] for s in mix["song"][:3]], mix
+        _keeps_the_runs(mix["song"])
+
+
+def test_instant_mix_keeps_no_station_and_refuses_bad_ids(sub: Server, listener: Listener) -> None:
+    song = _songs(sub)[0]
+    listener.ok("getSimilarSongs2", id=song["id"], count=3)
+    listener.ok("getSimilarSongs", id=song["artistId"], count=3)
+    assert listener.rest.ok("v1/station/getStations", {})["stations"] == []
+    assert listener.ok("getSimilarSongs", id=song["id"], count=0)["similarSongs"]["song"]
+    assert listener.error("getSimilarSongs") == 10
+    assert listener.error("getSimilarSongs", id="S999999") == 70
+    assert listener.error("getSimilarSongs", id="nonsense") == 70
+    assert listener.error("getSimilarSongs2", id=song["albumId"]) == 70
+    assert listener.error("getSimilarSongs", id=song["id"], count="many") == 0
