@@ -47,7 +47,7 @@ class Listener:
 
     def ok(self, name: str, /, **params: Any) -> dict[str, Any]:
         answer = self.answer(name, **params)
-        assert answer["status"] == "ok", answer
+        assert answer["status"] == "ok", (name, params, answer.get("error"))
         return answer
 
     def error(self, name: str, /, **params: Any) -> int:
@@ -121,3 +121,65 @@ def test_instant_mix_keeps_no_station_and_refuses_bad_ids(sub: Server, listener:
     assert listener.error("getSimilarSongs", id="nonsense") == 70
     assert listener.error("getSimilarSongs2", id=song["albumId"]) == 70
     assert listener.error("getSimilarSongs", id=song["id"], count="many") == 0
+
+
+def _station(listener: Listener, song: dict[str, Any]) -> dict[str, Any]:
+    """A song station made in the web player (REST)."""
+    return listener.rest.ok("v1/station/createStation", {"musicId": song["id"]})
+
+
+def test_stations_are_radio_playlists_that_play_the_next_fragment(
+    sub: Server, listener: Listener
+) -> None:
+    song = _songs(sub)[3]
+    station = _station(listener, song)
+    listener.ok("createPlaylist", name="Mine", songId=song["id"])
+    listed = listener.ok("getPlaylists")["playlists"]["playlist"]
+    radio = [p for p in listed if p["id"] == station["pandoraId"]]
+    assert len(radio) == 1 and len(listed) == 2, listed
+    (radio_list,) = radio
+    assert radio_list["id"].startswith("ST:")
+    assert radio_list["name"] == "Radio: " + station["name"]
+    assert "Airwave station" in radio_list["comment"] and radio_list["readonly"] is True
+    mine = next(p for p in listed if p["name"] == "Mine")
+    assert mine["id"].startswith("PL:") and mine["id"] != radio_list["id"]
+    first = listener.ok("getPlaylist", id=radio_list["id"])["playlist"]
+    assert first["name"] == radio_list["name"]
+    assert 1 <= len(first["entry"]) <= 4 and first["songCount"] == len(first["entry"])
+    assert first["entry"][0]["id"] == song["id"]  # a song station opens with its song
+    second = listener.ok("getPlaylist", id=radio_list["id"])["playlist"]["entry"]
+    assert second and not {s["id"] for s in second} & {s["id"] for s in first["entry"]}
+    _keeps_the_runs(first["entry"] + second)
+
+
+def test_a_free_listener_plays_a_station_from_an_app(sub: Server) -> None:
+    free = Listener(sub, tier="free")
+    songs = _songs(sub)
+    station = _station(free, songs[5])
+    listed = free.ok("getPlaylists")["playlists"]["playlist"]
+    assert [p["id"] for p in listed] == [station["pandoraId"]]
+    entries = free.ok("getPlaylist", id=station["pandoraId"])["playlist"]["entry"]
+    credentials = {"u": free.name, "p": free.secret, "c": "tests", "v": "1.16.1"}
+    audio = httpx.get(f"{sub.url}/rest/stream", params={"id": entries[0]["id"], **credentials})
+    assert audio.status_code == 200 and len(audio.content) > 10_000, audio.text[:200]
+    handed = {e["id"] for e in entries}
+    other = next(s for s in songs if s["id"] not in handed)
+    assert free.error("stream", id=other["id"]) == 50  # no library on demand for the free tier
+    assert free.error("download", id=entries[0]["id"]) == 50
+
+
+def test_station_playlists_are_read_only(sub: Server, listener: Listener) -> None:
+    song = _songs(sub)[7]
+    station = _station(listener, song)
+    token = station["pandoraId"]
+    assert listener.error("updatePlaylist", playlistId=token, name="Renamed") == 50
+    assert listener.error("updatePlaylist", playlistId=token, songIdToAdd=song["id"]) == 50
+    assert listener.error("createPlaylist", playlistId=token, songId=song["id"]) == 50
+    assert listener.error("deletePlaylist", id=token) == 50
+    (kept,) = listener.rest.ok("v1/station/getStations", {})["stations"]
+    assert kept["name"] == station["name"]
+    stranger = Listener(sub)
+    assert stranger.error("getPlaylist", id=token) == 50
+    assert stranger.error("deletePlaylist", id=token) == 50
+    assert listener.error("getPlaylist", id="ST:0:999999") == 70
+    assert listener.error("deletePlaylist", id="ST:0:999999") == 70

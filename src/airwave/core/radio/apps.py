@@ -8,21 +8,22 @@ this module only finds the seed, the session and the spin they need.
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings
-from airwave.core import ids
+from airwave.core import ids, playlists
 from airwave.core.catalog import catalog
 from airwave.core.plays import TOKEN_LIFETIME
-from airwave.core.radio import player, playlist, stations
+from airwave.core.radio import delivery, player, playlist, stations
 from airwave.core.radio.engine.picker import ANCHORS_PER_SEED, Picker, Steering
 from airwave.core.radio.engine.rules import History
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
-from airwave.store.models import Listener, Spin, Station
+from airwave.store.models import Listener, Playlist, Spin, Station
 
 MAX_STATIONS_LISTED = 1000
 
@@ -66,14 +67,38 @@ def instant_mix(
 # ---------------------------------------------------------------- stations as playlists
 
 
-def stations_of(db: Session, listener_id: int) -> list[Station]:
-    """The listener's stations as apps list them (the shuffle station is not one of them)."""
-    return stations.list_stations(db, listener_id, 0, MAX_STATIONS_LISTED)[1]
+@dataclass(frozen=True)
+class AppPlaylists:
+    """What an app lists as playlists: the listener's own (tiers with on-demand) and stations."""
+
+    playlists: list[Playlist]
+    stations: list[Station]
 
 
-def station_of(db: Session, listener_id: int, station_id: str) -> Station:
-    """One of the listener's stations, without playing it."""
-    return stations.get_station(db, listener_id, station_id)
+def app_playlists(db: Session, settings: Settings, listener: Listener) -> AppPlaylists:
+    """The listener's playlists, when the tier plays the library on demand, and stations (every
+    tier: radio is every listener's); the shuffle station is not listed."""
+    own = playlists.of_listener(db, listener.id) if settings.tier(listener.tier).on_demand else []
+    listed = stations.list_stations(db, listener.id, 0, MAX_STATIONS_LISTED)[1]
+    return AppPlaylists(own, listed)
+
+
+def refuse_station_edit(db: Session, listener_id: int, station_id: str) -> None:
+    """A station is played as a playlist, never edited as one: CALL_NOT_ALLOWED (after
+    STATION_DOES_NOT_EXIST / USER_NOT_AUTHORIZED for one that is not the listener's)."""
+    station = stations.get_station(db, listener_id, station_id)
+    raise ApiError(
+        ErrorCode.CALL_NOT_ALLOWED,
+        f"{station.name!r} is an Airwave station, not a playlist: change it in the web player",
+    )
+
+
+@dataclass(frozen=True)
+class StationPlay:
+    """A station opened in an app: the station and its next tracks (ads left out)."""
+
+    station: Station
+    track_ids: list[int]
 
 
 def play_station(
@@ -83,14 +108,56 @@ def play_station(
     listener: Listener,
     station_id: str,
     now: datetime,
-) -> playlist.FragmentItems:
+) -> StationPlay:
     """The station's next fragment, for the listener's app session: the same call, rules, limits
     and play log as playlist/getFragment."""
     if services.settings.readonly_mode:
         raise ApiError(ErrorCode.READONLY_MODE, "the server is in read-only maintenance mode")
     session = player.app_session(db, services.settings, listener, now)
-    return playlist.next_fragment(
+    played = playlist.next_fragment(
         db, services, base_url, listener, session, station_id, "Normal", None, now
+    )
+    tracks = [i.view.track.id for i in played.items if isinstance(i, playlist.TrackItem)]
+    station = db.get(Station, played.station_id)
+    assert station is not None
+    return StationPlay(station, tracks)
+
+
+def stream_token(
+    db: Session,
+    services: Services,
+    listener: Listener,
+    track_id: int,
+    requested: str,
+    now: datetime,
+) -> str:
+    """A signed /audio/ token for an app's `stream`: a track a station opened in an app handed
+    out lately streams under that spin's grant (every tier, as on the web player, the active
+    player rule included); any other track is the library on demand (tiers with it)."""
+    session_id = player.app_session_id(db, listener.id)
+    spin = None
+    if session_id is not None:
+        spin = db.scalar(
+            select(Spin)
+            .where(
+                Spin.listener_id == listener.id,
+                Spin.session_id == session_id,
+                Spin.track_id == track_id,
+                Spin.station_id.is_not(None),
+                Spin.issued_at > now - TOKEN_LIFETIME,
+            )
+            .order_by(Spin.issued_at.desc(), Spin.id.desc())
+            .limit(1)
+        )
+    if spin is None:
+        return delivery.library_stream_token(db, services, listener, track_id, requested, now)
+    track = catalog.track(db, track_id)
+    return services.signer.audio_token(
+        listener_id=listener.id,
+        track_id=track.id,
+        encoding=delivery.encoding_for(services.settings, listener, requested, track.codec),
+        expires_at=now + timedelta(seconds=services.settings.audio_url_lifetime),
+        spin_id=spin.id,
     )
 
 

@@ -102,9 +102,19 @@ def check_player(db: Session, listener_id: int, session_id: int | None, now: dat
 APP_SESSION_AGENT = "Subsonic apps"
 
 
+def _app_session_name(listener_id: int) -> str:
+    return f"subsonic-apps:{listener_id}"
+
+
+def app_session_id(db: Session, listener_id: int) -> int | None:
+    """The listener's app session, if apps have played radio."""
+    name = _app_session_name(listener_id)
+    return db.scalar(select(AuthSession.id).where(AuthSession.token_hash == name))
+
+
 def app_session(db: Session, settings: Settings, listener: Listener, now: datetime) -> AuthSession:
     """The listener's player session for Subsonic apps, made on first use, kept alive by use."""
-    name = f"subsonic-apps:{listener.id}"
+    name = _app_session_name(listener.id)
     session = db.scalar(select(AuthSession).where(AuthSession.token_hash == name))
     if session is None:
         session = AuthSession(
