@@ -183,3 +183,68 @@ def test_station_playlists_are_read_only(sub: Server, listener: Listener) -> Non
     assert stranger.error("deletePlaylist", id=token) == 50
     assert listener.error("getPlaylist", id="ST:0:999999") == 70
     assert listener.error("deletePlaylist", id="ST:0:999999") == 70
+
+
+def _thumbs(listener: Listener, station: dict[str, Any], positive: bool) -> list[str]:
+    """The station's thumbs as the web player reads them (REST getStationFeedback)."""
+    page = listener.rest.ok(
+        "v1/station/getStationFeedback",
+        {"stationId": station["stationId"], "positive": positive},
+    )
+    return [f["musicId"] for f in page["feedback"]]
+
+
+def test_ratings_and_stars_on_station_songs_are_thumbs(sub: Server, listener: Listener) -> None:
+    songs = _songs(sub)
+    station = _station(listener, songs[10])
+    played = listener.ok("getPlaylist", id=station["pandoraId"])["playlist"]["entry"]
+    played += listener.ok("getPlaylist", id=station["pandoraId"])["playlist"]["entry"]
+    up, down, starred, middling = (s["id"] for s in played[:4])
+    listener.ok("setRating", id=up, rating=5)
+    listener.ok("setRating", id=down, rating=1)
+    listener.ok("star", id=starred)
+    listener.ok("setRating", id=middling, rating=3)
+    assert sorted(_thumbs(listener, station, True)) == sorted([up, starred])
+    assert _thumbs(listener, station, False) == [down]
+    # the ratings are the listener's too, shown back as userRating
+    rated = {
+        s["id"]: s.get("userRating")
+        for s in listener.ok("getAlbum", id=played[0]["albumId"])["album"]["song"]
+    }
+    assert rated[up] == 5
+    assert listener.ok("getSong", id=middling)["song"]["userRating"] == 3
+    # 0 takes the thumb back; a second rating replaces the first
+    listener.ok("setRating", id=up, rating=0)
+    listener.ok("setRating", id=down, rating=5)
+    assert sorted(_thumbs(listener, station, True)) == sorted([down, starred])
+    assert _thumbs(listener, station, False) == []
+    assert "userRating" not in listener.ok("getSong", id=up)["song"]
+    # a thumbed-down song never plays on that station again
+    listener.ok("setRating", id=middling, rating=1)
+    for _ in range(4):
+        again = listener.ok("getPlaylist", id=station["pandoraId"])["playlist"]["entry"]
+        assert middling not in [s["id"] for s in again]
+
+
+def test_ratings_off_radio_are_kept_without_thumbs(sub: Server, listener: Listener) -> None:
+    song = _songs(sub)[12]
+    station = _station(listener, _songs(sub)[20])  # a station that has not played the song
+    listener.ok("setRating", id=song["id"], rating=1)
+    listener.ok("setRating", id=song["id"], rating=4)
+    assert listener.ok("getSong", id=song["id"])["song"]["userRating"] == 4
+    assert _thumbs(listener, station, True) == [] and _thumbs(listener, station, False) == []
+    listener.ok("star", id=song["id"])
+    assert [s["id"] for s in listener.ok("getStarred2")["starred2"]["song"]] == [song["id"]]
+    assert listener.error("setRating", id=song["id"], rating=9) == 0
+    assert listener.error("setRating", id=song["id"], rating="high") == 0
+    assert listener.error("setRating", id=song["id"]) == 10
+    assert listener.error("setRating", id="S999999", rating=3) == 70
+    free = Listener(sub, tier="free")
+    free_station = _station(free, song)
+    handed = free.ok("getPlaylist", id=free_station["pandoraId"])["playlist"]["entry"]
+    first = handed[0]
+    free.ok("star", id=first["id"])  # no collection on the free tier, but a thumbs-up
+    assert _thumbs(free, free_station, True) == [first["id"]]
+    other = next(s for s in _songs(sub) if s["id"] not in {h["id"] for h in handed})
+    assert free.error("star", id=other["id"]) == 50
+    free.ok("setRating", id=other["id"], rating=2)

@@ -1,10 +1,11 @@
 """Airwave's radio behind the apps' buttons: getSimilarSongs/2 (Instant Mix) from the station
-engine (core.radio.apps)."""
+engine, setRating as thumbs on the station that played the song (core.radio.apps)."""
 
 from __future__ import annotations
 
 from airwave.api.subsonic.browse import songs
 from airwave.api.subsonic.dispatch import Payload, SubsonicCall, method
+from airwave.api.subsonic.envelope import GENERIC, SubsonicError
 from airwave.core.catalog import catalog
 from airwave.core.radio import apps
 
@@ -31,3 +32,17 @@ def get_similar_songs(s: SubsonicCall) -> Payload:
 def get_similar_songs2(s: SubsonicCall) -> Payload:
     """An artist seed (a song id is taken too, as apps send one for a song's Instant Mix)."""
     return {"similarSongs2": {"song": _mix(s, "artist", "track")}}
+
+
+@method("setRating", writes=True)
+def set_rating(s: SubsonicCall) -> Payload:
+    """0-5 stars; on a song a station played lately 5 is a thumbs-up, 1 a thumbs-down, 0 none."""
+    ref = catalog.resolve(s.required("id"), "track")
+    s.required("rating")
+    rating = s.number("rating", 0, low=-1, high=6)
+    if not 0 <= rating <= 5:
+        raise SubsonicError(GENERIC, "rating must be 0 (none) to 5")
+    listener = s.call.require_listener()
+    with s.call.write() as db:
+        apps.rate(db, s.call.settings, listener, ref.id, rating, s.call.now())
+    return {}

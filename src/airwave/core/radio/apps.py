@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings
-from airwave.core import ids, playlists
+from airwave.core import collection, ids, playlists, ratings
 from airwave.core.catalog import catalog
 from airwave.core.plays import TOKEN_LIFETIME
 from airwave.core.radio import delivery, player, playlist, stations
@@ -216,3 +216,33 @@ def thumb_played(
         if error.error is not ErrorCode.NOT_FOUND:  # no thumb to take back: nothing to do
             raise
     return True
+
+
+def rate(
+    db: Session, settings: Settings, listener: Listener, track_id: int, rating: int, now: datetime
+) -> None:
+    """An app's star rating (setRating): kept as the listener's rating of the track; on a track
+    a station of theirs played lately, 5 is a thumbs-up there, 1 a thumbs-down, 0 takes the
+    thumb back (2-4 leave the station alone)."""
+    catalog.track(db, track_id)
+    ratings.set_rating(db, listener.id, track_id, rating, now)
+    if rating in (0, 1, ratings.HIGHEST):
+        thumb_played(db, settings, listener, track_id, None if rating == 0 else rating > 1, now)
+
+
+def star(
+    db: Session, settings: Settings, listener: Listener, refs: list[ids.Ref], now: datetime
+) -> None:
+    """An app's star: into the listener's collection (tiers with on-demand), and a thumbs-up on
+    the station that lately played a starred track. A tier without on-demand can star only
+    tracks a station played (LISTENER_NOT_AUTHORIZED for anything else, before any change)."""
+    on_demand = settings.tier(listener.tier).on_demand
+    if not on_demand:
+        for ref in refs:
+            if ref.kind != "track" or _thumbable(db, listener.id, ref.id, now) is None:
+                delivery.require_on_demand(settings, listener)
+    for ref in refs:
+        if on_demand:
+            collection.add(db, listener.id, ref, now)
+        if ref.kind == "track":
+            thumb_played(db, settings, listener, ref.id, True, now)
