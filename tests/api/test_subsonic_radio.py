@@ -4,6 +4,7 @@ and stars as thumbs on the station, seen through the REST API as the web player 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,11 +26,11 @@ def sub(start_server: Callable[..., Server], small_demo_library: Path) -> Server
 class Listener:
     """One account, reached as an app (app password) and as the web player (REST session)."""
 
-    def __init__(self, server: Server, tier: str = "premium") -> None:
+    def __init__(self, server: Server, tier: str = "premium", *flags: str) -> None:
         self.server = server
         self.name = unique("radio")
         added = server.admin(
-            "user", "add", self.name, "--tier", tier, "--password-stdin", input="account pw"
+            "user", "add", self.name, "--tier", tier, *flags, "--password-stdin", input="account pw"
         )
         assert added.returncode == 0, added.stderr
         made = server.admin("user", "app-password", self.name, "--label", "phone")
@@ -248,3 +249,111 @@ def test_ratings_off_radio_are_kept_without_thumbs(sub: Server, listener: Listen
     other = next(s for s in _songs(sub) if s["id"] not in {h["id"] for h in handed})
     assert free.error("star", id=other["id"]) == 50
     free.ok("setRating", id=other["id"], rating=2)
+
+
+def _play_log(sub: Server, track_id: str) -> list[dict[str, Any]]:
+    exported = sub.admin("export", "plays", "--since", "2020-01-01", "--format", "json")
+    assert exported.returncode == 0, exported.stderr
+    return [p for p in json.loads(exported.stdout) if p["track_id"] == int(track_id[1:])]
+
+
+def test_scrobbles_of_station_songs_are_the_station_plays(sub: Server) -> None:
+    free = Listener(sub, tier="free")  # no library on demand: radio only
+    station = _station(free, _songs(sub)[30])
+    first, second, *_ = free.ok("getPlaylist", id=station["pandoraId"])["playlist"]["entry"]
+    free.ok("scrobble", id=first["id"], submission="false")
+    (started,) = _play_log(sub, first["id"])
+    assert started["station"] == station["name"] and started["outcome"] == ""
+    playing = free.ok("getNowPlaying")["nowPlaying"]["entry"]
+    mine = [e for e in playing if e["username"] == free.name]
+    assert [e["id"] for e in mine] == [first["id"]]
+    assert mine[0]["minutesAgo"] >= 0 and isinstance(mine[0]["playerId"], int)
+    free.ok("scrobble", id=first["id"])  # played through: the same spin, completed
+    (done,) = _play_log(sub, first["id"])
+    assert done["outcome"] == "completed" and done["seconds_played"] > 0
+    assert done["spin_id"] == started["spin_id"]
+    assert free.name not in [
+        e["username"] for e in free.ok("getNowPlaying")["nowPlaying"].get("entry", [])
+    ]
+    free.ok("scrobble", id=second["id"])  # a submission alone: started and completed at once
+    (whole,) = _play_log(sub, second["id"])
+    assert whole["station"] == station["name"] and whole["outcome"] == "completed"
+    (listed,) = free.rest.ok("v1/station/getStations", {})["stations"]
+    assert listed.get("lastPlayed")
+
+
+def test_now_playing_of_on_demand_plays(sub: Server, listener: Listener) -> None:
+    song = _songs(sub)[40]
+    listener.ok("scrobble", id=song["id"], submission="false")
+    other = Listener(sub)
+    entries = other.ok("getNowPlaying")["nowPlaying"]["entry"]
+    (seen,) = [e for e in entries if e["username"] == listener.name]
+    assert seen["id"] == song["id"] and seen["title"] == song["title"]
+    listener.rest.ok("v1/listener/setProfile", {"profilePrivate": True})
+    hidden = other.ok("getNowPlaying")["nowPlaying"].get("entry", [])
+    assert listener.name not in [e["username"] for e in hidden]
+    assert listener.name in [
+        e["username"] for e in listener.ok("getNowPlaying")["nowPlaying"]["entry"]
+    ]
+
+
+def test_play_queue_is_kept_per_listener(sub: Server, listener: Listener) -> None:
+    songs = _songs(sub)
+    assert "playQueue" not in listener.ok("getPlayQueue")
+    queue = [s["id"] for s in songs[50:55]]
+    listener.ok("savePlayQueue", id=queue, current=queue[2], position=81_500, c="phone-app")
+    kept = listener.ok("getPlayQueue")["playQueue"]
+    assert [e["id"] for e in kept["entry"]] == queue
+    assert kept["current"] == queue[2] and kept["position"] == 81_500
+    assert kept["username"] == listener.name and kept["changedBy"] == "phone-app"
+    assert kept["changed"]
+    assert "playQueue" not in Listener(sub).ok("getPlayQueue")  # another listener's is apart
+    listener.ok("savePlayQueue", id=queue[:2], current=queue[0])
+    assert [e["id"] for e in listener.ok("getPlayQueue")["playQueue"]["entry"]] == queue[:2]
+    assert listener.error("savePlayQueue", id=queue[:2], current=queue[4]) == 0
+    assert listener.error("savePlayQueue", id=["S999999"]) == 70
+    assert listener.error("savePlayQueue", id=queue[:2], position="soon") == 0
+    assert [e["id"] for e in listener.ok("getPlayQueue")["playQueue"]["entry"]] == queue[:2]
+    listener.ok("savePlayQueue")  # no ids: cleared
+    assert "playQueue" not in listener.ok("getPlayQueue")
+
+
+def test_position_bookmarks(sub: Server, listener: Listener) -> None:
+    songs = _songs(sub)
+    first, second = songs[60]["id"], songs[61]["id"]
+    assert listener.ok("getBookmarks")["bookmarks"].get("bookmark", []) == []
+    listener.ok("createBookmark", id=first, position=1000, comment="chorus")
+    listener.ok("createBookmark", id=second, position=2000)
+    listener.ok("createBookmark", id=first, position=1500)  # moved, not doubled
+    marks = listener.ok("getBookmarks")["bookmarks"]["bookmark"]
+    assert [(m["entry"]["id"], m["position"]) for m in marks] == [(first, 1500), (second, 2000)]
+    assert marks[0]["username"] == listener.name and marks[0]["created"] and marks[0]["changed"]
+    assert Listener(sub).ok("getBookmarks")["bookmarks"].get("bookmark", []) == []
+    # the REST bookmarks (liked artists and songs) are another thing: untouched
+    assert listener.rest.ok("v1/bookmark/getBookmarks", {})["tracks"] == []
+    listener.ok("deleteBookmark", id=second)
+    assert [m["entry"]["id"] for m in listener.ok("getBookmarks")["bookmarks"]["bookmark"]] == [
+        first
+    ]
+    assert listener.error("deleteBookmark", id=second) == 70
+    assert listener.error("createBookmark", id=first) == 10
+    assert listener.error("createBookmark", id="S999999", position=5) == 70
+
+
+def test_start_scan_and_user_roles(sub: Server, listener: Listener) -> None:
+    admin = Listener(sub, "premium", "--admin")
+    status = admin.ok("startScan")["scanStatus"]
+    assert status["scanning"] is True and status["count"] > 0
+    assert listener.error("startScan") == 50
+    wait_indexed(sub)
+    me = listener.ok("getUser", username=listener.name)["user"]
+    assert me["adminRole"] is False and me["streamRole"] is True
+    assert me["downloadRole"] is True and me["playlistRole"] is True
+    assert me["coverArtRole"] is False and me["uploadRole"] is False
+    free = Listener(sub, tier="free")
+    them = free.ok("getUser", username=free.name)["user"]
+    assert them["streamRole"] is True and them["downloadRole"] is False
+    assert them["playlistRole"] is False
+    assert admin.ok("getUser", username=free.name)["user"]["username"] == free.name
+    assert admin.ok("getUser", username=admin.name)["user"]["adminRole"] is True
+    assert free.error("getUser", username=admin.name) == 50
