@@ -28,6 +28,8 @@ from airwave.api.subsonic import browse as _subsonic_browse  # noqa: F401 - decl
 from airwave.api.subsonic import media as _subsonic_media  # noqa: F401 - declares methods
 from airwave.api.subsonic import playlists as _subsonic_playlists  # noqa: F401 - declares methods
 from airwave.api.subsonic import plays as _subsonic_plays  # noqa: F401 - declares methods
+from airwave.api.subsonic import radio as _subsonic_radio  # noqa: F401 - declares methods
+from airwave.api.subsonic import resume as _subsonic_resume  # noqa: F401 - declares methods
 from airwave.api.subsonic import starred as _subsonic_starred  # noqa: F401 - declares methods
 from airwave.api.subsonic import system as _subsonic_system  # noqa: F401 - declares methods
 from airwave.api.subsonic.dispatch import PREFIX as SUBSONIC_PREFIX

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from airwave.core.services import Services
+from airwave.errors import ApiError, ErrorCode
 from airwave.library import workers
 from airwave.library.containment import Roots
 from airwave.library.profiler import ProfileReport
@@ -192,6 +193,15 @@ class Library:
                 self.status.state = "idle"
         return report
 
+    def rescan(self) -> bool:
+        """A scan in the background now, unless one runs (False then: it is already on its way)."""
+        if not self.roots or self.status.state != "idle" or self.status.lock.locked():
+            return False
+        threading.Thread(
+            target=self._run, args=(False,), name="library-rescan", daemon=True
+        ).start()
+        return True
+
     def _progress(self, stage: str, done: int, total: int) -> None:
         self.status.stage, self.status.done, self.status.total = stage, done, total
 
@@ -226,3 +236,13 @@ class Library:
         stays; the next scan continues from there)."""
         self._stop.set()
         workers.cancel_all()
+
+
+def start_scan(library: Library | None, is_admin: bool) -> None:
+    """An administrator's rescan of the library (Subsonic startScan), unless one is on its way:
+    USER_NOT_AUTHORIZED for anyone else, CALL_NOT_ALLOWED on a server that scans no folder."""
+    if not is_admin:
+        raise ApiError(ErrorCode.USER_NOT_AUTHORIZED, "only administrators may start a scan")
+    if library is None or not library.roots:
+        raise ApiError(ErrorCode.CALL_NOT_ALLOWED, "this server scans no library folder")
+    library.rescan()

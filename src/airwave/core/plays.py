@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from airwave.audio.signing import ReceiptGrant
 from airwave.core.clock import iso_timestamp
 from airwave.errors import ApiError, ErrorCode
-from airwave.store.models import AdSpin, Album, Artist, Spin, Station, Track
+from airwave.store.models import AdSpin, Album, Artist, Listener, Spin, Station, Track
 
 Outcome = Literal["completed", "skipped"]
 
@@ -209,3 +209,47 @@ def refuse_ad_token(db: Session, listener_id: int, token: str) -> None:
         "that is an ad's token: ads take no feedback, tired or bookmark; report their plays with "
         "ad/registerImpression",
     )
+
+
+NOW_PLAYING_GRACE = timedelta(minutes=5)  # a pause, a slow network: still "now" this long after
+NOW_PLAYING_LOOKBACK = timedelta(hours=3)
+
+
+@dataclass(frozen=True)
+class NowPlaying:
+    """A track a listener started and has not finished, as apps show who listens to what."""
+
+    track_id: int
+    username: str
+    started_at: datetime
+    player_id: int  # the session that plays it; 0 when unknown
+
+
+def now_playing(db: Session, viewer_id: int, now: datetime) -> list[NowPlaying]:
+    """Each listener's latest started, unfinished spin whose track would still be playing (plus a
+    grace), newest first; listeners with a private profile show only to themselves."""
+    rows = db.execute(
+        select(Spin.track_id, Spin.listener_id, Spin.started_at, Spin.session_id)
+        .add_columns(Listener.username, Listener.profile_private, Track.duration)
+        .join(Listener, Listener.id == Spin.listener_id)
+        .join(Track, Track.id == Spin.track_id)
+        .where(
+            Spin.started_at.is_not(None),
+            Spin.started_at > now - NOW_PLAYING_LOOKBACK,
+            Spin.outcome.is_(None),
+        )
+        .order_by(Spin.started_at.desc(), Spin.id.desc())
+        .limit(2000)
+    )
+    seen: set[int] = set()
+    found = []
+    for track_id, listener_id, started, session_id, username, private, duration in rows:
+        if listener_id in seen:
+            continue
+        seen.add(listener_id)
+        if private and listener_id != viewer_id:
+            continue
+        if started + timedelta(seconds=duration or 0) + NOW_PLAYING_GRACE < now:
+            continue
+        found.append(NowPlaying(track_id, username, started, session_id or 0))
+    return found

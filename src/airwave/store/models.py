@@ -662,3 +662,52 @@ class AppPassword(Base):
     sealed: Mapped[bytes] = mapped_column(LargeBinary)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class TrackRating(Base):
+    """A listener's star rating of a track (Subsonic setRating, OpenSubsonic userRating), 1-5."""
+
+    __tablename__ = "track_ratings"
+
+    listener_id: Mapped[int] = mapped_column(
+        ForeignKey("listeners.id", ondelete="CASCADE"), primary_key=True
+    )
+    track_id: Mapped[int] = mapped_column(
+        ForeignKey("tracks.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    rating: Mapped[int] = mapped_column(Integer)
+    rated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class PlayQueue(Base):
+    """The play queue an app saved (Subsonic savePlayQueue), one per listener, to resume on
+    another device."""
+
+    __tablename__ = "play_queues"
+
+    listener_id: Mapped[int] = mapped_column(
+        ForeignKey("listeners.id", ondelete="CASCADE"), primary_key=True
+    )
+    track_ids: Mapped[str] = mapped_column(Text, default="")  # comma-separated, in order
+    current_track_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    position_ms: Mapped[int] = mapped_column(BigInteger, default=0)
+    changed_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    changed_by: Mapped[str] = mapped_column(String(64), default="")
+
+
+class PositionBookmark(Base):
+    """Where a listener stopped in a track (Subsonic bookmarks): not the REST bookmarks, which
+    mark artists and songs the listener likes, with no position."""
+
+    __tablename__ = "position_bookmarks"
+    __table_args__ = (
+        UniqueConstraint("listener_id", "track_id", name="uq_position_bookmarks_listener_track"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    listener_id: Mapped[int] = mapped_column(ForeignKey("listeners.id", ondelete="CASCADE"))
+    track_id: Mapped[int] = mapped_column(ForeignKey("tracks.id", ondelete="CASCADE"), index=True)
+    position_ms: Mapped[int] = mapped_column(BigInteger, default=0)
+    comment: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    changed_at: Mapped[datetime] = mapped_column(UTCDateTime)

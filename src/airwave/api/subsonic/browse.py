@@ -11,7 +11,7 @@ from typing import Any
 from airwave.api.subsonic.dispatch import Payload, SubsonicCall, method
 from airwave.api.subsonic.system import MUSIC_FOLDER_ID
 from airwave.audio.formats import original_content_type
-from airwave.core import collection, ids, search
+from airwave.core import collection, ids, ratings, search
 from airwave.core.catalog import browse, catalog
 from airwave.core.catalog.catalog import TrackView
 from airwave.core.clock import iso_timestamp
@@ -115,10 +115,16 @@ def starred(s: SubsonicCall, kind: ids.Kind, ref_ids: list[int]) -> dict[int, st
 
 
 def songs(s: SubsonicCall, track_ids: list[int]) -> list[Payload]:
-    """Child elements of tracks, with `starred` where the caller collected them."""
+    """Child elements of tracks, with `starred` where the caller collected them and
+    `userRating` where they rated them."""
     views = catalog.track_views(s.call.reader(), track_ids)
-    marks = starred(s, "track", [v.track.id for v in views])
-    return [{**song_payload(v), "starred": marks.get(v.track.id)} for v in views]
+    found = [v.track.id for v in views]
+    marks = starred(s, "track", found)
+    rated = ratings.ratings_of(s.call.reader(), s.call.require_listener().id, found)
+    return [
+        {**song_payload(v), "starred": marks.get(v.track.id), "userRating": rated.get(v.track.id)}
+        for v in views
+    ]
 
 
 def albums_of(s: SubsonicCall, entries: list[browse.AlbumEntry], shape: Any) -> list[Payload]:  # noqa: ANN401

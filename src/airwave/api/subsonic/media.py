@@ -8,16 +8,12 @@ from starlette.types import ASGIApp
 from airwave.api.subsonic.dispatch import SubsonicCall, handing_over, method
 from airwave.api.subsonic.envelope import NOT_FOUND, SubsonicError
 from airwave.core.catalog import art, browse, catalog
-from airwave.core.radio import delivery
+from airwave.core.radio import apps, delivery
 
 DEFAULT_ART_SIZE = 640
 
 
-def _audio(s: SubsonicCall, track_id: int, encoding: str) -> ASGIApp:
-    call = s.call
-    token = delivery.library_stream_token(
-        call.reader(), call.services, call.require_listener(), track_id, encoding, call.now()
-    )
+def _audio(s: SubsonicCall, token: str) -> ASGIApp:
     return handing_over(s.routes.audio, f"/audio/{token}")
 
 
@@ -29,13 +25,21 @@ def stream(s: SubsonicCall) -> ASGIApp:
     encoding = delivery.encoding_for_cap(
         s.text("format"), s.number("maxBitRate", 0), round(track.bitrate / 1000)
     )
-    return _audio(s, track.id, encoding)
+    call = s.call
+    token = apps.stream_token(
+        call.reader(), call.services, call.require_listener(), track.id, encoding, call.now()
+    )
+    return _audio(s, token)
 
 
 @method("download")
 def download(s: SubsonicCall) -> ASGIApp:
-    """The stored file itself."""
-    return _audio(s, catalog.resolve(s.required("id"), "track").id, "original")
+    """The stored file itself: the library on demand (a station track streams, never downloads)."""
+    call, track_id = s.call, catalog.resolve(s.required("id"), "track").id
+    token = delivery.library_stream_token(
+        call.reader(), call.services, call.require_listener(), track_id, "original", call.now()
+    )
+    return _audio(s, token)
 
 
 @method("getCoverArt")

@@ -1,5 +1,6 @@
-"""Playlists: the listener's own, the same ones the web player and REST v4 edit (core.playlists).
-Ids are pandoraIds (PL:n)."""
+"""Playlists: the listener's own, the same ones the web player and REST v4 edit (core.playlists),
+ids PL:n; and the listener's Airwave stations, ids ST:0:n, named "Radio: ..." and read-only,
+whose entries are the station's next fragment each time an app opens one (core.radio.apps)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,14 @@ from airwave.api.subsonic.dispatch import Payload, SubsonicCall, method
 from airwave.api.subsonic.envelope import GENERIC, SubsonicError
 from airwave.core import ids, playlists
 from airwave.core.clock import iso_timestamp
-from airwave.core.radio import delivery
+from airwave.core.radio import apps, delivery
+from airwave.core.radio.playlist import FRAGMENT_SIZE
+
+RADIO_PREFIX = "Radio: "
+RADIO_COMMENT = (
+    "Airwave station: each time it is opened it holds the station's next tracks; rate them "
+    "(1 or 5 stars) or star them to thumb them down or up on the station"
+)
 
 
 def _allowed(s: SubsonicCall) -> int:
@@ -45,24 +53,72 @@ def _indexes(s: SubsonicCall, name: str) -> list[int]:
         raise SubsonicError(GENERIC, f"{name} must be whole numbers") from None
 
 
+def _is_station(token: str) -> bool:
+    ref = ids.parse(token)
+    return ref is not None and ref.kind == "station"
+
+
+def _station_summary(s: SubsonicCall, station) -> Payload:  # noqa: ANN001
+    return {
+        "id": ids.pandora_id("station", station.id),
+        "name": RADIO_PREFIX + station.name,
+        "comment": RADIO_COMMENT,
+        "owner": s.call.require_listener().username,
+        "public": False,
+        "readonly": True,
+        "songCount": FRAGMENT_SIZE,
+        "duration": 0,
+        "created": iso_timestamp(station.created_at),
+        "changed": iso_timestamp(station.last_played_at or station.created_at),
+    }
+
+
+def _refuse_station_edit(s: SubsonicCall, token: str) -> None:
+    """Stations are edited in the web player; as playlists they are read-only (error 50)."""
+    apps.refuse_station_edit(s.call.reader(), s.call.require_listener().id, token)
+
+
 @method("getPlaylists")
 def get_playlists(s: SubsonicCall) -> Payload:
-    listener_id = _allowed(s)
-    owned = playlists.of_listener(s.call.reader(), listener_id)
-    return {"playlists": {"playlist": [_summary(s, p) for p in owned]}}
+    listed = apps.app_playlists(s.call.reader(), s.call.settings, s.call.require_listener())
+    return {
+        "playlists": {
+            "playlist": [_summary(s, p) for p in listed.playlists]
+            + [_station_summary(s, st) for st in listed.stations]
+        }
+    }
 
 
 @method("getPlaylist")
 def get_playlist(s: SubsonicCall) -> Payload:
+    """A playlist; a station's: its next fragment (the same call as REST getFragment)."""
+    token = s.required("id")
+    if _is_station(token):
+        listener = s.call.require_listener()
+        with s.call.write() as db:
+            played = apps.play_station(
+                db, s.call.services, s.call.base_url, listener, token, s.call.now()
+            )
+        entries = songs(s, played.track_ids)  # ads are not songs an app could play: left out
+        return {
+            "playlist": {
+                **_station_summary(s, played.station),
+                "songCount": len(entries),
+                "duration": sum(e["duration"] for e in entries),
+                "entry": entries,
+            }
+        }
     listener_id = _allowed(s)
-    return _full(s, playlists.owned(s.call.reader(), listener_id, s.required("id")))
+    return _full(s, playlists.owned(s.call.reader(), listener_id, token))
 
 
 @method("createPlaylist", writes=True)
 def create_playlist(s: SubsonicCall) -> Payload:
     """A new playlist (`name`), or (`playlistId`) an existing one's songs replaced."""
-    listener_id = _allowed(s)
     existing = s.text("playlistId")
+    if existing and _is_station(existing):
+        _refuse_station_edit(s, existing)
+    listener_id = _allowed(s)
     name = None if existing else s.required("name")
     with s.call.write() as db:
         tracks = playlists.track_ids(db, s.texts("songId"))
@@ -78,8 +134,10 @@ def create_playlist(s: SubsonicCall) -> Payload:
 @method("updatePlaylist", writes=True)
 def update_playlist(s: SubsonicCall) -> Payload:
     """Rename, describe, remove entries by index and append songs."""
-    listener_id = _allowed(s)
     token = s.required("playlistId")
+    if _is_station(token):
+        _refuse_station_edit(s, token)
+    listener_id = _allowed(s)
     removing = _indexes(s, "songIndexToRemove")
     now = s.call.now()
     with s.call.write() as db:
@@ -98,8 +156,11 @@ def update_playlist(s: SubsonicCall) -> Payload:
 
 @method("deletePlaylist", writes=True)
 def delete_playlist(s: SubsonicCall) -> Payload:
+    token = s.required("id")
+    if _is_station(token):
+        _refuse_station_edit(s, token)
     listener_id = _allowed(s)
     with s.call.write() as db:
-        playlist = playlists.owned(db, listener_id, s.required("id"))
+        playlist = playlists.owned(db, listener_id, token)
         playlists.delete_playlist(db, playlist, s.call.now())
     return {}

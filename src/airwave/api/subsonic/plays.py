@@ -1,11 +1,14 @@
-"""scrobble: plays reported by apps go into the play log (core.radio.playlist.scrobble)."""
+"""scrobble: plays reported by apps go into the play log (core.radio.playlist.scrobble);
+getNowPlaying: what listeners started and have not finished (core.plays.now_playing)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from airwave.api.subsonic.browse import songs
 from airwave.api.subsonic.dispatch import Payload, SubsonicCall, method
 from airwave.api.subsonic.envelope import GENERIC, SubsonicError
+from airwave.core import ids, plays
 from airwave.core.catalog import catalog
 from airwave.core.radio import playlist
 
@@ -45,3 +48,24 @@ def scrobble(s: SubsonicCall) -> Payload:
                 now=now,
             )
     return {}
+
+
+@method("getNowPlaying")
+def get_now_playing(s: SubsonicCall) -> Payload:
+    now = s.call.now()
+    playing = plays.now_playing(s.call.reader(), s.call.require_listener().id, now)
+    entries = {e["id"]: e for e in songs(s, list({p.track_id for p in playing}))}
+    return {
+        "nowPlaying": {
+            "entry": [
+                {
+                    **entries[ids.music_id("track", p.track_id)],
+                    "username": p.username,
+                    "minutesAgo": max(0, int((now - p.started_at).total_seconds() // 60)),
+                    "playerId": p.player_id,
+                }
+                for p in playing
+                if ids.music_id("track", p.track_id) in entries
+            ]
+        }
+    }

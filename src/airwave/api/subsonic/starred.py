@@ -15,7 +15,7 @@ from airwave.api.subsonic.dispatch import Payload, SubsonicCall, method
 from airwave.core import collection, ids
 from airwave.core.catalog import browse, catalog
 from airwave.core.clock import iso_timestamp
-from airwave.core.radio import delivery
+from airwave.core.radio import apps, delivery
 
 _KINDS = {"id": ("track", "album", "artist"), "albumId": ("album",), "artistId": ("artist",)}
 
@@ -28,11 +28,10 @@ def _refs(s: SubsonicCall) -> list[ids.Ref]:
 
 @method("star", writes=True)
 def star(s: SubsonicCall) -> Payload:
-    listener = s.call.require_listener()
-    delivery.require_on_demand(s.call.settings, listener)
+    """Into the collection; a song a station played lately is also a thumbs-up there."""
+    listener, refs = s.call.require_listener(), _refs(s)
     with s.call.write() as db:
-        for ref in _refs(s):
-            collection.add(db, listener.id, ref, s.call.now())
+        apps.star(db, s.call.settings, listener, refs, s.call.now())
     return {}
 
 

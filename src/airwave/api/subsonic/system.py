@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from airwave.api.subsonic.dispatch import Payload, SubsonicCall, method
 from airwave.api.subsonic.envelope import NOT_AUTHORIZED, NOT_FOUND, SubsonicError
+from airwave.core import library
 from airwave.core.accounts import accounts
 from airwave.core.catalog import browse
 
@@ -52,6 +53,9 @@ def get_user(s: SubsonicCall) -> Payload:
         if found is None:
             raise SubsonicError(NOT_FOUND, f"no user {name!r}")
         who = found
+    # what Airwave lets this listener do: every tier streams (radio); the library on demand
+    # (download, own playlists) is the tier's; nothing is uploaded, shared or commented here
+    on_demand = s.call.settings.tier(who.tier).on_demand
     return {
         "user": {
             "username": who.username,
@@ -59,9 +63,9 @@ def get_user(s: SubsonicCall) -> Payload:
             "scrobblingEnabled": True,
             "adminRole": who.is_admin,
             "settingsRole": True,
-            "downloadRole": True,
+            "downloadRole": on_demand,
             "uploadRole": False,
-            "playlistRole": True,
+            "playlistRole": on_demand,
             "coverArtRole": False,
             "commentRole": False,
             "podcastRole": False,
@@ -72,6 +76,14 @@ def get_user(s: SubsonicCall) -> Payload:
             "folder": [MUSIC_FOLDER_ID],
         }
     }
+
+
+@method("startScan", writes=True)
+def start_scan(s: SubsonicCall) -> Payload:
+    """An administrator's rescan (the scan the server runs at start and on file changes)."""
+    library.start_scan(s.library, s.call.require_listener().is_admin)
+    # scanning: the scan just started, or the one it found under way
+    return {"scanStatus": {"scanning": True, "count": browse.track_count(s.call.reader())}}
 
 
 @method("getScanStatus")

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from airwave.config import Settings
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import AuthSession, Listener
 
@@ -93,3 +94,41 @@ def check_player(db: Session, listener_id: int, session_id: int | None, now: dat
             ErrorCode.STREAM_VIOLATION,
             "another device of this account is playing now; resume with forceActive to play here",
         )
+
+
+# A Subsonic app authenticates every call and has no login, so no session of its own; radio needs
+# one (the account's active player, the spins handed to it): each listener gets one app session.
+# Its token_hash is a name, not a SHA-256 digest, so no X-AuthToken can ever match it.
+APP_SESSION_AGENT = "Subsonic apps"
+
+
+def _app_session_name(listener_id: int) -> str:
+    return f"subsonic-apps:{listener_id}"
+
+
+def app_session_id(db: Session, listener_id: int) -> int | None:
+    """The listener's app session, if apps have played radio."""
+    name = _app_session_name(listener_id)
+    return db.scalar(select(AuthSession.id).where(AuthSession.token_hash == name))
+
+
+def app_session(db: Session, settings: Settings, listener: Listener, now: datetime) -> AuthSession:
+    """The listener's player session for Subsonic apps, made on first use, kept alive by use."""
+    name = _app_session_name(listener.id)
+    session = db.scalar(select(AuthSession).where(AuthSession.token_hash == name))
+    if session is None:
+        session = AuthSession(
+            listener_id=listener.id,
+            token_hash=name,
+            cookie_hash=name,
+            keep_logged_in=True,
+            timeout_seconds=settings.keep_logged_in_timeout,
+            created_at=now,
+            client_address=None,
+            user_agent=APP_SESSION_AGENT,
+        )
+        db.add(session)
+    session.last_seen_at = now
+    session.expires_at = now + timedelta(seconds=session.timeout_seconds)
+    db.flush()
+    return session

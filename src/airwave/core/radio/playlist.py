@@ -545,18 +545,31 @@ def scrobble(
     Not a submission: the track started at `at` (an on-demand spin, its end not yet known). A
     submission: the track was played through; it settles the spin the start opened (the latest
     open one of that track begun within the track's length plus an hour), else logs a finished
-    play of its own.
+    play of its own. A track a station handed out (a station opened in an app) in that window is
+    that station's spin, started or played through, on every tier.
     """
     at = min(at, now)
     track = db.get(Track, track_id)
     if track is None or track.missing_since is not None:
         raise ApiError(ErrorCode.NOT_FOUND, f"no track TR:{track_id}")
+    window = timedelta(seconds=(track.duration or 0) + 3600)
+    radio = _open_station_spin(db, listener.id, track_id, at, window)
+    if radio is not None:  # a station handed it out (every tier): its spin is the play
+        if radio.started_at is None:
+            radio.started_at = at
+            station = db.get(Station, radio.station_id)
+            if station is not None:
+                station.last_played_at = at
+                station.total_play_time += round(track.duration or 0)
+        if submission:
+            radio.outcome, radio.ended_at = "completed", at
+            radio.seconds_played = round(track.duration or 0.0, 3)
+        return radio
     if not submission:
         spin = on_demand(db, settings, listener, track_id, None, now)
         spin.issued_at = spin.started_at = at
         return spin
     delivery.require_on_demand(settings, listener)
-    window = timedelta(seconds=(track.duration or 0) + 3600)
     spin = db.scalar(
         select(Spin)
         .where(
@@ -576,6 +589,27 @@ def scrobble(
     spin.outcome, spin.ended_at = "completed", at
     spin.seconds_played = round(track.duration or 0.0, 3)
     return spin
+
+
+def _open_station_spin(
+    db: Session, listener_id: int, track_id: int, at: datetime, window: timedelta
+) -> Spin | None:
+    """The latest station spin of this track handed to the listener within `window` before `at`
+    and not yet ended."""
+    return db.scalar(
+        select(Spin)
+        .where(
+            Spin.listener_id == listener_id,
+            Spin.track_id == track_id,
+            Spin.station_id.is_not(None),
+            Spin.outcome.is_(None),
+            Spin.issued_at >= at - window,
+            Spin.issued_at <= at,
+        )
+        .order_by(Spin.issued_at.desc(), Spin.id.desc())
+        .limit(1)
+        .with_for_update()
+    )
 
 
 # ---------------------------------------------------------------- use cases: fragments, replays, on

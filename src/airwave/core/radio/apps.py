@@ -1,0 +1,248 @@
+"""Airwave's radio in Subsonic apps: instant mixes from the station engine, stations played as
+playlists, the apps' ratings and stars as thumbs on the station that played the track.
+
+Every rule is the station engine's and the fragment's own (core.radio.engine, playlist.fragment):
+this module only finds the seed, the session and the spin they need.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from airwave.config import Settings
+from airwave.core import collection, ids, playlists, ratings
+from airwave.core.catalog import catalog
+from airwave.core.plays import TOKEN_LIFETIME
+from airwave.core.radio import delivery, player, playlist, stations
+from airwave.core.radio.engine.picker import ANCHORS_PER_SEED, Picker, Steering
+from airwave.core.radio.engine.rules import History
+from airwave.core.services import Services
+from airwave.errors import ApiError, ErrorCode
+from airwave.store.models import Listener, Playlist, Spin, Station
+
+MAX_STATIONS_LISTED = 1000
+
+# ---------------------------------------------------------------- instant mix
+
+
+def _mix_steering(db: Session, listener: Listener, seed: ids.Ref, tired: set[int]) -> Steering:
+    """Seeds for a track, an album (a sample of its tracks) or an artist."""
+    if seed.kind == "track":
+        seeds = [("TR", catalog.track(db, seed.id).id)]
+    elif seed.kind == "album":
+        catalog.album(db, seed.id)
+        seeds = [("TR", t) for t in catalog.album_tracks(db, seed.id)[:ANCHORS_PER_SEED]]
+    else:
+        seeds = [("AR", catalog.artist(db, seed.id).id)]
+    return Steering(
+        seeds=seeds,
+        negative_artists=Counter(),
+        banned=set(tired),
+        explicit_filter=listener.explicit_filter,
+    )
+
+
+def instant_mix(
+    db: Session, settings: Settings, listener: Listener, seed: ids.Ref, count: int, now: datetime
+) -> list[int]:
+    """Up to `count` track ids the station engine would play for this seed, in order, under the
+    radio rules, opening with the seed song when the rules allow it; nothing is kept (no station,
+    no spins): an app's Instant Mix is a one-off."""
+    tired = playlist.tired_tracks(db, listener.id, now)
+    steering = _mix_steering(db, listener, seed, tired)
+    history = History([], now, playlist.rules_for(db, settings))
+    rng = playlist.engine_random(settings, seed.id, 0)
+    picker = Picker(db, steering, history, rng)
+    opener = picker.pin(seed.id, ids.music_id("track", seed.id)) if seed.kind == "track" else None
+    picks = [opener] if opener is not None else []
+    picks += picker.pick(count - len(picks))
+    return [p.track_id for p in picks]
+
+
+# ---------------------------------------------------------------- stations as playlists
+
+
+@dataclass(frozen=True)
+class AppPlaylists:
+    """What an app lists as playlists: the listener's own (tiers with on-demand) and stations."""
+
+    playlists: list[Playlist]
+    stations: list[Station]
+
+
+def app_playlists(db: Session, settings: Settings, listener: Listener) -> AppPlaylists:
+    """The listener's playlists, when the tier plays the library on demand, and stations (every
+    tier: radio is every listener's); the shuffle station is not listed."""
+    own = playlists.of_listener(db, listener.id) if settings.tier(listener.tier).on_demand else []
+    listed = stations.list_stations(db, listener.id, 0, MAX_STATIONS_LISTED)[1]
+    return AppPlaylists(own, listed)
+
+
+def refuse_station_edit(db: Session, listener_id: int, station_id: str) -> None:
+    """A station is played as a playlist, never edited as one: CALL_NOT_ALLOWED (after
+    STATION_DOES_NOT_EXIST / USER_NOT_AUTHORIZED for one that is not the listener's)."""
+    station = stations.get_station(db, listener_id, station_id)
+    raise ApiError(
+        ErrorCode.CALL_NOT_ALLOWED,
+        f"{station.name!r} is an Airwave station, not a playlist: change it in the web player",
+    )
+
+
+@dataclass(frozen=True)
+class StationPlay:
+    """A station opened in an app: the station and its next tracks (ads left out)."""
+
+    station: Station
+    track_ids: list[int]
+
+
+def play_station(
+    db: Session,
+    services: Services,
+    base_url: str,
+    listener: Listener,
+    station_id: str,
+    now: datetime,
+) -> StationPlay:
+    """The station's next fragment, for the listener's app session: the same call, rules, limits
+    and play log as playlist/getFragment."""
+    if services.settings.readonly_mode:
+        raise ApiError(ErrorCode.READONLY_MODE, "the server is in read-only maintenance mode")
+    session = player.app_session(db, services.settings, listener, now)
+    played = playlist.next_fragment(
+        db, services, base_url, listener, session, station_id, "Normal", None, now
+    )
+    tracks = [i.view.track.id for i in played.items if isinstance(i, playlist.TrackItem)]
+    station = db.get(Station, played.station_id)
+    assert station is not None
+    return StationPlay(station, tracks)
+
+
+def stream_token(
+    db: Session,
+    services: Services,
+    listener: Listener,
+    track_id: int,
+    requested: str,
+    now: datetime,
+) -> str:
+    """A signed /audio/ token for an app's `stream`: a track a station opened in an app handed
+    out lately streams under that spin's grant (every tier, as on the web player, the active
+    player rule included); any other track is the library on demand (tiers with it)."""
+    session_id = player.app_session_id(db, listener.id)
+    spin = None
+    if session_id is not None:
+        spin = db.scalar(
+            select(Spin)
+            .where(
+                Spin.listener_id == listener.id,
+                Spin.session_id == session_id,
+                Spin.track_id == track_id,
+                Spin.station_id.is_not(None),
+                Spin.issued_at > now - TOKEN_LIFETIME,
+            )
+            .order_by(Spin.issued_at.desc(), Spin.id.desc())
+            .limit(1)
+        )
+    if spin is None:
+        return delivery.library_stream_token(db, services, listener, track_id, requested, now)
+    track = catalog.track(db, track_id)
+    return services.signer.audio_token(
+        listener_id=listener.id,
+        track_id=track.id,
+        encoding=delivery.encoding_for(services.settings, listener, requested, track.codec),
+        expires_at=now + timedelta(seconds=services.settings.audio_url_lifetime),
+        spin_id=spin.id,
+    )
+
+
+# ---------------------------------------------------------------- ratings and stars as thumbs
+
+
+def _station_spin(db: Session, listener_id: int, track_id: int, now: datetime) -> Spin | None:
+    """The listener's latest spin of this track on a station, while its token lives."""
+    return db.scalar(
+        select(Spin)
+        .where(
+            Spin.listener_id == listener_id,
+            Spin.track_id == track_id,
+            Spin.station_id.is_not(None),
+            Spin.issued_at > now - TOKEN_LIFETIME,
+        )
+        .order_by(Spin.issued_at.desc(), Spin.id.desc())
+        .limit(1)
+    )
+
+
+def _thumbable(db: Session, listener_id: int, track_id: int, now: datetime) -> Spin | None:
+    """The spin a thumb on this track goes through, or None when no station of the listener's
+    played it lately (or only a whole-library shuffle did, which has no station to learn)."""
+    spin = _station_spin(db, listener_id, track_id, now)
+    if spin is None:
+        return None
+    station_id = spin.origin_station_id or spin.station_id
+    station = db.get(Station, station_id) if station_id is not None else None
+    if station is None or station.is_shuffle:
+        return None
+    return spin
+
+
+def thumb_played(
+    db: Session,
+    settings: Settings,
+    listener: Listener,
+    track_id: int,
+    up: bool | None,
+    now: datetime,
+) -> bool:
+    """A thumb (up, down, or None: taken back) on the station that lately played this track to
+    the listener, through station/addFeedback's and deleteFeedback's own calls; False when no
+    station played it."""
+    spin = _thumbable(db, listener.id, track_id, now)
+    if spin is None:
+        return False
+    session = player.app_session(db, settings, listener, now)
+    if up is not None:
+        playlist.thumb(db, listener.id, session.id, spin.token, up, now)
+        return True
+    try:
+        playlist.unthumb(db, listener.id, None, spin.token, now)
+    except ApiError as error:
+        if error.error is not ErrorCode.NOT_FOUND:  # no thumb to take back: nothing to do
+            raise
+    return True
+
+
+def rate(
+    db: Session, settings: Settings, listener: Listener, track_id: int, rating: int, now: datetime
+) -> None:
+    """An app's star rating (setRating): kept as the listener's rating of the track; on a track
+    a station of theirs played lately, 5 is a thumbs-up there, 1 a thumbs-down, 0 takes the
+    thumb back (2-4 leave the station alone)."""
+    catalog.track(db, track_id)
+    ratings.set_rating(db, listener.id, track_id, rating, now)
+    if rating in (0, 1, ratings.HIGHEST):
+        thumb_played(db, settings, listener, track_id, None if rating == 0 else rating > 1, now)
+
+
+def star(
+    db: Session, settings: Settings, listener: Listener, refs: list[ids.Ref], now: datetime
+) -> None:
+    """An app's star: into the listener's collection (tiers with on-demand), and a thumbs-up on
+    the station that lately played a starred track. A tier without on-demand can star only
+    tracks a station played (LISTENER_NOT_AUTHORIZED for anything else, before any change)."""
+    on_demand = settings.tier(listener.tier).on_demand
+    if not on_demand:
+        for ref in refs:
+            if ref.kind != "track" or _thumbable(db, listener.id, ref.id, now) is None:
+                delivery.require_on_demand(settings, listener)
+    for ref in refs:
+        if on_demand:
+            collection.add(db, listener.id, ref, now)
+        if ref.kind == "track":
+            thumb_played(db, settings, listener, ref.id, True, now)
