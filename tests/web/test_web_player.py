@@ -1008,3 +1008,19 @@ def test_the_player_recovers_by_itself_after_a_server_restart(
     finally:
         tab.close()
         close_clients()
+
+
+@pytest.mark.http_only
+def test_a_new_listeners_first_shuffle_plays_the_library_and_makes_no_station(
+    tabs: Callable[..., Tab], site: Server
+) -> None:
+    api = new_listener(site)
+    tab = tabs()
+    page = tab.page
+    sign_in(tab, api.username)
+    page.get_by_role("button", name="Shuffle", exact=True).click()
+    wait_playing(page)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Stations").click()
+    expect(page.get_by_text("No stations yet: search above to create one.")).to_be_visible()
+    expect(page.get_by_role("list", name="Your stations").get_by_role("listitem")).to_have_count(0)
+    assert api.ok("v1/station/getStations", {})["stations"] == []
