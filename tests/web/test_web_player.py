@@ -1024,3 +1024,55 @@ def test_a_new_listeners_first_shuffle_plays_the_library_and_makes_no_station(
     expect(page.get_by_text("No stations yet: search above to create one.")).to_be_visible()
     expect(page.get_by_role("list", name="Your stations").get_by_role("listitem")).to_have_count(0)
     assert api.ok("v1/station/getStations", {})["stations"] == []
+
+
+@pytest.mark.http_only
+def test_tab_title_volume_mute_shortcuts_and_media_session(
+    tabs: Callable[..., Tab], site: Server
+) -> None:
+    api = new_listener(site)
+    station = _station(api, site)
+    tab = tabs()
+    page = tab.page
+    sign_in(tab, api.username)
+    expect(page).to_have_title("Stations · Airwave")
+    _play(tab, station)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Stations").click()
+    title = page.locator(".playerbar .bar-title")
+    artist = page.locator(".playerbar .bar-sub")
+    expect(page).to_have_title(re.compile(r"^▶ .+ – .+ · Airwave$"))
+    assert page.title() == f"▶ {title.inner_text()} – {artist.inner_text()} · Airwave"
+    session = page.evaluate(
+        "() => ({title: navigator.mediaSession.metadata && navigator.mediaSession.metadata.title,"
+        " state: navigator.mediaSession.playbackState})"
+    )
+    assert session == {"title": title.inner_text(), "state": "playing"}
+
+    bar = page.get_by_role("region", name="Player")
+    bar.get_by_role("button", name="Pause").click()
+    expect(page).to_have_title(re.compile(r"^[^▶].+ · Airwave$"))
+
+    # volume and mute live in the player bar; m mutes from anywhere, the slider remembers
+    volume = bar.get_by_role("slider", name="Volume")
+    volume.fill("30")
+    mute = bar.get_by_role("button", name="Mute")
+    expect(mute).to_have_attribute("aria-pressed", "false")
+    mute.click()
+    expect(mute).to_have_attribute("aria-pressed", "true")
+    expect(volume).to_have_attribute("aria-valuetext", "muted")
+    page.locator("main h1").first.click()  # focus off the button: shortcuts are page-wide
+    page.keyboard.press("m")
+    expect(mute).to_have_attribute("aria-pressed", "false")
+    expect(volume).to_have_value("30")
+    page.reload()
+    page.get_by_role("heading", name="Stations", exact=True).wait_for()
+    assert page.evaluate("() => localStorage.getItem('airwave.volume')") == "0.3"
+
+    # ? lists every shortcut; Escape closes it
+    page.keyboard.press("?")
+    help_ = page.get_by_role("dialog", name="Keyboard shortcuts")
+    expect(help_).to_be_visible()
+    for key in ("Space", "n", "m", "?"):
+        expect(help_.locator("kbd", has_text=key).first).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(help_).to_be_hidden()

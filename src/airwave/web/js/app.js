@@ -1,7 +1,7 @@
 // Start-up, hash routing, session resume, the theme, keyboard shortcuts and the takeover prompt.
 
 import { api, session } from "./api.js";
-import { player } from "./player.js";
+import { isAd, player, trackTitle } from "./player.js";
 import { dialog, h, icon, toast } from "./ui.js";
 import * as views from "./views.js";
 
@@ -30,6 +30,19 @@ document.querySelector(".skip-link")?.addEventListener("click", (e) => {
 
 const TITLES = { stations: "Stations", genres: "Genres", station: "Station", now: "Now playing", artist: "Artist", album: "Album", bookmarks: "Bookmarks", settings: "Settings", signin: "Sign in", reset: "Reset password", forgot: "Forgot password" };
 
+// The tab shows the track while one is on (▶ while it plays), else the screen's name.
+let routeTitle = "Airwave";
+function showTitle() {
+  const t = player.current;
+  if (!session.token || !t) {
+    document.title = routeTitle;
+    return;
+  }
+  const who = isAd(t) ? "Advertisement" : t.artistName;
+  document.title = `${player.audio.paused ? "" : "▶ "}${trackTitle(t)}${who ? ` – ${who}` : ""} · Airwave`;
+}
+player.addEventListener("change", (e) => { if (e.detail !== "time" && e.detail !== "volume") showTitle(); });
+
 function route() {
   if (!ready) return;
   if (cleanup) { try { cleanup(); } catch (err) { /* view gone */ } cleanup = null; }
@@ -37,7 +50,8 @@ function route() {
   const raw = hash && hash !== "main" ? hash : "/stations"; // #main: the skip link's target
   const [path, query] = raw.split("?");
   const section = path.split("/")[1] || "stations";
-  document.title = `${TITLES[section] || "Airwave"} · Airwave`;
+  routeTitle = `${TITLES[section] || "Airwave"} · Airwave`;
+  showTitle();
   document.body.dataset.route = section;
   for (const a of nav.querySelectorAll("a")) {
     if (a.dataset.nav === section) a.setAttribute("aria-current", "page");
@@ -131,7 +145,7 @@ themeButton.addEventListener("click", () => {
 });
 applyTheme(localStorage.getItem("airwave.theme") || "system");
 
-// ---- keyboard shortcuts: space, n, +, - ---------------------------------------------------------
+// ---- keyboard shortcuts: space, n, m, +, -, ? (the ? overlay lists them) --------------------------
 
 document.addEventListener("keydown", (e) => {
   if (!session.token || e.ctrlKey || e.metaKey || e.altKey) return;
@@ -143,12 +157,33 @@ document.addEventListener("keydown", (e) => {
     player.toggle();
   } else if (e.key === "n" || e.key === "N") {
     player.skip();
+  } else if (e.key === "m" || e.key === "M") {
+    player.toggleMute();
+  } else if (e.key === "?") {
+    e.preventDefault();
+    shortcutsHelp();
   } else if (e.key === "+" || e.key === "=") {
     player.setVolume(player.volume + 0.1);
   } else if (e.key === "-" || e.key === "_") {
     player.setVolume(player.volume - 0.1);
   }
 });
+
+const SHORTCUTS = [
+  ["Space", "Play or pause"],
+  ["n", "Skip to the next track"],
+  ["m", "Mute or unmute"],
+  ["+ / −", "Volume up or down"],
+  ["?", "This list"],
+];
+
+/** The `?` overlay: every keyboard shortcut (they work anywhere but in a text field). */
+function shortcutsHelp() {
+  if (document.querySelector("dialog.dialog[open]")) return;
+  dialog("Keyboard shortcuts",
+    h("dl.shortcuts", SHORTCUTS.map(([key, what]) => [h("dt", h("kbd", key)), h("dd", what)])),
+    [["Close", true, "primary"]]);
+}
 
 // ---- keyboard focus stays in sight -------------------------------------------------------------
 // Browsers scroll a focused element into view only when none of it shows; one half under the sticky

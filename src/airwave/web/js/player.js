@@ -65,6 +65,7 @@ class Player extends EventTarget {
     this.violation = false;
     this.loading = false;
     this.volume = Number(localStorage.getItem(VOLUME_KEY) || "0.8");
+    this.muted = false;
     this.ctx = null;
     this.master = null;
     this.els = [this._makeAudio("a"), this._makeAudio("b")];
@@ -161,7 +162,7 @@ class Player extends EventTarget {
   }
 
   _applyVolume() {
-    const v = Math.min(1, Math.max(0, this.volume));
+    const v = this.muted ? 0 : Math.min(1, Math.max(0, this.volume));
     if (this.master) {
       this.master.gain.value = v;
       for (const el of this.els) el.volume = 1;
@@ -172,7 +173,15 @@ class Player extends EventTarget {
 
   setVolume(v) {
     this.volume = Math.min(1, Math.max(0, Math.round(v * 100) / 100));
+    this.muted = false;
     localStorage.setItem(VOLUME_KEY, String(this.volume));
+    this._applyVolume();
+    this._emit("volume");
+  }
+
+  /** Mute or unmute, keeping the volume to come back to. */
+  toggleMute() {
+    this.muted = !this.muted;
     this._applyVolume();
     this._emit("volume");
   }
@@ -630,6 +639,26 @@ class Player extends EventTarget {
     set("pause", () => this.toggle());
     set("nexttrack", () => this.skip());
     set("stop", () => { this.audio.pause(); });
+    // radio: no seeking and no previous track (the service's rules), so those stay unset
+    for (const el of this.els) {
+      el.addEventListener("durationchange", () => { if (el === this.audio) this._positionState(); });
+      el.addEventListener("ratechange", () => { if (el === this.audio) this._positionState(); });
+      el.addEventListener("seeked", () => { if (el === this.audio) this._positionState(); });
+      el.addEventListener("playing", () => { if (el === this.audio) this._positionState(); });
+    }
+  }
+
+  /** Lock screens draw a progress bar from this: length, position and rate of the track. */
+  _positionState() {
+    if (!("mediaSession" in navigator) || !navigator.mediaSession.setPositionState) return;
+    const a = this.audio;
+    const duration = (isFinite(a.duration) && a.duration) || (this.current && this.current.trackLength) || 0;
+    try {
+      if (!this.current || !duration) navigator.mediaSession.setPositionState();
+      else navigator.mediaSession.setPositionState({ duration, playbackRate: a.playbackRate || 1, position: Math.min(a.currentTime, duration) });
+    } catch (err) {
+      /* position state is best effort */
+    }
   }
 
   _updateMediaSession() {

@@ -521,6 +521,28 @@ export function controls(compact) {
   return { el, update };
 }
 
+/** Mute button and volume slider (the keyboard: m, + and -). */
+function volumeControl() {
+  const mute = h("button.icon.mute", { type: "button", "aria-pressed": "false", onclick: () => player.toggleMute() });
+  const slider = h("input.volume", { type: "range", min: 0, max: 100, step: 5, "aria-label": "Volume", oninput: (e) => player.setVolume(e.target.value / 100) });
+  const el = h("div.sound", mute, slider);
+  const update = () => {
+    const silent = player.muted || player.volume === 0;
+    if (mute.dataset.icon !== String(silent)) {
+      mute.replaceChildren(icon(silent ? "muted" : "volume"));
+      mute.dataset.icon = String(silent);
+    }
+    mute.setAttribute("aria-label", "Mute");
+    mute.title = player.muted ? "Unmute (m)" : "Mute (m)";
+    mute.setAttribute("aria-pressed", String(player.muted));
+    const value = String(Math.round((player.muted ? 0 : player.volume) * 100));
+    if (slider.value !== value) slider.value = value;
+    slider.setAttribute("aria-valuetext", player.muted ? "muted" : `${value}%`);
+  };
+  update();
+  return { el, update };
+}
+
 function progress() {
   const bar = h("progress", { max: 100, value: 0, "aria-label": "Track progress" });
   const now = h("span.time", "0:00");
@@ -691,11 +713,13 @@ export function playerBar(bar) {
   const sub = h("small.bar-sub");
   const ctl = controls(true);
   const prog = progress();
-  bar.replaceChildren(art, h("div.bar-text", title, sub), prog.el, ctl.el);
+  const sound = volumeControl();
+  bar.replaceChildren(art, h("div.bar-text", title, sub), prog.el, h("div.bar-end", ctl.el, sound.el));
   const update = (kind) => {
     prog.update();
     if (kind === "time") return;
     ctl.update();
+    sound.update();
     const t = player.current;
     bar.hidden = !player.station || !session.token;
     const url = t ? artUrl(t.albumArt || t.art, 90) : "";
