@@ -1076,3 +1076,58 @@ def test_tab_title_volume_mute_shortcuts_and_media_session(
         expect(help_.locator("kbd", has_text=key).first).to_be_visible()
     page.keyboard.press("Escape")
     expect(help_).to_be_hidden()
+
+
+def _track_with_synced_lyrics(site: Server) -> tuple[str, list[dict[str, Any]]]:
+    """A demo track whose lyrics are timed (an .lrc beside it), with its timed lines."""
+    scout = new_listener(site)
+    jazz = next(
+        g
+        for c in scout.ok("v1/music/genrecategories", {})["categories"]
+        if c["name"] == "Jazz"
+        for g in scout.ok("v1/music/genres", {"token": c["token"]})["stations"]
+    )
+    sid = scout.ok("v1/station/createStation", {"musicId": jazz["musicId"]})["stationId"]
+    for _ in range(40):
+        for track in scout.ok("v1/playlist/getFragment", {"stationId": sid})["tracks"]:
+            if track.get("lyricSnippet"):
+                lyrics = scout.ok("v1/music/fullLyrics", {"trackUid": track["musicId"]})
+                if len(lyrics["syncedLines"]) >= 4:
+                    return track["musicId"], lyrics["syncedLines"]
+    raise AssertionError("no track with timed lyrics on a Jazz station")
+
+
+@pytest.mark.http_only
+def test_synced_lyrics_follow_the_music(tabs: Callable[..., Tab], site: Server) -> None:
+    song, timed = _track_with_synced_lyrics(site)
+    api = new_listener(site)
+    station = api.ok("v1/station/createStation", {"musicId": song})  # opens with the song
+    tab = tabs()
+    page = tab.page
+    sign_in(tab, api.username)
+    assert _play(tab, station) == song
+    # the demo's songs last 2 s: slowed 10x, their lines come every couple of seconds
+    page.evaluate(
+        "() => document.querySelectorAll('audio').forEach((a) => { a.playbackRate = 0.1; })"
+    )
+    page.locator("#now").get_by_role("button", name="Lyrics").click()
+    panel = page.get_by_role("region", name="Lyrics")
+    expect(panel.locator(".lyrics p")).to_have_count(len(timed))
+    current = panel.locator(".lyrics p[aria-current='true']")
+    expect(current).to_have_count(1)
+    seen: list[int] = []
+    deadline = time.monotonic() + 12
+    while time.monotonic() < deadline and len(set(seen)) < 3:
+        index = page.evaluate(
+            "() => [...document.querySelectorAll('#lyrics .lyrics p')]"
+            ".findIndex((p) => p.getAttribute('aria-current') === 'true')"
+        )
+        position = page.evaluate(
+            "() => [...document.querySelectorAll('audio')].find((a) => !a.paused).currentTime"
+        )
+        # the highlighted line is the last one whose time has come
+        due = [i for i, line in enumerate(timed) if line["time"] <= position + 0.05]
+        assert index in (due[-1], due[-1] - 1) if due else index == -1, (index, position)
+        seen.append(index)
+        time.sleep(0.3)
+    assert len(set(seen)) >= 3 and seen == sorted(seen), seen

@@ -638,16 +638,43 @@ export function nowView(main) {
       const body = { trackUid: t.musicId };
       if (t.lyricSnippet) Object.assign(body, { lyricId: t.lyricSnippet.lyricId, checksum: t.lyricSnippet.checksum });
       const l = await api("music/fullLyrics", body);
+      if (player.current !== t) return; // the track changed while they loaded
+      const timed = l.syncedLines || [];
+      // timed lyrics follow the music: the line being sung is highlighted and kept in view
+      const lines = timed.length
+        ? timed.map((line) => h("p", { dataset: { time: line.time } }, line.text))
+        : (l.lines || []).map((line) => h("p", line));
+      const box = h(`div.lyrics${timed.length ? ".synced" : ""}`, lines);
+      synced = timed.length ? { track: t, box, lines, at: -1 } : null;
       // replaceChildren writes a null argument as the text "null": leave absent credits out
-      lyricsBox.replaceChildren(h("h2", "Lyrics"), h("div.lyrics", (l.lines || []).map((line) => h("p", line))), ...(l.credits ? [h("small", l.credits)] : []));
+      lyricsBox.replaceChildren(h("h2", "Lyrics"), box, ...(l.credits ? [h("small", l.credits)] : []));
+      followLyrics();
     } catch (err) {
       lyricsBox.replaceChildren(h("h2", "Lyrics"), h("p", err.code === "NOT_FOUND" ? "No lyrics for this track." : errorText(err)));
     }
   }
 
+  let synced = null; // the open panel's timed lines, while their track plays
+
+  function followLyrics() {
+    if (!synced || synced.track !== player.current || lyricsBox.hidden) return;
+    const time = player.audio.currentTime;
+    let at = -1;
+    for (let i = 0; i < synced.lines.length && Number(synced.lines[i].dataset.time) <= time; i++) at = i;
+    if (at === synced.at) return;
+    if (synced.at >= 0) synced.lines[synced.at].removeAttribute("aria-current");
+    synced.at = at;
+    if (at < 0) return;
+    const line = synced.lines[at];
+    line.setAttribute("aria-current", "true");
+    // scroll the panel, not the page
+    synced.box.scrollTop = line.offsetTop - synced.box.clientHeight / 2 + line.offsetHeight / 2;
+  }
+
   function update(kind) {
     const t = player.current;
     prog.update();
+    followLyrics();
     if (kind === "time") return;
     ctl.update();
     const hasTrack = !!t;
