@@ -300,7 +300,10 @@ class Artist(Base):
 
 class Album(Base):
     __tablename__ = "albums"
-    __table_args__ = (UniqueConstraint("artist_id", "title_key", name="uq_albums_artist_title"),)
+    __table_args__ = (
+        UniqueConstraint("artist_id", "title_key", name="uq_albums_artist_title"),
+        Index("ix_albums_title_key", "title_key", "id"),  # alphabetical album lists
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     title: Mapped[str] = mapped_column(String(512))
@@ -338,6 +341,21 @@ class Track(Base):
             "missing_since",
             sqlite_where=text("missing_since IS NOT NULL"),
             postgresql_where=text("missing_since IS NOT NULL"),
+        ),
+        # present tracks only: "has this album a present track" in one probe, and the newest
+        # present tracks in order (album lists of Subsonic apps)
+        Index(
+            "ix_tracks_present_album",
+            "album_id",
+            sqlite_where=text("missing_since IS NULL"),
+            postgresql_where=text("missing_since IS NULL"),
+        ),
+        Index(
+            "ix_tracks_present_added",
+            "added_at",
+            "album_id",
+            sqlite_where=text("missing_since IS NULL"),
+            postgresql_where=text("missing_since IS NULL"),
         ),
     )
 
