@@ -1154,3 +1154,44 @@ def test_installable_and_opens_offline(tabs: Callable[..., Tab], site: Server) -
     finally:
         tab.context.set_offline(False)
     tab.errors[:] = [e for e in tab.errors if "ERR_INTERNET_DISCONNECTED" not in e]
+
+
+@pytest.mark.http_only
+def test_phone_layout_keeps_the_controls_in_sight(tabs: Callable[..., Tab], site: Server) -> None:
+    """On a 390x844 phone with a station playing, play/pause, skip and the thumbs show without
+    scrolling, on the now-playing screen and in the player bar of every other screen."""
+    api = new_listener(site)
+    station = _station(api, site)
+    tab = tabs(viewport=PHONE)
+    page = tab.page
+    sign_in(tab, api.username)
+    _play(tab, station)
+
+    def in_sight(scope: str) -> None:
+        boxes = page.evaluate(
+            """(scope) => { const root = document.querySelector(scope);
+            return { scrollY, width: document.documentElement.scrollWidth,
+              buttons: [...root.querySelectorAll('.controls button')].map((b) => {
+                const r = b.getBoundingClientRect();
+                return { name: b.getAttribute('aria-label'), top: r.top, bottom: r.bottom,
+                         left: r.left, right: r.right, width: r.width }; }) }; }""",
+            scope,
+        )
+        assert boxes["scrollY"] == 0 and boxes["width"] <= PHONE["width"], boxes
+        names = {b["name"] for b in boxes["buttons"]}
+        assert {"Pause", "Skip", "Thumbs up", "Thumbs down"} <= names, (scope, names)
+        for b in boxes["buttons"]:
+            assert b["width"] >= 40, (scope, b)  # a thumb's target
+            assert 0 <= b["top"] and b["bottom"] <= PHONE["height"], (scope, b)
+            assert 0 <= b["left"] and b["right"] <= PHONE["width"], (scope, b)
+
+    page.wait_for_function("() => location.hash === '#/now'")
+    in_sight("#now")
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Stations").click()
+    page.get_by_role("heading", name="Stations", exact=True).wait_for()
+    expect(page.locator(".playerbar")).to_be_visible()
+    in_sight(".playerbar")
+    page.locator(".playerbar").get_by_role("button", name="Thumbs up").click()
+    expect(page.locator(".playerbar").get_by_role("button", name="Thumbs up")).to_have_attribute(
+        "aria-pressed", "true"
+    )
