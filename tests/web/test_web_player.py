@@ -1131,3 +1131,174 @@ def test_synced_lyrics_follow_the_music(tabs: Callable[..., Tab], site: Server) 
         seen.append(index)
         time.sleep(0.3)
     assert len(set(seen)) >= 3 and seen == sorted(seen), seen
+
+
+# ---- installable: manifest, icons, service worker, phone layout ---------------------------------
+
+_NEVER_CACHED = re.compile(r"^/(?:api|audio|art|rest|services)(?:/|$)")
+
+
+def test_manifest_icons_and_service_worker_over_the_wire(site: Server) -> None:
+    """The page links a valid manifest whose icons are what they say; /sw.js comes from the root,
+    never cached, listing the app shell and a version made from its contents."""
+    import io
+    import json
+
+    from PIL import Image
+
+    with httpx.Client(base_url=site.url, verify=False) as http:
+        head = http.get("/").text
+        assert '<link rel="manifest" href="/web/manifest.webmanifest">' in head
+        assert '<link rel="apple-touch-icon" href="/web/icons/apple-touch-icon.png">' in head
+        assert re.search(r'<meta name="theme-color" content="#[0-9a-f]{6}"', head)
+
+        manifest = http.get("/web/manifest.webmanifest")
+        assert manifest.status_code == 200
+        assert manifest.headers["content-type"] == "application/manifest+json"
+        assert manifest.headers["cache-control"] == "no-cache" and manifest.headers["etag"]
+        data = manifest.json()
+        assert data["name"] == "Airwave" and data["short_name"]
+        assert (data["start_url"], data["scope"], data["display"]) == ("/", "/", "standalone")
+        css = http.get("/web/app.css").text
+        for colour in (data["background_color"], data["theme_color"]):
+            assert re.fullmatch(r"#[0-9a-f]{6}", colour) and colour in css, colour
+        purposes = set()
+        for entry in [
+            *data["icons"],
+            {"src": "/web/icons/apple-touch-icon.png", "sizes": "180x180"},
+        ]:
+            icon = http.get(entry["src"])
+            assert icon.status_code == 200, entry
+            if entry["src"].endswith(".svg"):
+                assert icon.headers["content-type"] == entry["type"] == "image/svg+xml"
+                continue
+            assert icon.headers["content-type"] == entry.get("type", "image/png") == "image/png"
+            with Image.open(io.BytesIO(icon.content)) as image:
+                assert image.format == "PNG" and "x".join(map(str, image.size)) == entry["sizes"]
+                if entry.get("purpose") == "maskable" or "apple" in entry["src"]:
+                    # full bleed: no transparent corner for a launcher's mask to show
+                    assert image.convert("RGBA").getpixel((0, 0))[3] == 255, entry
+            purposes.add((entry.get("purpose"), entry["sizes"]))
+        assert {("any", "192x192"), ("any", "512x512"), ("maskable", "512x512")} <= purposes
+
+        worker = http.get("/sw.js", headers={"Accept-Encoding": "gzip"})
+        assert worker.status_code == 200
+        assert worker.headers["content-type"] == "text/javascript; charset=utf-8"
+        assert worker.headers["cache-control"] == "no-cache"
+        assert worker.headers["content-encoding"] == "gzip"
+        assert (
+            http.get("/sw.js", headers={"If-None-Match": worker.headers["etag"]}).status_code == 304
+        )
+        build = json.loads(re.search(r"^const BUILD = (\{.*\});$", worker.text, re.M).group(1))
+        assert re.fullmatch(r"[0-9a-f]{16}", build["version"])
+        shell = build["shell"]
+        assert {"/", "/web/js/app.js", "/web/app.css", "/web/manifest.webmanifest"} <= set(shell)
+        assert "/web/icons/icon-192.png" in shell and not any(_NEVER_CACHED.match(u) for u in shell)
+        for url in shell:
+            assert http.get(url).status_code == 200, url
+        assert http.get("/web/sw.js").status_code == 404  # the template is not served as is
+        assert http.post("/sw.js").json()["errorString"] == "METHOD_NOT_ALLOWED"
+
+
+def _wait_service_worker(tab: Tab) -> None:
+    """Until the page's service worker is active (over HTTPS too: CHROMIUM_ARGS lets Chromium
+    fetch the script despite the self-signed certificate)."""
+    state = tab.page.evaluate("""() => Promise.race([
+        new Promise((resolve) => setTimeout(() => resolve('timed out'), 10000)),
+        navigator.serviceWorker.ready.then(({ active }) => active.state === 'activated'
+            ? 'activated' : new Promise((resolve) => active.addEventListener('statechange', () => {
+                if (active.state === 'activated') resolve(active.state); }))),
+    ])""")
+    assert state == "activated", state
+
+
+def test_installable_and_opens_offline(tabs: Callable[..., Tab], site: Server) -> None:
+    """Chromium finds the player installable; after one visit the service worker serves the shell,
+    so a reload without a network shows the player, and nothing of the API, audio or art is kept."""
+    api = new_listener(site)
+    station = _station(api, site)
+    tab = tabs(viewport=PHONE)
+    page = tab.page
+    page.goto("/")
+    page.get_by_role("button", name="Sign in").wait_for()
+    _wait_service_worker(tab)
+    cdp = tab.context.new_cdp_session(page)
+    manifest = cdp.send("Page.getAppManifest")
+    assert manifest["url"].endswith("/web/manifest.webmanifest") and not manifest["errors"]
+    refusals = cdp.send("Page.getInstallabilityErrors")["installabilityErrors"]
+    # a Playwright context is an incognito profile, which never installs anything
+    assert [r["errorId"] for r in refusals if r["errorId"] != "in-incognito"] == [], refusals
+
+    page.reload()
+    page.get_by_role("button", name="Sign in").wait_for()
+    assert page.evaluate("() => !!navigator.serviceWorker.controller")
+    sign_in(tab, api.username)
+    _play(tab, station)  # API calls, cover art and audio all go by under the worker
+
+    kept = page.evaluate("""async () => { const out = {};
+        for (const name of await caches.keys()) {
+            const cache = await caches.open(name);
+            out[name] = (await cache.keys()).map((r) => new URL(r.url).pathname);
+        } return out; }""")
+    assert len(kept) == 1 and next(iter(kept)).startswith("airwave-shell-"), kept
+    paths = next(iter(kept.values()))
+    assert {"/", "/web/js/app.js", "/web/app.css", "/web/icon.svg"} <= set(paths), paths
+    assert all(p == "/" or p.startswith("/web/") for p in paths), paths
+    assert not any(_NEVER_CACHED.match(p) for p in paths), paths
+
+    page.locator("#now").get_by_role("button", name="Pause").click()
+    tab.context.set_offline(True)
+    try:
+        assert (
+            page.evaluate("() => fetch('/healthz').then(() => 'online', () => 'offline')")
+            == "offline"
+        )
+        response = page.reload()
+        assert response is not None and response.from_service_worker
+        # the stored session cannot be checked offline: the player asks to sign in again
+        page.get_by_role("button", name="Sign in").wait_for()
+        expect(page.get_by_role("banner").get_by_role("link", name="Airwave home")).to_be_visible()
+    finally:
+        tab.context.set_offline(False)
+    tab.errors[:] = [e for e in tab.errors if "ERR_INTERNET_DISCONNECTED" not in e]
+
+
+@pytest.mark.http_only
+def test_phone_layout_keeps_the_controls_in_sight(tabs: Callable[..., Tab], site: Server) -> None:
+    """On a 390x844 phone with a station playing, play/pause, skip and the thumbs show without
+    scrolling, on the now-playing screen and in the player bar of every other screen."""
+    api = new_listener(site)
+    station = _station(api, site)
+    tab = tabs(viewport=PHONE)
+    page = tab.page
+    sign_in(tab, api.username)
+    _play(tab, station)
+
+    def in_sight(scope: str) -> None:
+        boxes = page.evaluate(
+            """(scope) => { const root = document.querySelector(scope);
+            return { scrollY, width: document.documentElement.scrollWidth,
+              buttons: [...root.querySelectorAll('.controls button')].map((b) => {
+                const r = b.getBoundingClientRect();
+                return { name: b.getAttribute('aria-label'), top: r.top, bottom: r.bottom,
+                         left: r.left, right: r.right, width: r.width }; }) }; }""",
+            scope,
+        )
+        assert boxes["scrollY"] == 0 and boxes["width"] <= PHONE["width"], boxes
+        names = {b["name"] for b in boxes["buttons"]}
+        assert {"Pause", "Skip", "Thumbs up", "Thumbs down"} <= names, (scope, names)
+        for b in boxes["buttons"]:
+            assert b["width"] >= 40, (scope, b)  # a thumb's target
+            assert 0 <= b["top"] and b["bottom"] <= PHONE["height"], (scope, b)
+            assert 0 <= b["left"] and b["right"] <= PHONE["width"], (scope, b)
+
+    page.wait_for_function("() => location.hash === '#/now'")
+    in_sight("#now")
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Stations").click()
+    page.get_by_role("heading", name="Stations", exact=True).wait_for()
+    expect(page.locator(".playerbar")).to_be_visible()
+    in_sight(".playerbar")
+    page.locator(".playerbar").get_by_role("button", name="Thumbs up").click()
+    expect(page.locator(".playerbar").get_by_role("button", name="Thumbs up")).to_have_attribute(
+        "aria-pressed", "true"
+    )

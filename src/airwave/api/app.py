@@ -37,6 +37,7 @@ from airwave.api.subsonic.dispatch import Routes, SubsonicDispatcher
 from airwave.api.tuner import methods as _tuner_methods  # noqa: F401 - declares the methods
 from airwave.api.tuner.dispatch import TunerDispatcher
 from airwave.api.tuner.explorer import SONG_EXPLORER, song_explorer
+from airwave.api.webshell import TEMPLATE, service_worker
 from airwave.core import music
 from airwave.core.accounts import credentials
 from airwave.core.catalog import art
@@ -73,13 +74,13 @@ class WebAsset:
     """One file of the web player, read once: its bytes, a gzip copy when that is smaller, and an
     ETag."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, body: bytes, suffix: str) -> None:
         import gzip
 
-        self.body = path.read_bytes()
-        self.content_type = _WEB_TYPES[path.suffix].encode()
+        self.body = body
+        self.content_type = _WEB_TYPES[suffix].encode()
         self.etag = f'"{hashlib.sha1(self.body).hexdigest()[:24]}"'
-        packed = gzip.compress(self.body, 9, mtime=0) if path.suffix in _COMPRESSIBLE else self.body
+        packed = gzip.compress(self.body, 9, mtime=0) if suffix in _COMPRESSIBLE else self.body
         self.gzipped = packed if len(packed) < len(self.body) else None
 
 
@@ -88,7 +89,7 @@ def _web_assets(root: Path) -> dict[str, WebAsset]:
     if not root.is_dir():
         return {}
     return {
-        p.relative_to(root).as_posix(): WebAsset(p)
+        p.relative_to(root).as_posix(): WebAsset(p.read_bytes(), p.suffix)
         for p in sorted(root.rglob("*"))
         if p.is_file()
         and p.suffix in _WEB_TYPES
@@ -109,6 +110,12 @@ class AirwaveApp:
         self.subsonic = SubsonicDispatcher(services, Routes(self.audio, self._art), library)
         self._openapi: bytes | None = None
         self.web = _web_assets(_WEB_DIR)
+        template = self.web.pop(TEMPLATE, None)  # served at the root only, filled in
+        self.service_worker = (
+            WebAsset(service_worker(template.body, {k: a.etag for k, a in self.web.items()}), ".js")
+            if template is not None
+            else None
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -139,6 +146,8 @@ class AirwaveApp:
             await self._music_page(scope, send)
         elif path.startswith("/web/"):
             await self._web(scope, send)
+        elif path == "/sw.js":
+            await self._service_worker(scope, send)
         elif path == "/healthz":
             await self._health(scope, send)
         elif path == "/openapi.json" and scope["method"] in ("GET", "HEAD"):
@@ -185,6 +194,21 @@ class AirwaveApp:
             await send_error(send, ApiError(ErrorCode.NOT_FOUND, "no such file"))
             return
         await _send_asset(scope, send, asset, [(b"cache-control", b"no-cache")], revalidate=True)
+
+    async def _service_worker(self, scope: Scope, send: Send) -> None:
+        """GET/HEAD /sw.js: the player's service worker, at the root so its scope is the whole
+        site; never cached, so browsers see a new release on their next visit."""
+        if scope["method"] not in ("GET", "HEAD"):
+            await send_error(
+                send, ApiError(ErrorCode.METHOD_NOT_ALLOWED, "/sw.js answers GET and HEAD")
+            )
+            return
+        if self.service_worker is None:
+            await send_error(send, ApiError(ErrorCode.NOT_FOUND, "the web player is not installed"))
+            return
+        await _send_asset(
+            scope, send, self.service_worker, [(b"cache-control", b"no-cache")], revalidate=True
+        )
 
     async def _music_page(self, scope: Scope, send: Send) -> None:
         """GET /music/{seoToken}: the detail URLs of tracks, albums and artists (songDetailURL and

@@ -220,6 +220,18 @@ player.addEventListener("change", async (e) => {
   }
 });
 
+// ---- installable: a service worker keeps the app shell for instant and offline starts ------------
+
+function registerServiceWorker() {
+  if (!("serviceWorker" in navigator)) return;
+  const updating = !!navigator.serviceWorker.controller; // a worker takes over: a new release
+  navigator.serviceWorker.addEventListener("controllerchange", () => {
+    if (updating) toast("Airwave has been updated. Reload the page to use the new version.", "info", 15000);
+  });
+  // refused (an untrusted certificate, private browsing): the player works without it
+  navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch(() => {});
+}
+
 // ---- start -------------------------------------------------------------------------------------
 
 async function start() {
@@ -246,3 +258,5 @@ async function start() {
 
 window.addEventListener("hashchange", route);
 start();
+if (document.readyState === "complete") registerServiceWorker();
+else window.addEventListener("load", registerServiceWorker, { once: true });

@@ -501,7 +501,8 @@ export function controls(compact) {
   const skipBtn = iconButton("Skip", "skip", () => player.skip());
   const up = iconButton("Thumbs up", "up", () => player.thumbUp(), { "aria-pressed": "false" });
   const down = iconButton("Thumbs down", "down", () => player.thumbDown());
-  const el = h("div.controls", compact ? [playBtn, skipBtn] : [down, playBtn, skipBtn, up]);
+  // the player bar (compact) keeps the thumbs too: on a phone it is where a listener rates
+  const el = h(compact ? "div.controls.compact" : "div.controls", [down, playBtn, skipBtn, up]);
   const update = () => {
     const t = player.current;
     const paused = !t || player.audio.paused;
