@@ -19,15 +19,14 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
-import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
 from conftest import Account, make_account, needs_low_ports, pithos_client
+from desktop import Desktop
 from support import Api, Server
 
 HOST = "127.0.0.22"  # this module's own loopback address (pithos's replay has .21)
@@ -46,12 +45,7 @@ pytestmark = [
 ]
 
 
-def _lines(stream: IO[str], sink: list[str]) -> None:
-    for line in stream:
-        sink.append(line)
-
-
-class Pithos:
+class Pithos(Desktop):
     """The app on its own X display and D-Bus session bus; its log (-vv) is kept in `log`."""
 
     def __init__(self, home: Path, account: Account, station_id: str, ca_file: Path) -> None:
@@ -65,59 +59,19 @@ class Pithos:
             "notify=False\nenable_screensaverpause=False\nenable_lastfm=False\n"
         )
         ini.chmod(0o600)
-        self.log: list[str] = []
-        self.children: list[subprocess.Popen[str]] = []
-        # a display of its own: Xvfb picks a free number and writes it to stdout
-        display = self._spawn(
-            ["Xvfb", "-displayfd", "1", "-screen", "0", "1024x768x24", "-nolisten", "tcp"]
-        )
-        self.display = ":" + self._first_line(display, "Xvfb")
-        bus = self._spawn(["dbus-daemon", "--session", "--nofork", "--print-address=1"])
-        self.bus = self._first_line(bus, "dbus-daemon")
+        super().__init__("1024x768x24")
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(home),
             "XDG_CONFIG_HOME": str(config),
             "XDG_CACHE_HOME": str(home / "cache"),
-            "DISPLAY": self.display,
-            "DBUS_SESSION_BUS_ADDRESS": self.bus,
             "SSL_CERT_FILE": str(ca_file),
             "NO_AT_BRIDGE": "1",  # no accessibility bus to look for
             # no sound card or sound server, even on a desktop: autoaudiosink's fake sink
             "GST_PLUGIN_FEATURE_RANK": ",".join(f"{sink}:NONE" for sink in REAL_SINKS),
             "LANG": "C.UTF-8",
         }
-        app = self._spawn(["pithos", "-vv"], env=env, stderr=subprocess.STDOUT)
-        assert app.stdout is not None
-        threading.Thread(target=_lines, args=(app.stdout, self.log), daemon=True).start()
-
-    def _spawn(
-        self,
-        command: list[str],
-        env: dict[str, str] | None = None,
-        stderr: int = subprocess.DEVNULL,
-    ) -> subprocess.Popen[str]:
-        child = subprocess.Popen(
-            command,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            text=True,
-            start_new_session=True,
-        )
-        self.children.append(child)
-        return child
-
-    @staticmethod
-    def _first_line(child: subprocess.Popen[str], name: str) -> str:
-        assert child.stdout is not None
-        line = child.stdout.readline().strip()
-        assert line, f"{name} did not start"
-        return line
-
-    def text(self) -> str:
-        return "".join(self.log)
+        self.run_app(["pithos", "-vv"], env)
 
     def wait_for(self, pattern: str, timeout: float = 30, after: int = 0) -> re.Match[str]:
         deadline = time.monotonic() + timeout
@@ -158,17 +112,6 @@ class Pithos:
                     return
             time.sleep(0.05)
         raise AssertionError(f"pithos never paused:\n{self.text()[-4000:]}")
-
-    def close(self) -> None:
-        for child in reversed(self.children):
-            if child.poll() is None:
-                os.killpg(child.pid, signal.SIGTERM)
-        for child in self.children:
-            try:
-                child.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(child.pid, signal.SIGKILL)
-                child.wait(10)
 
 
 def _audio_fetches(server: Server) -> list[dict[str, Any]]:

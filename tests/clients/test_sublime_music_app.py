@@ -19,17 +19,16 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import httpx
 import pytest
+from desktop import Desktop
 from support import Backend, Server, unique, wait_indexed
 
 BUS = "org.mpris.MediaPlayer2.sublimemusic"
@@ -72,18 +71,11 @@ def subsonic_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server
         server.stop()
 
 
-def _lines(stream: IO[str], sink: list[str]) -> None:
-    for line in stream:
-        sink.append(line)
-
-
-class SublimeMusic:
+class SublimeMusic(Desktop):
     """The app, its X display, session bus and sound server; its log is kept in `log`."""
 
     def __init__(self, home: Path, url: str, username: str, secret: str, queue: list[str]) -> None:
         self.home = home
-        self.log: list[str] = []
-        self.children: list[subprocess.Popen[str]] = []
         # a unix socket path must stay short: the sound server's lives in a folder of its own
         self.sound_dir = Path(tempfile.mkdtemp(prefix="aw-pulse-"))
         config, data = home / "config", home / "data"
@@ -91,12 +83,7 @@ class SublimeMusic:
         self._write_queue(data / "sublime-music" / PROVIDER / "state.pickle", queue)
         (home / "tmp").mkdir()
 
-        display = self._spawn(
-            ["Xvfb", "-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"]
-        )
-        self.display = ":" + self._first_line(display, "Xvfb")
-        bus = self._spawn(["dbus-daemon", "--session", "--nofork", "--print-address=1"])
-        self.bus = self._first_line(bus, "dbus-daemon")
+        super().__init__("1280x800x24")
         self.sound = self._start_sound_server()
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -106,16 +93,11 @@ class SublimeMusic:
             "XDG_CACHE_HOME": str(home / "cache"),
             "XDG_RUNTIME_DIR": str(self.sound_dir),
             "TMPDIR": str(home / "tmp"),  # it downloads cover art into temporary folders
-            "DISPLAY": self.display,
-            "DBUS_SESSION_BUS_ADDRESS": self.bus,
             "PULSE_SERVER": f"unix:{self.sound}",
             "NO_AT_BRIDGE": "1",  # no accessibility bus to look for
             "LANG": "C.UTF-8",
         }
-        app = self._spawn(["sublime-music", "-m", "INFO"], env=env, stderr=subprocess.STDOUT)
-        assert app.stdout is not None
-        self.app = app
-        threading.Thread(target=_lines, args=(app.stdout, self.log), daemon=True).start()
+        self.app = self.run_app(["sublime-music", "-m", "INFO"], env)
 
     @staticmethod
     def _write_config(path: Path, url: str, username: str, secret: str) -> None:
@@ -196,41 +178,13 @@ class SublimeMusic:
             "-L", f"module-native-protocol-unix socket={socket} auth-anonymous=1",
             "-L", "module-null-sink sink_name=nowhere",
         ]  # fmt: skip
-        sound = self._spawn(command, env=env)
+        sound = self.spawn(command, env=env)
         deadline = time.monotonic() + 20
         while not socket.exists():
             assert sound.poll() is None, "pulseaudio exited"
             assert time.monotonic() < deadline, "pulseaudio never made its socket"
             time.sleep(0.05)
         return socket
-
-    def _spawn(
-        self,
-        command: list[str],
-        env: dict[str, str] | None = None,
-        stderr: int = subprocess.DEVNULL,
-    ) -> subprocess.Popen[str]:
-        child = subprocess.Popen(
-            command,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            text=True,
-            start_new_session=True,
-        )
-        self.children.append(child)
-        return child
-
-    @staticmethod
-    def _first_line(child: subprocess.Popen[str], name: str) -> str:
-        assert child.stdout is not None
-        line = child.stdout.readline().strip()
-        assert line, f"{name} did not start"
-        return line
-
-    def text(self) -> str:
-        return "".join(self.log)
 
     def gdbus(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -263,15 +217,7 @@ class SublimeMusic:
         raise AssertionError(f"never {what}:\n{self.text()[-4000:]}")
 
     def close(self) -> None:
-        for child in reversed(self.children):
-            if child.poll() is None:
-                os.killpg(child.pid, signal.SIGTERM)
-        for child in self.children:
-            try:
-                child.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(child.pid, signal.SIGKILL)
-                child.wait(10)
+        super().close()
         shutil.rmtree(self.sound_dir, ignore_errors=True)
 
 

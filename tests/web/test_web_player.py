@@ -494,9 +494,9 @@ def test_signed_out_title_skip_link_and_empty_search(
     expect(page.get_by_text("No results for “zzqqxxnothing”")).to_be_hidden()
 
 
-def _track_with_lyrics(site: Server) -> str:
-    """The musicId of a demo track with lyrics, met as a listener meets one: on a Jazz station
-    (a quarter of its tracks have lyrics)."""
+def _track_with_lyrics(site: Server, timed: bool = False) -> tuple[str, dict[str, Any]]:
+    """A demo track with lyrics (`timed`: an .lrc beside it), met as a listener meets one: on a
+    Jazz station (a quarter of its tracks have lyrics); its musicId and full lyrics."""
     scout = new_listener(site)
     jazz = next(
         g
@@ -505,20 +505,22 @@ def _track_with_lyrics(site: Server) -> str:
         for g in scout.ok("v1/music/genres", {"token": c["token"]})["stations"]
     )
     sid = scout.ok("v1/station/createStation", {"musicId": jazz["musicId"]})["stationId"]
-    for _ in range(30):
+    for _ in range(40):
         for track in scout.ok("v1/playlist/getFragment", {"stationId": sid})["tracks"]:
             if track.get("lyricSnippet"):
-                return track["musicId"]
+                lyrics = scout.ok("v1/music/fullLyrics", {"trackUid": track["musicId"]})
+                if not timed or len(lyrics["syncedLines"]) >= 4:
+                    return track["musicId"], lyrics
     raise AssertionError("no track with lyrics on a Jazz station")
 
 
 @pytest.mark.http_only
 def test_lyrics_show_their_lines_and_nothing_else(tabs: Callable[..., Tab], site: Server) -> None:
     """The lyrics panel ended with a literal "null" line when a track's lyrics had no credits."""
-    song = _track_with_lyrics(site)
+    song, lyrics = _track_with_lyrics(site)
     api = new_listener(site)
     station = api.ok("v1/station/createStation", {"musicId": song})  # opens with the song
-    lines = api.ok("v1/music/fullLyrics", {"trackUid": song})["lines"]
+    lines = lyrics["lines"]
     tab = tabs()
     page = tab.page
     sign_in(tab, api.username)
@@ -981,7 +983,11 @@ def test_the_player_recovers_by_itself_after_a_server_restart(
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     args = ["--open-registration", "--library", str(small_demo_library), "--port", str(port)]
-    env = {"AIRWAVE_FRAGMENT_LIMIT": "100000", "AIRWAVE_RADIO_RULES": "relaxed"}
+    env = {
+        "AIRWAVE_FRAGMENT_LIMIT": "100000",
+        "AIRWAVE_RADIO_RULES": "relaxed",
+        "AIRWAVE_ANALYZE_AUDIO": "false",  # tags make a station; sound profiles add nothing here
+    }
     server = start_server(*args, env=env)
     wait_ready(server)
     api = new_listener(server)
@@ -1078,28 +1084,10 @@ def test_tab_title_volume_mute_shortcuts_and_media_session(
     expect(help_).to_be_hidden()
 
 
-def _track_with_synced_lyrics(site: Server) -> tuple[str, list[dict[str, Any]]]:
-    """A demo track whose lyrics are timed (an .lrc beside it), with its timed lines."""
-    scout = new_listener(site)
-    jazz = next(
-        g
-        for c in scout.ok("v1/music/genrecategories", {})["categories"]
-        if c["name"] == "Jazz"
-        for g in scout.ok("v1/music/genres", {"token": c["token"]})["stations"]
-    )
-    sid = scout.ok("v1/station/createStation", {"musicId": jazz["musicId"]})["stationId"]
-    for _ in range(40):
-        for track in scout.ok("v1/playlist/getFragment", {"stationId": sid})["tracks"]:
-            if track.get("lyricSnippet"):
-                lyrics = scout.ok("v1/music/fullLyrics", {"trackUid": track["musicId"]})
-                if len(lyrics["syncedLines"]) >= 4:
-                    return track["musicId"], lyrics["syncedLines"]
-    raise AssertionError("no track with timed lyrics on a Jazz station")
-
-
 @pytest.mark.http_only
 def test_synced_lyrics_follow_the_music(tabs: Callable[..., Tab], site: Server) -> None:
-    song, timed = _track_with_synced_lyrics(site)
+    song, lyrics = _track_with_lyrics(site, timed=True)
+    timed = lyrics["syncedLines"]
     api = new_listener(site)
     station = api.ok("v1/station/createStation", {"musicId": song})  # opens with the song
     tab = tabs()

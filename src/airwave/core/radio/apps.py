@@ -137,18 +137,7 @@ def stream_token(
     session_id = player.app_session_id(db, listener.id)
     spin = None
     if session_id is not None:
-        spin = db.scalar(
-            select(Spin)
-            .where(
-                Spin.listener_id == listener.id,
-                Spin.session_id == session_id,
-                Spin.track_id == track_id,
-                Spin.station_id.is_not(None),
-                Spin.issued_at > now - TOKEN_LIFETIME,
-            )
-            .order_by(Spin.issued_at.desc(), Spin.id.desc())
-            .limit(1)
-        )
+        spin = _station_spin(db, listener.id, track_id, now, session_id)
     if spin is None:
         return delivery.library_stream_token(db, services, listener, track_id, requested, now)
     track = catalog.track(db, track_id)
@@ -164,19 +153,20 @@ def stream_token(
 # ---------------------------------------------------------------- ratings and stars as thumbs
 
 
-def _station_spin(db: Session, listener_id: int, track_id: int, now: datetime) -> Spin | None:
-    """The listener's latest spin of this track on a station, while its token lives."""
-    return db.scalar(
-        select(Spin)
-        .where(
-            Spin.listener_id == listener_id,
-            Spin.track_id == track_id,
-            Spin.station_id.is_not(None),
-            Spin.issued_at > now - TOKEN_LIFETIME,
-        )
-        .order_by(Spin.issued_at.desc(), Spin.id.desc())
-        .limit(1)
+def _station_spin(
+    db: Session, listener_id: int, track_id: int, now: datetime, session_id: int | None = None
+) -> Spin | None:
+    """The listener's latest spin of this track on a station (handed to `session_id`, when
+    given), while its token lives."""
+    query = select(Spin).where(
+        Spin.listener_id == listener_id,
+        Spin.track_id == track_id,
+        Spin.station_id.is_not(None),
+        Spin.issued_at > now - TOKEN_LIFETIME,
     )
+    if session_id is not None:
+        query = query.where(Spin.session_id == session_id)
+    return db.scalar(query.order_by(Spin.issued_at.desc(), Spin.id.desc()).limit(1))
 
 
 def _thumbable(db: Session, listener_id: int, track_id: int, now: datetime) -> Spin | None:
