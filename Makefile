@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 DEMO_DIR ?= .airwave-demo
 PORT   ?= 4533
 # Test processes: most tests wait on a server child, so more workers than the 2 cores pay off.
-TEST_WORKERS ?= 6
+TEST_WORKERS ?= 4
 
 .PHONY: run test lint docs screenshots bench clean
 

@@ -323,7 +323,12 @@ def test_attackers_failures_never_lock_out_a_known_device(start_server) -> None:
 
 
 def test_unknown_devices_back_off_exponentially(start_server) -> None:
-    server = start_server("--open-registration", env={"AIRWAVE_LOGIN_FREE_FAILURES": "1"})
+    # a first delay of 3 s: the right password must arrive while the wrong one's delay holds,
+    # and on a loaded machine one Argon2 check took more than the default 1 s
+    server = start_server(
+        "--open-registration",
+        env={"AIRWAVE_LOGIN_FREE_FAILURES": "1", "AIRWAVE_LOGIN_BACKOFF_BASE": "3"},
+    )
     name = unique("backoff")
     server.client().register(name)
     api = server.client()  # never logged in: no device cookie
@@ -334,7 +339,7 @@ def test_unknown_devices_back_off_exponentially(start_server) -> None:
         assert_error(limited, 429, "RATE_LIMITED")
         delays.append(int(limited.headers["retry-after"]))
         time.sleep(delays[-1] + 0.1)
-    assert delays == [1, 2, 4]
+    assert delays == [3, 6, 12]
     assert _login(api, name, PASSWORD).status_code == 200  # a success resets the count
     assert_error(_login(api, name, "wrong"), 401, "AUTH_INVALID_USERNAME_PASSWORD")
     assert_error(_login(api, name, "wrong"), 429, "RATE_LIMITED")
