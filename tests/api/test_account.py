@@ -745,3 +745,6 @@ def test_app_passwords_are_made_listed_and_revoked_over_rest(radio: Server) -> N
     refused = _subsonic_ping(radio, api.username, secret)  # type: ignore[attr-defined]
     assert refused["status"] == "failed" and refused["error"]["code"] == 40
     assert_error(api.call("v1/listener/revokeAppPassword", gone), 404, "NOT_FOUND")
+    for bad in (2**70, 0, -1, "3"):  # no server error for an id no database holds
+        answer = api.call("v1/listener/revokeAppPassword", {"appPasswordId": bad})
+        assert_error(answer, 400, "INVALID_REQUEST")

@@ -84,7 +84,7 @@ def create_app_password(call: Call, req: CreateAppPasswordRequest) -> CreatedApp
 
 
 class RevokeAppPasswordRequest(RequestModel):
-    app_password_id: int
+    app_password_id: int = Field(ge=1, le=2**63 - 1)  # a database integer, or nothing to find
 
 
 @registry.endpoint(
