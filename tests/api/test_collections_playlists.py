@@ -328,6 +328,49 @@ def test_a_vanished_track_stays_unavailable_and_comes_back(
     assert [t["available"] for t in page["tracks"]] == [True, True]
 
 
+def test_annotations_follow_a_scan_run_by_another_process(
+    start_server: Callable[..., Server], tmp_path: Path
+) -> None:
+    """The server keeps what it read of the catalogue while the catalogue is unchanged; a scan
+    in another process (the command, or another server on the same database) changes the
+    catalogue stamp, and the next annotation shows the change. Listener counts change without a
+    scan and are never kept."""
+    root = tmp_path / "lib"
+    song = media.tag(
+        media.encode(root / "Band" / "Record" / "01 Song.flac", 1.0),
+        title="Old Title",
+        artist="Band",
+        album="Record",
+    )
+    server = start_server(
+        "--open-registration", "--library", str(root), env={"AIRWAVE_ANALYZE_AUDIO": "false"}
+    )
+    wait_indexed(server)
+    api = member(server)
+    (track,) = api.ok("v3/sod/search", {"query": "old title", "types": ["TR"]})["results"]
+    (album,) = api.ok("v3/sod/search", {"query": "record", "types": ["AL"]})["results"]
+    (artist,) = api.ok("v3/sod/search", {"query": "band", "types": ["AR"]})["results"]
+    every = [track, album, artist]
+    seen = lambda: api.ok("v4/catalog/annotateObjects", {"pandoraIds": every})  # noqa: E731
+    for _ in range(2):  # read, then kept
+        first = seen()
+        assert first[track]["name"] == "Old Title" and first[album]["name"] == "Record"
+        assert first[artist]["listenerCount"] == 0
+    api.ok("v1/station/createStation", {"pandoraId": artist})
+    assert seen()[artist]["listenerCount"] == 1  # no scan: counted afresh
+    media.tag(song, title="New Title", artist="Band", album="Record", explicit=True)
+    os.utime(song, (time.time() + 5, time.time() + 5))
+    assert "1 updated" in server.cli("scan", "--library", str(root), "--no-analyze").stdout
+    after = seen()
+    assert after[track]["name"] == "New Title" and after[track]["explicitness"] == "EXPLICIT"
+    assert after[album]["explicitness"] == "EXPLICIT"
+    shutil.move(song, tmp_path / "away.flac")
+    assert "1 removed" in server.cli("scan", "--library", str(root), "--no-analyze").stdout
+    gone = seen()
+    assert album not in gone and artist not in gone  # no present track: not annotated
+    assert gone[track]["name"] == "New Title"  # playlists still show it, unavailable
+
+
 def album_tracks(api: Api, album: str) -> list[str]:
     return api.ok("v4/catalog/getDetails", {"pandoraIds": [album]})["annotations"][album]["tracks"]
 

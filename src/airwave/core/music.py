@@ -3,7 +3,9 @@ genres, lyrics."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -12,6 +14,7 @@ from airwave.core import bookmarks, ids
 from airwave.core.catalog import catalog, similar
 from airwave.core.radio import stations
 from airwave.errors import ApiError, ErrorCode
+from airwave.store import stamps
 from airwave.store.models import Album, Artist, Artwork, Genre, Track
 from airwave.store.sql import among
 
@@ -275,21 +278,73 @@ class TrackNote:
 Note = TrackNote | AlbumNote | ArtistNote | GenreStation
 
 
+class _Kept:
+    """What annotations read of the catalogue (tracks, albums, artists), kept in this process
+    while the catalogue stamp stays the one read before them: every transaction that changes the
+    catalogue changes the stamp (store/stamps.py), in whichever process or host it runs, so a
+    page of a hundred objects costs one stamp lookup instead of a statement or more per kind.
+    What changes without a scan (how many listeners have a station of an artist) is never kept.
+    Objects the catalogue does not have are kept as None."""
+
+    LIMIT = 100_000  # objects; past it, the kept ones are dropped and read again
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stamp: int | None = None
+        self._notes: dict[tuple[str, int], Note | None] = {}
+
+    def current(self, db: Session) -> dict[tuple[str, int], Note | None] | None:
+        """The kept notes valid now (read the stamp before the notes: a change committed in
+        between is then seen as a new stamp, never kept under the old one); None: keep none."""
+        stamp = stamps.catalog_stamp(db)
+        if stamp is None:
+            return None
+        with self._lock:
+            if stamp != self._stamp or len(self._notes) > self.LIMIT:
+                self._stamp, self._notes = stamp, {}
+            return self._notes
+
+
+_KEPT = _Kept()
+
+
 def annotate(db: Session, refs: list[ids.Ref]) -> dict[ids.Ref, Note]:
     """What the catalogue holds on each of these objects (tracks, albums, artists, genres);
-    objects that are gone or of other kinds are left out. A few queries per kind, whatever the
-    number of objects (a page of a collection annotates a hundred)."""
+    objects that are gone or of other kinds are left out. At most a few queries per kind,
+    whatever the number of objects (a page of a collection annotates a hundred), and none for
+    objects read before while the catalogue is unchanged."""
     notes: dict[ids.Ref, Note] = {}
     wanted: dict[str, list[int]] = {"track": [], "album": [], "artist": [], "genre": []}
     for ref in refs:
         if ref.kind in wanted:
             wanted[ref.kind].append(ref.id)
-    for track_id, track_note in _track_notes(db, wanted["track"]).items():
-        notes[ids.Ref("track", track_id)] = track_note
-    for album_id, album_note in _album_notes(db, wanted["album"]).items():
-        notes[ids.Ref("album", album_id)] = album_note
-    for artist_id, artist_note in _artist_notes(db, wanted["artist"]).items():
-        notes[ids.Ref("artist", artist_id)] = artist_note
+    kept = _KEPT.current(db) if wanted["track"] or wanted["album"] or wanted["artist"] else None
+    readers: tuple[tuple[ids.Kind, Callable[[Session, list[int]], Mapping[int, Note]]], ...] = (
+        ("track", _track_notes),
+        ("album", _album_notes),
+        ("artist", _artist_notes),
+    )
+    for kind, read in readers:
+        if not wanted[kind]:
+            continue
+        if kept is None:
+            found: Mapping[int, Note | None] = read(db, wanted[kind])
+        else:
+            missing = [i for i in wanted[kind] if (kind, i) not in kept]
+            fresh = read(db, missing) if missing else {}
+            for object_id in missing:
+                kept[(kind, object_id)] = fresh.get(object_id)
+            found = {i: kept.get((kind, i)) for i in wanted[kind]}
+        for object_id, note in found.items():
+            if note is not None:
+                notes[ids.Ref(kind, object_id)] = note
+    if wanted["artist"]:
+        listeners = catalog.listener_counts(db, "AR", wanted["artist"])
+        for artist_id in wanted["artist"]:
+            artist_note = notes.get(ids.Ref("artist", artist_id))
+            if isinstance(artist_note, ArtistNote):
+                view = replace(artist_note.view, listener_count=listeners.get(artist_id, 0))
+                notes[ids.Ref("artist", artist_id)] = replace(artist_note, view=view)
     for genre_id in wanted["genre"]:
         try:
             genre = catalog.genre(db, genre_id)
@@ -404,7 +459,8 @@ def _album_notes(db: Session, album_ids: list[int]) -> dict[int, AlbumNote]:
 
 def _artist_notes(db: Session, artist_ids: list[int]) -> dict[int, ArtistNote]:
     """Artists with a present track (theirs, or on an album of theirs), with picture, album and
-    track counts and listener count: the counts as scalar subqueries of one statement."""
+    track counts (scalar subqueries of one statement); the listener count is annotate's (it
+    changes without the catalogue)."""
     if not artist_ids:
         return {}
     own = (
@@ -419,11 +475,9 @@ def _artist_notes(db: Session, artist_ids: list[int]) -> dict[int, ArtistNote]:
         .scalar_subquery()
     )
     found = {
-        artist.id: (artist, own_count or 0, album_count or 0, listeners or 0)
-        for artist, own_count, album_count, listeners in db.execute(
-            select(Artist, own, albums, catalog.listeners_seeded_by("AR", Artist.id)).where(
-                among(db, Artist.id, artist_ids)
-            )
+        artist.id: (artist, own_count or 0, album_count or 0, 0)
+        for artist, own_count, album_count in db.execute(
+            select(Artist, own, albums).where(among(db, Artist.id, artist_ids))
         ).all()
         if own_count or album_count
     }

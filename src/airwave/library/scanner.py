@@ -25,6 +25,7 @@ from airwave.library.tags import (
     quick_hash,
 )
 from airwave.library.workers import TagJob, read_all
+from airwave.store import stamps
 from airwave.store.db import Database
 from airwave.store.models import (
     Album,
@@ -486,6 +487,7 @@ class CatalogWriter:
 
     def write(self, batch: list[TrackTags | ReadError], known: dict, report: ScanReport) -> None:
         with self.database.write() as db:
+            stamps.bump_catalog(db)
             new_files, file_updates, genre_rows, entries = [], [], [], []
             inserts: list[tuple[TrackTags, dict]] = []
             updates: list[dict] = []
@@ -689,6 +691,7 @@ class CatalogWriter:
         """Files gone from disk: their tracks become missing (not deleted) and leave search."""
         track_ids = [r.track_id for r in rows if r.track_id is not None]
         with self.database.write() as db:
+            stamps.bump_catalog(db)
             for chunk in _chunks(track_ids, 500):
                 db.execute(update(Track).where(Track.id.in_(chunk)).values(missing_since=self.now))
                 db.execute(

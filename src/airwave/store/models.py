@@ -729,3 +729,14 @@ class PositionBookmark(Base):
     comment: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     changed_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class CatalogStamp(Base):
+    """One row whose stamp changes in every transaction that changes what the catalogue shows
+    (tracks, albums, artists, their art, presence): a process may keep what it read of the
+    catalogue while the stamp it read before is still the stamp (core/music.py)."""
+
+    __tablename__ = "catalog_stamp"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    stamp: Mapped[int] = mapped_column(BigInteger, default=0)

@@ -1,0 +1,26 @@
+"""The catalogue stamp: a value that changes in every transaction that changes what the
+catalogue shows, so that any process (or host) may keep what it read of the catalogue for as
+long as the stamp it read first is still the stamp."""
+
+from __future__ import annotations
+
+import secrets
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from airwave.store.models import CatalogStamp
+
+
+def bump_catalog(db: Session) -> None:
+    """Inside the transaction that changes the catalogue: a new stamp, seen with its changes.
+    Random rather than counted, so a restored backup never brings back a stamp a process
+    still holds."""
+    db.execute(
+        update(CatalogStamp).where(CatalogStamp.id == 1).values(stamp=secrets.randbits(62) + 1)
+    )
+
+
+def catalog_stamp(db: Session) -> int | None:
+    """The stamp now (None: no stamp row, so nothing may be kept)."""
+    return db.scalar(select(CatalogStamp.stamp).where(CatalogStamp.id == 1))
