@@ -56,6 +56,34 @@ def test_orders_and_a_cursor_that_holds_while_items_are_added(
     assert _titles(db, collection.page(db, me.id, order="recent", limit=1)) == ["g"]
 
 
+def test_an_offset_page_is_the_cursor_page_in_every_order(
+    db: Session, rows: Rows, clock: FixedClock
+) -> None:
+    """Deep offsets read the page's ids from the order's index first, then those rows: the same
+    items, in the same order, as walking there by cursor, for every kind filter too."""
+    me = rows.listener("premium")
+    rng = random.Random(7)
+    for n in range(23):
+        track = rows.track()
+        track.title = rng.choice("abc") + str(n)  # ties on the first letters
+        at = clock.now() + timedelta(seconds=rng.randint(0, 5))  # ties on the time
+        collection.add(db, me.id, ids.Ref("track", track.id), at)
+    for order in ("added", "recent", "name", "artist"):
+        walked: list[ids.Ref] = []
+        cursor = None
+        for _ in range(5):
+            page = collection.page(db, me.id, order=order, limit=5, cursor=cursor)
+            walked += [i.ref for i in page.items]
+            cursor = page.cursor
+        assert len(walked) == 23 and cursor is None
+        for offset in (0, 1, 5, 17, 22, 23, 40):
+            page = collection.page(db, me.id, order=order, limit=5, offset=offset)
+            assert [i.ref for i in page.items] == walked[offset : offset + 5], (order, offset)
+            assert (page.cursor is not None) == (offset + 5 < 23)
+            kinds = collection.page(db, me.id, kinds=["TR"], order=order, offset=offset)
+            assert [i.ref for i in kinds.items] == walked[offset:]
+
+
 def test_collection_adds_once_counts_and_versions(
     db: Session, rows: Rows, clock: FixedClock
 ) -> None:

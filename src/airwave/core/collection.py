@@ -290,13 +290,19 @@ def page(
         where.append(_by_artist(artist_id))
     total = _total(db, listener_id, where, (tuple(codes), artist_id))
     c = CollectionItem  # plain columns: a hundred ORM objects cost more than the query
-    query = select(
-        c.id, c.kind, c.ref_id, c.added_at, c.touched_at, c.sort_name, c.sort_artist
-    ).where(*where)
+    columns = (c.id, c.kind, c.ref_id, c.added_at, c.touched_at, c.sort_name, c.sort_artist)
     if cursor:
-        query = query.where(_after(order, cursor))
+        query = select(*columns).where(*where, _after(order, cursor))
+    elif offset:
+        # the ids of the page first, from the order's index alone (an index-only scan skips the
+        # rows before the offset without reading them), then those rows: reading every skipped
+        # row made offset 50,000 cost 25-30 ms on PostgreSQL
+        wanted = (
+            select(c.id).where(*where).order_by(*_keys(order)).offset(offset).limit(limit + 1)
+        ).subquery()
+        query = select(*columns).join(wanted, wanted.c.id == c.id)
     else:
-        query = query.offset(offset)
+        query = select(*columns).where(*where)
     rows = db.execute(query.order_by(*_keys(order)).limit(limit + 1)).all()
     more = len(rows) > limit
     rows = rows[:limit]
