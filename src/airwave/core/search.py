@@ -68,20 +68,34 @@ def _kind_filter(kinds: tuple[str, ...]) -> tuple[str, dict[str, str]]:
 
 
 def _sqlite(db: Session, q: str, kinds: tuple[str, ...], limit: int) -> list[Hit]:
+    """Exact and prefix matches from the (kind, key) index, shortest first; word matches (the
+    full-text index, best bm25 first) only when those do not fill the page: ranking every word
+    match of a common word cost ~8 ms a kind at 100,000 tracks, the index range ~0.5 ms."""
     where, params = _kind_filter(kinds)
-    match = " ".join(f'"{token}"*' for token in q.split())
+    span = {"q": q, "end": q + "\U0010ffff", "limit": limit, **params}  # keys starting with q
     rows = db.execute(
         text(f"""
             SELECT e.kind, e.ref_id, e.name, e.context, e.key,
-                   CASE WHEN e.key = :q THEN {EXACT} WHEN e.key LIKE :prefix THEN {PREFIX} ELSE
-                   {WORD} END AS tier
-            FROM search_fts JOIN search_entries e ON e.id = search_fts.rowid
-            WHERE search_fts MATCH :match AND {where}
-            ORDER BY tier DESC, bm25(search_fts), length(e.key), e.id
+                   CASE WHEN e.key = :q THEN {EXACT} ELSE {PREFIX} END AS tier
+            FROM search_entries e
+            WHERE {where} AND e.key >= :q AND e.key < :end
+            ORDER BY tier DESC, length(e.key), e.id
             LIMIT :limit
         """),
-        {"q": q, "prefix": q + "%", "match": match, "limit": limit, **params},
+        span,
     ).all()
+    if len(rows) < limit:
+        rows += db.execute(
+            text(f"""
+                SELECT e.kind, e.ref_id, e.name, e.context, e.key, {WORD} AS tier
+                FROM search_fts JOIN search_entries e ON e.id = search_fts.rowid
+                WHERE search_fts MATCH :match AND {where}
+                      AND NOT (e.key >= :q AND e.key < :end)
+                ORDER BY bm25(search_fts), length(e.key), e.id
+                LIMIT :limit
+            """),
+            {**span, "match": " ".join(f'"{token}"*' for token in q.split())},
+        ).all()
     hits = [Hit(r.kind, r.ref_id, r.name, r.context, r.tier, similarity(q, r.key)) for r in rows]
     if len(hits) < limit and len(q) >= 3:
         seen = {(h.kind, h.ref_id) for h in hits}

@@ -433,7 +433,10 @@ class SearchEntry(Base):
     `key`."""
 
     __tablename__ = "search_entries"
-    __table_args__ = (Index("ix_search_entries_kind_ref", "kind", "ref_id", unique=True),)
+    __table_args__ = (
+        Index("ix_search_entries_kind_ref", "kind", "ref_id", unique=True),
+        Index("ix_search_entries_kind_key", "kind", "key"),  # exact and prefix matches
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     kind: Mapped[str] = mapped_column(String(2))
