@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import media
 import pytest
 from support import Server, unique, wait_indexed
 
@@ -433,3 +434,27 @@ def test_top_songs(sub: Server, user: tuple[str, str]) -> None:
     assert 1 <= len(top["song"]) <= 3
     assert all(s["artistId"] == song["artistId"] for s in top["song"])
     assert not call(sub, user, "getTopSongs", artist="Nobody At All")["topSongs"].get("song")
+
+
+def test_artists_list_follows_a_scan_by_another_process(
+    start_server: Callable[..., Server], tmp_path: Path
+) -> None:
+    """getArtists is kept between calls while the catalogue is unchanged; a scan run by the
+    command (another process) shows at once, new artists and gone ones alike."""
+    root = tmp_path / "lib"
+    media.tag(media.encode(root / "A" / "01 One.flac", 0.5), title="One", artist="Alpha", album="A")
+    server = start_server("--library", str(root), env={"AIRWAVE_ANALYZE_AUDIO": "false"})
+    wait_indexed(server)
+    me = add_user(server)
+
+    def artists() -> list[str]:
+        index = call(server, me, "getArtists")["artists"].get("index", [])
+        return [a["name"] for i in index for a in i["artist"]]
+
+    assert artists() == artists() == ["Alpha"]
+    media.tag(media.encode(root / "B" / "01 Two.flac", 0.5), title="Two", artist="Beta", album="B")
+    assert "1 added" in server.cli("scan", "--library", str(root), "--no-analyze").stdout
+    assert artists() == ["Alpha", "Beta"]
+    (root / "A" / "01 One.flac").unlink()
+    assert "1 removed" in server.cli("scan", "--library", str(root), "--no-analyze").stdout
+    assert artists() == ["Beta"]

@@ -3,7 +3,6 @@ genres, lyrics."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
@@ -11,10 +10,9 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from airwave.core import bookmarks, ids
-from airwave.core.catalog import catalog, similar
+from airwave.core.catalog import catalog, kept, similar
 from airwave.core.radio import stations
 from airwave.errors import ApiError, ErrorCode
-from airwave.store import stamps
 from airwave.store.models import Album, Artist, Artwork, Genre, Track
 from airwave.store.sql import among
 
@@ -278,34 +276,9 @@ class TrackNote:
 Note = TrackNote | AlbumNote | ArtistNote | GenreStation
 
 
-class _Kept:
-    """What annotations read of the catalogue (tracks, albums, artists), kept in this process
-    while the catalogue stamp stays the one read before them: every transaction that changes the
-    catalogue changes the stamp (store/stamps.py), in whichever process or host it runs, so a
-    page of a hundred objects costs one stamp lookup instead of a statement or more per kind.
-    What changes without a scan (how many listeners have a station of an artist) is never kept.
-    Objects the catalogue does not have are kept as None."""
-
-    LIMIT = 100_000  # objects; past it, the kept ones are dropped and read again
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._stamp: int | None = None
-        self._notes: dict[tuple[str, int], Note | None] = {}
-
-    def current(self, db: Session) -> dict[tuple[str, int], Note | None] | None:
-        """The kept notes valid now (read the stamp before the notes: a change committed in
-        between is then seen as a new stamp, never kept under the old one); None: keep none."""
-        stamp = stamps.catalog_stamp(db)
-        if stamp is None:
-            return None
-        with self._lock:
-            if stamp != self._stamp or len(self._notes) > self.LIMIT:
-                self._stamp, self._notes = stamp, {}
-            return self._notes
-
-
-_KEPT = _Kept()
+# tracks, albums and artists as annotations read them (None: not in the catalogue); how many
+# listeners have a station of an artist changes without a scan and is counted every time
+_KEPT: kept.Kept[tuple[str, int], Note | None] = kept.Kept(limit=100_000)
 
 
 def annotate(db: Session, refs: list[ids.Ref]) -> dict[ids.Ref, Note]:
@@ -318,7 +291,7 @@ def annotate(db: Session, refs: list[ids.Ref]) -> dict[ids.Ref, Note]:
     for ref in refs:
         if ref.kind in wanted:
             wanted[ref.kind].append(ref.id)
-    kept = _KEPT.current(db) if wanted["track"] or wanted["album"] or wanted["artist"] else None
+    known = _KEPT.current(db) if wanted["track"] or wanted["album"] or wanted["artist"] else None
     readers: tuple[tuple[ids.Kind, Callable[[Session, list[int]], Mapping[int, Note]]], ...] = (
         ("track", _track_notes),
         ("album", _album_notes),
@@ -327,14 +300,14 @@ def annotate(db: Session, refs: list[ids.Ref]) -> dict[ids.Ref, Note]:
     for kind, read in readers:
         if not wanted[kind]:
             continue
-        if kept is None:
+        if known is None:
             found: Mapping[int, Note | None] = read(db, wanted[kind])
         else:
-            missing = [i for i in wanted[kind] if (kind, i) not in kept]
+            missing = [i for i in wanted[kind] if (kind, i) not in known]
             fresh = read(db, missing) if missing else {}
             for object_id in missing:
-                kept[(kind, object_id)] = fresh.get(object_id)
-            found = {i: kept.get((kind, i)) for i in wanted[kind]}
+                known[(kind, object_id)] = fresh.get(object_id)
+            found = {i: known.get((kind, i)) for i in wanted[kind]}
         for object_id, note in found.items():
             if note is not None:
                 notes[ids.Ref(kind, object_id)] = note

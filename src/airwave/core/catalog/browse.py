@@ -10,6 +10,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from airwave.core import ids
+from airwave.core.catalog import kept
 from airwave.core.catalog.catalog import PRESENT, art_of, artist_picture
 from airwave.errors import ApiError, ErrorCode
 from airwave.library import names
@@ -59,6 +60,10 @@ class AlbumEntry:
 _HAS_PRESENT_TRACK = select(Track.id).where(Track.album_id == Album.id, PRESENT).exists()
 
 
+# every album artist (Subsonic apps list them on start): ~40 ms to read at 100,000 tracks
+_EVERY_ARTIST: kept.Kept[str, tuple[ArtistEntry, ...]] = kept.Kept(limit=1)
+
+
 def album_artists(db: Session, artist_ids: list[int] | None = None) -> list[ArtistEntry]:
     """Every artist with at least one album of present tracks, by sort name (or those of
     `artist_ids`, in their order)."""
@@ -72,8 +77,14 @@ def album_artists(db: Session, artist_ids: list[int] | None = None) -> list[Arti
     albums = counted.group_by(Album.artist_id).subquery()
     query = select(Artist, albums.c.albums).join(albums, albums.c.artist_id == Artist.id)
     if artist_ids is None:
+        known = _EVERY_ARTIST.current(db)
+        if known is not None and (every := known.get("every")) is not None:
+            return list(every)
         rows = db.execute(query.order_by(func.lower(Artist.sort_name), Artist.id)).all()
-        return [ArtistEntry(artist, count) for artist, count in rows]
+        entries = [ArtistEntry(artist, count) for artist, count in rows]
+        if known is not None:
+            known["every"] = tuple(entries)
+        return entries
     found = {a.id: ArtistEntry(a, n) for a, n in db.execute(query.where(Artist.id.in_(artist_ids)))}
     return [found[i] for i in artist_ids if i in found]
 
