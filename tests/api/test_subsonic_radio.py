@@ -220,6 +220,13 @@ def test_ratings_and_stars_on_station_songs_are_thumbs(sub: Server, listener: Li
     assert sorted(_thumbs(listener, station, True)) == sorted([down, starred])
     assert _thumbs(listener, station, False) == []
     assert "userRating" not in listener.ok("getSong", id=up)["song"]
+    # unstar takes back the thumbs-up a star gave, and never a thumbs-down
+    listener.ok("unstar", id=starred)
+    listener.ok("unstar", id=down)  # thumbed up by its rating of 5: taken back too
+    listener.ok("setRating", id=up, rating=1)
+    listener.ok("unstar", id=up)
+    assert _thumbs(listener, station, True) == [] and _thumbs(listener, station, False) == [up]
+    assert starred not in [s["id"] for s in listener.ok("getStarred2")["starred2"].get("song", [])]
     # a thumbed-down song never plays on that station again
     listener.ok("setRating", id=middling, rating=1)
     for _ in range(4):
@@ -246,8 +253,11 @@ def test_ratings_off_radio_are_kept_without_thumbs(sub: Server, listener: Listen
     first = handed[0]
     free.ok("star", id=first["id"])  # no collection on the free tier, but a thumbs-up
     assert _thumbs(free, free_station, True) == [first["id"]]
+    free.ok("unstar", id=first["id"])
+    assert _thumbs(free, free_station, True) == []
     other = next(s for s in _songs(sub) if s["id"] not in {h["id"] for h in handed})
     assert free.error("star", id=other["id"]) == 50
+    assert free.error("unstar", id=other["id"]) == 50
     free.ok("setRating", id=other["id"], rating=2)
 
 

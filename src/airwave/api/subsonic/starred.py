@@ -37,11 +37,10 @@ def star(s: SubsonicCall) -> Payload:
 
 @method("unstar", writes=True)
 def unstar(s: SubsonicCall) -> Payload:
-    listener = s.call.require_listener()
-    delivery.require_on_demand(s.call.settings, listener)
+    """Out of the collection; a thumbs-up a star gave on a station is taken back."""
+    listener, refs = s.call.require_listener(), _refs(s)
     with s.call.write() as db:
-        for ref in _refs(s):
-            collection.remove(db, listener.id, ref)
+        apps.unstar(db, s.call.settings, listener, refs, s.call.now())
     return {}
 
 

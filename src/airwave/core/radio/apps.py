@@ -23,7 +23,7 @@ from airwave.core.radio.engine.picker import ANCHORS_PER_SEED, Picker, Steering
 from airwave.core.radio.engine.rules import History
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
-from airwave.store.models import Listener, Playlist, Spin, Station
+from airwave.store.models import Feedback, Listener, Playlist, Spin, Station
 
 MAX_STATIONS_LISTED = 1000
 
@@ -189,13 +189,24 @@ def thumb_played(
     track_id: int,
     up: bool | None,
     now: datetime,
+    *,
+    only_up: bool = False,
 ) -> bool:
-    """A thumb (up, down, or None: taken back) on the station that lately played this track to
-    the listener, through station/addFeedback's and deleteFeedback's own calls; False when no
-    station played it."""
+    """A thumb (up, down, or None: taken back; with `only_up`, only a thumbs-up is taken back)
+    on the station that lately played this track to the listener, through station/addFeedback's
+    and deleteFeedback's own calls; False when no station played it."""
     spin = _thumbable(db, listener.id, track_id, now)
     if spin is None:
         return False
+    if up is None and only_up:
+        station_id = spin.origin_station_id or spin.station_id
+        thumb = db.scalar(
+            select(Feedback.is_positive).where(
+                Feedback.station_id == station_id, Feedback.track_id == track_id
+            )
+        )
+        if not thumb:  # a thumbs-down (or none) stays: unstarring is not liking less
+            return True
     session = player.app_session(db, settings, listener, now)
     if up is not None:
         playlist.thumb(db, listener.id, session.id, spin.token, up, now)
@@ -236,3 +247,21 @@ def star(
             collection.add(db, listener.id, ref, now)
         if ref.kind == "track":
             thumb_played(db, settings, listener, ref.id, True, now)
+
+
+def unstar(
+    db: Session, settings: Settings, listener: Listener, refs: list[ids.Ref], now: datetime
+) -> None:
+    """An app's unstar, star's mirror: out of the collection (tiers with on-demand), and a
+    thumbs-up on the station that lately played the track taken back (a thumbs-down stays). A
+    tier without on-demand can unstar only tracks a station played."""
+    on_demand = settings.tier(listener.tier).on_demand
+    if not on_demand:
+        for ref in refs:
+            if ref.kind != "track" or _thumbable(db, listener.id, ref.id, now) is None:
+                delivery.require_on_demand(settings, listener)
+    for ref in refs:
+        if on_demand:
+            collection.remove(db, listener.id, ref)
+        if ref.kind == "track":
+            thumb_played(db, settings, listener, ref.id, None, now, only_up=True)
