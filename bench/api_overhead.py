@@ -97,10 +97,13 @@ def create_account(data_dir: Path, password: str) -> None:
         with services.database.write() as db:
             accounts.create_listener(
                 db,
-                services.settings,
                 services.clock.now(),
-                accounts.NewListener(USERNAME, password),
-                enforce_strength=False,
+                accounts.check_new_listener(
+                    services.settings,
+                    services.clock.now(),
+                    accounts.NewListener(USERNAME, password),
+                    enforce_strength=False,
+                ),
             )
     finally:
         services.close()

@@ -109,10 +109,13 @@ def scan_and_account(data_dir: Path, library: Path) -> tuple[dict[str, int], int
         with services.database.write() as db:
             listener = accounts.create_listener(
                 db,
-                services.settings,
                 services.clock.now(),
-                accounts.NewListener("bench", secrets.token_urlsafe(12)),
-                enforce_strength=False,
+                accounts.check_new_listener(
+                    services.settings,
+                    services.clock.now(),
+                    accounts.NewListener("bench", secrets.token_urlsafe(12)),
+                    enforce_strength=False,
+                ),
             )
             listener_id = listener.id
         with services.database.read() as db:
