@@ -93,44 +93,79 @@ def small_demo_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _demo_template(library: Path) -> Path:
-    """A SQLite database of the small demo library scanned and analysed, made once per run by
-    `airwave scan` (shared by the workers, like the library): a server started on a copy finds
-    every file unchanged and every profile made, instead of scanning and analysing 150 tracks
-    again (about 3 CPU-seconds, for some eighty servers a run)."""
-    template = library.parent / "demo-library-2s-template"
-    with open(library.parent / "demo-library-2s-template.lock", "w") as lock:
+def _demo_template(library: Path, kind: str) -> Path:
+    """The small demo library scanned and analysed by `airwave scan` once per run and backend
+    (shared by the workers, like the library): SQLite's database file, or a dump of a PostgreSQL
+    schema with its name left as a placeholder. A server started on a copy finds every file
+    unchanged and every profile made, instead of scanning and analysing 150 tracks again (about
+    3 CPU-seconds, for some eighty servers a run)."""
+    template = library.parent / f"demo-library-2s-template-{kind}"
+    made = template / ("airwave.db" if kind == "sqlite" else "schema.sql")
+    with open(library.parent / f"demo-library-2s-template-{kind}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (template / "complete").exists():
             shutil.rmtree(template, ignore_errors=True)
             template.mkdir()
             env = {k: v for k, v in os.environ.items() if not k.startswith("AIRWAVE_")}
             env["AIRWAVE_DATA_DIR"] = str(template)
-            done = subprocess.run(
-                [sys.executable, "-m", "airwave", "scan", "--library", str(library)],
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
-            assert done.returncode == 0, done.stdout + done.stderr
+            schema = PostgresSchema() if kind == "postgresql" else None
+            try:
+                if schema is not None:
+                    env["AIRWAVE_DATABASE_URL"] = schema.url
+                done = subprocess.run(
+                    [sys.executable, "-m", "airwave", "scan", "--library", str(library)],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=600,
+                )
+                assert done.returncode == 0, done.stdout + done.stderr
+                if schema is not None:
+                    dump = subprocess.run(
+                        ["pg_dump", "--no-owner", "--no-privileges", "--schema", schema.name]
+                        + [schema.plain_url],
+                        capture_output=True,
+                        text=True,
+                        timeout=120,
+                        check=True,
+                    ).stdout
+                    made.write_text(dump.replace(schema.name, _SCHEMA_PLACEHOLDER))
+            finally:
+                if schema is not None:
+                    schema.drop()
             (template / "complete").write_text("scanned by the test suite\n")
-    return template / "airwave.db"
+    return made
+
+
+_SCHEMA_PLACEHOLDER = "aw_demo_template_schema"
 
 
 def _from_demo_template(backend: Backend, args: tuple[str, ...], env: dict[str, str]) -> None:
-    """A fresh SQLite instance started on the small demo library alone, with the default scan
+    """A fresh instance started on the small demo library alone, with the default scan
     settings, starts from the template's database (its own keys are still made at start)."""
     library = _SMALL_DEMO.get("root")
     if (
         library is None
-        or backend.pg is not None
         or (backend.data_dir / "airwave.db").exists()
+        or (backend.data_dir / ".from-template").exists()
         or [a for i, a in enumerate(args) if i and args[i - 1] == "--library"] != [str(library)]
         or any(k.startswith(("AIRWAVE_ANALY", "AIRWAVE_SCAN", "AIRWAVE_LIBRARY")) for k in env)
     ):
         return
-    shutil.copyfile(_demo_template(library), backend.data_dir / "airwave.db")
+    if backend.pg is None:
+        shutil.copyfile(_demo_template(library, "sqlite"), backend.data_dir / "airwave.db")
+        return
+    dump = _demo_template(library, "postgresql").read_text()
+    backend.pg.drop()  # the dump makes the schema, under the instance's own name
+    subprocess.run(
+        ["psql", "-q", "-v", "ON_ERROR_STOP=1", backend.pg.plain_url],
+        input=dump.replace(_SCHEMA_PLACEHOLDER, backend.pg.name),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    (backend.data_dir / ".from-template").write_text("")
 
 
 _SMALL_DEMO: dict[str, Path] = {}

@@ -47,6 +47,11 @@ class PostgresSchema:
         sep = "&" if "?" in POSTGRES_URL else "?"
         self.url = f"{POSTGRES_URL}{sep}options=-csearch_path%3D{self.name}%2Cpublic"
 
+    @property
+    def plain_url(self) -> str:
+        """The test database's URL for libpq tools (psql, pg_dump)."""
+        return self._plain
+
     def execute(self, sql: str) -> None:
         import psycopg
 
