@@ -313,6 +313,28 @@ class Settings(BaseSettings):
         600, ge=1, description="seconds between purges of expired sessions"
     )
 
+    workers: int = Field(
+        0, ge=0, le=256, description="server processes sharing the port; 0 = one per CPU core"
+    )
+    node_name: str | None = Field(
+        None,
+        max_length=120,
+        description="this host's name in /healthz, logs and the cluster's members; "
+        "default: the host name",
+    )
+    lease_ttl: float = Field(
+        15.0,
+        ge=1,
+        le=600,
+        description="seconds a role (housekeeping, library scans) stays with a process that "
+        "stopped renewing it before another takes it over; renewed every quarter of it",
+    )
+    metrics_token: str | None = Field(
+        None,
+        min_length=16,
+        description="bearer token that opens /metrics to any address; unset = loopback only",
+    )
+
     radio_rules: Literal["strict", "relaxed"] = Field(
         "strict", description="relaxed: separation windows scaled to a small library's size"
     )

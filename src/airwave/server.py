@@ -4,22 +4,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import gc
 import logging
+import os
 import resource
 import signal
 import socket
 import ssl
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import uvicorn
 from uvicorn.server import STARTUP_FAILURE
 
+from airwave import metrics
 from airwave.api.app import create_app
 from airwave.config import Settings
+from airwave.core import cluster
 from airwave.core.library import Library
 from airwave.core.services import Services
 
@@ -88,14 +94,19 @@ class _Server(uvicorn.Server):
         self.started = True
 
 
-def bind(host: str, port: int) -> socket.socket:
+def bind(host: str, port: int, *, shared: bool = False, listen: bool = True) -> socket.socket:
+    """A listening socket; `shared`: one of a group (SO_REUSEPORT) among which the kernel
+    spreads new connections evenly, each worker listening on its own."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if shared:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     if family == socket.AF_INET6:
         sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
     sock.bind((host, port))
-    sock.listen(2048)
+    if listen:
+        sock.listen(2048)
     sock.set_inheritable(True)
     return sock
 
@@ -148,18 +159,81 @@ def connection_cap(fd_limit: int, configured: int) -> int:
 def run(
     services: Services, announce: Callable[[str], None], library: Library | None = None
 ) -> None:
-    """Serve until a signal arrives; in-flight requests get `shutdown_grace` seconds to finish."""
+    """Serve until a signal arrives; in-flight requests get `shutdown_grace` seconds to finish.
+
+    With `workers` above one, this process binds the port, checks the host against the
+    instance (core/cluster.py), then forks the workers and watches them: each serves on the
+    shared socket with its own database connections, a dead one is replaced, and SIGTERM or
+    SIGINT stops them all gracefully.
+    """
     settings = services.settings
     if bool(settings.tls_cert) != bool(settings.tls_key):
         raise ValueError("TLS needs both a certificate (--tls-cert) and a key (--tls-key)")
-    protocol, guard = _http_protocol(
-        settings.header_timeout, connection_cap(raise_fd_limit(), settings.max_connections)
-    )
     if settings.plain_port is not None and not settings.tls_cert:
         raise ValueError("--plain-port serves plain HTTP beside TLS: give --tls-cert and --tls-key")
-    sock = bind(settings.host, settings.port)
+    workers = settings.workers or os.cpu_count() or 1
+    fd_limit = raise_fd_limit()
+    cluster.join(services, library.roots if library is not None else [])
+    metrics.use_directory(settings.data_dir / "metrics")
+    # Several workers: this process holds the ports (bound, not listening) and each worker
+    # listens on its own socket of the group, so the kernel spreads connections evenly (one
+    # shared listening socket lets whichever worker wakes first take a whole burst of them).
+    shared = workers > 1 and hasattr(socket, "SO_REUSEPORT")
+    sock = bind(settings.host, settings.port, shared=shared, listen=not shared)
     port = sock.getsockname()[1]
-    plain = [bind(settings.host, settings.plain_port)] if settings.plain_port is not None else []
+    plain = (
+        [bind(settings.host, settings.plain_port, shared=shared, listen=not shared)]
+        if settings.plain_port is not None
+        else []
+    )
+    try:
+        if workers == 1:
+            _serve(
+                services, sock, plain, library, fd_limit, lambda: announce(base_url(settings, port))
+            )
+            return
+        _check_tls(settings)
+        roots = library.roots if library is not None else None
+        services.close()  # each worker opens its own connections
+        _Supervisor(services, roots, [sock, *plain], shared, fd_limit, workers).run(
+            lambda: announce(base_url(settings, port))
+        )
+    finally:
+        sock.close()
+        for extra in plain:
+            extra.close()
+        if workers > 1:
+            cluster.leave(services)
+            services.close()
+            log.info("server stopped")
+
+
+def _check_tls(settings: Settings) -> None:
+    """Load the certificate once before the workers do, so a bad one fails the start."""
+    if settings.tls_cert:
+        try:
+            ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(
+                str(settings.tls_cert), str(settings.tls_key)
+            )
+        except (OSError, ssl.SSLError) as exc:
+            raise ValueError(
+                f"cannot use TLS certificate {settings.tls_cert} with key {settings.tls_key}: {exc}"
+            ) from None
+
+
+def _serve(
+    services: Services,
+    sock: socket.socket,
+    plain: list[socket.socket],
+    library: Library | None,
+    fd_limit: int,
+    announce: Callable[[], None] | None,
+) -> None:
+    """One server process on the bound sockets until a signal; then its roles go to others."""
+    settings = services.settings
+    protocol, guard = _http_protocol(
+        settings.header_timeout, connection_cap(fd_limit, settings.max_connections)
+    )
     config = uvicorn.Config(
         create_app(services, library),
         ssl_certfile=str(settings.tls_cert) if settings.tls_cert else None,
@@ -176,7 +250,6 @@ def run(
     try:
         config.load()  # loads the certificate now, so a bad one fails before we announce
     except (OSError, ssl.SSLError) as exc:
-        sock.close()
         raise ValueError(
             f"cannot use TLS certificate {settings.tls_cert} with key {settings.tls_key}: {exc}"
         ) from None
@@ -187,18 +260,154 @@ def run(
     gc.collect()
     gc.freeze()
     server = _Server(config, handshake_timeout=settings.header_timeout, plain_sockets=plain)
-    announce(base_url(settings, port))
-    for extra in plain:
-        log.info("plain HTTP beside TLS", extra={"port": extra.getsockname()[1]})
-    if library is not None:
-        library.start(watch=settings.watch_library)
+    if announce is not None:
+        announce()
+        for extra in plain:
+            log.info("plain HTTP beside TLS", extra={"port": extra.getsockname()[1]})
     try:
         server.run(sockets=[sock])
     finally:
-        if library is not None:
-            library.stop()
-        sock.close()
-        for extra in plain:
-            extra.close()
         services.close()
         log.info("server stopped")
+
+
+RESTART_DELAY_MAX = 30.0  # seconds between restarts of a worker that keeps dying
+_QUICK_EXIT = 5.0  # a worker that exits sooner after its start is failing, not stopping
+_PR_SET_PDEATHSIG = 1
+
+
+class _Supervisor:
+    """Forks the workers, replaces dead ones, stops them all on SIGTERM or SIGINT."""
+
+    def __init__(
+        self,
+        services: Services,
+        roots: list[Path] | None,
+        sockets: list[socket.socket],
+        shared: bool,
+        fd_limit: int,
+        count: int,
+    ) -> None:
+        self.services = services
+        self.roots = roots
+        self.sockets = sockets
+        self.shared = shared
+        self.fd_limit = fd_limit
+        self.count = count
+        self.children: dict[int, tuple[int, float]] = {}  # pid -> (worker number, started)
+        self.failures: dict[int, int] = {}  # worker number -> quick exits in a row
+        self.pending: dict[int, float] = {}  # worker number -> when to start it again
+        self.stopping = False
+
+    def run(self, announce: Callable[[], None]) -> None:
+        previous = {
+            sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)
+        }
+        try:
+            for number in range(1, self.count + 1):
+                self._fork(number)
+            announce()
+            log.info("workers started", extra={"workers": self.count, "pid": os.getpid()})
+            while not self.stopping:
+                self._reap()
+                now = time.monotonic()
+                for number, when in list(self.pending.items()):
+                    if when <= now:
+                        del self.pending[number]
+                        self._fork(number)
+                time.sleep(0.1)
+        finally:
+            self._stop_all()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _on_signal(self, _sig: int, _frame: object) -> None:
+        self.stopping = True
+
+    def _fork(self, number: int) -> None:
+        pid = os.fork()
+        if pid == 0:  # the worker
+            code = 1
+            try:
+                code = self._work(number)
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+            except BaseException:
+                log.exception("worker failed", extra={"worker": number})
+            finally:
+                for stream in (sys.stdout, sys.stderr):
+                    with contextlib.suppress(Exception):
+                        stream.flush()
+                os._exit(code)
+        self.children[pid] = (number, time.monotonic())
+
+    def _work(self, number: int) -> int:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        _end_with_parent()
+        os.environ[cluster.WORKER_ENV] = str(number)
+        settings = self.services.settings
+        services = Services.open(settings, self.services.clock)
+        library = Library(services, self.roots) if self.roots is not None else None
+        sockets = self.sockets
+        if self.shared:  # this worker's own listening sockets, on the ports the supervisor holds
+            host = self.services.settings.host
+            sockets = [bind(host, s.getsockname()[1], shared=True) for s in self.sockets]
+            for held in self.sockets:
+                held.close()
+        log.info("worker started", extra={"worker": number, "pid": os.getpid()})
+        _serve(services, sockets[0], sockets[1:], library, self.fd_limit, None)
+        return 0
+
+    def _reap(self) -> None:
+        while self.children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            gone = self.children.pop(pid, None)
+            if gone is None:
+                continue
+            metrics.process_gone(pid)
+            number, started = gone
+            code = os.waitstatus_to_exitcode(status)
+            if self.stopping:
+                continue
+            quick = time.monotonic() - started < _QUICK_EXIT
+            self.failures[number] = self.failures.get(number, 0) + 1 if quick else 0
+            delay = min(RESTART_DELAY_MAX, 0.5 * 2 ** self.failures[number]) if quick else 0.0
+            log.error(
+                "worker exited; starting another",
+                extra={"worker": number, "pid": pid, "status": code, "delay_s": delay},
+            )
+            self.pending[number] = time.monotonic() + delay
+
+    def _stop_all(self) -> None:
+        """SIGTERM to every worker; those still running after the grace are killed."""
+        self.stopping = True
+        for pid in list(self.children):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + self.services.settings.shutdown_grace + 10
+        while self.children and time.monotonic() < deadline:
+            self._reap()
+            time.sleep(0.05)
+        for pid in list(self.children):
+            log.error("worker outlived the shutdown grace; killed", extra={"pid": pid})
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            metrics.process_gone(pid)
+        self.children.clear()
+
+
+def _end_with_parent() -> None:
+    """A worker gets SIGTERM when its supervisor dies, even by SIGKILL (Linux)."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass

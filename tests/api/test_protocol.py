@@ -272,4 +272,8 @@ def test_generated_api_reference_is_current() -> None:
 def test_health_endpoint(server: Server) -> None:
     response = httpx.get(server.url + "/healthz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "database": "ok"}
+    health = response.json()
+    assert {k: health[k] for k in ("status", "database")} == {"status": "ok", "database": "ok"}
+    assert health["pid"] > 0 and health["host"]  # who answered, behind a balancer
+    live = httpx.get(server.url + "/livez").json()
+    assert live["status"] == "ok" and live["pid"] == health["pid"]

@@ -52,7 +52,9 @@ class Server:
         inherited = {
             k: v for k, v in os.environ.items() if not (self.clean_env and k.startswith("AIRWAVE_"))
         }
-        env = {**inherited, **self.backend.env, "AIRWAVE_LOG_FORMAT": "json", **self.env}
+        # one server process unless a test asks for more (`serve --workers N`)
+        base = {"AIRWAVE_LOG_FORMAT": "json", "AIRWAVE_WORKERS": "1"}
+        env = {**inherited, **self.backend.env, **base, **self.env}
         command = self.command or [sys.executable, "-m", "airwave", "serve", "--port", "0"]
         if self.log_file is not None:
             with self.log_file.open("wb") as stderr:

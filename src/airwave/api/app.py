@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 import secrets
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
+from airwave.api import metrics
 from airwave.api.audio import AudioRoutes
 from airwave.api.endpoints import registry
 from airwave.api.http.files import ZEROCOPY, OpenFile, open_file, send_file
@@ -38,8 +39,7 @@ from airwave.api.tuner import methods as _tuner_methods  # noqa: F401 - declares
 from airwave.api.tuner.dispatch import TunerDispatcher
 from airwave.api.tuner.explorer import SONG_EXPLORER, song_explorer
 from airwave.api.webshell import TEMPLATE, service_worker
-from airwave.core import music
-from airwave.core.accounts import credentials
+from airwave.core import cluster, music
 from airwave.core.catalog import art
 from airwave.core.library import Library, serving_roots
 from airwave.core.services import Services
@@ -109,6 +109,10 @@ class AirwaveApp:
         self.audio = AudioRoutes(services, self.roots)
         self.subsonic = SubsonicDispatcher(services, Routes(self.audio, self._art), library)
         self._openapi: bytes | None = None
+        self.coordinator = cluster.Coordinator(services, library)
+        self.node = cluster.node_name(services)
+        self.worker = int(os.environ.get(cluster.WORKER_ENV, "0") or 0)
+        self._migrated = False
         self.web = _web_assets(_WEB_DIR)
         template = self.web.pop(TEMPLATE, None)  # served at the root only, filled in
         self.service_worker = (
@@ -121,7 +125,7 @@ class AirwaveApp:
         if scope["type"] == "lifespan":
             self.audio.start()
             try:
-                await _lifespan(receive, send, self._housekeeping)
+                await _lifespan(receive, send, self.coordinator)
             finally:
                 self.audio.close()
             return
@@ -148,8 +152,10 @@ class AirwaveApp:
             await self._web(scope, send)
         elif path == "/sw.js":
             await self._service_worker(scope, send)
-        elif path == "/healthz":
+        elif path in ("/healthz", "/livez"):
             await self._health(scope, send)
+        elif path == "/metrics":
+            await metrics.serve(self.services, scope, send)
         elif path == "/openapi.json" and scope["method"] in ("GET", "HEAD"):
             if self._openapi is None:
                 self._openapi = orjson.dumps(openapi_document(registry))
@@ -284,32 +290,36 @@ class AirwaveApp:
         return open_file(path) if path is not None else None
 
     async def _health(self, scope: Scope, send: Send) -> None:
+        """/healthz: ready (database reachable, schema migrated), with who answered; 503 when
+        not. /livez and /healthz?live: the process answers at all (no database)."""
+        who: dict[str, Any] = {"host": self.node, "pid": os.getpid(), "worker": self.worker}
+        if scope["path"] == "/livez" or scope.get("query_string", b"") in (b"live", b"live="):
+            await send_json(send, 200, orjson.dumps({"status": "ok", **who}))
+            return
         try:
-            await anyio.to_thread.run_sync(self.services.database.ping)
+            ready = await anyio.to_thread.run_sync(self._ready)
         except Exception:
             access_log.exception("health check failed")
-            await send_json(send, 503, b'{"status":"error","database":"unreachable"}')
+            body = {"status": "error", "database": "unreachable", **who}
+            await send_json(send, 503, orjson.dumps(body))
             return
-        health: dict[str, Any] = {"status": "ok", "database": "ok"}
+        if ready is None:
+            body = {"status": "error", "database": "ok", "migrations": "pending", **who}
+            await send_json(send, 503, orjson.dumps(body))
+            return
+        health: dict[str, Any] = {"status": "ok", "database": "ok", **who}
+        health["leaders"] = ready["leaders"]
         if self.library is not None:
-            health["library"] = self.library.status.as_dict()
+            health["library"] = self.library.shared_status(ready["library"])
         await send_json(send, 200, orjson.dumps(health))
 
-    async def _housekeeping(self) -> None:
-        """Every few minutes: drop expired sessions and login failures past the window."""
-        while True:
-            try:
-                await anyio.to_thread.run_sync(self._purge)
-            except Exception:
-                access_log.exception("housekeeping failed")
-            await anyio.sleep(self.services.settings.housekeeping_interval)
-
-    def _purge(self) -> None:
-        removed, idle = credentials.purge_expired(self.services)
-        if removed:
-            access_log.info("expired sessions removed", extra={"count": removed})
-        if idle:
-            access_log.info("idle anonymous listeners removed", extra={"count": idle})
+    def _ready(self) -> dict[str, Any] | None:
+        """The cluster's overview once the schema is at the newest revision, else None."""
+        if not self._migrated:
+            self._migrated = cluster.schema_current(self.services)
+            if not self._migrated:
+                return None
+        return cluster.overview(self.services)
 
 
 async def _send_asset(
@@ -348,19 +358,17 @@ def _accepts_gzip(accept_encoding: str) -> bool:
     return False
 
 
-async def _lifespan(
-    receive: Receive, send: Send, background: Callable[[], Awaitable[None]]
-) -> None:
-    async with anyio.create_task_group() as tasks:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                tasks.start_soon(background)
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                tasks.cancel_scope.cancel()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+async def _lifespan(receive: Receive, send: Send, coordinator: cluster.Coordinator) -> None:
+    """The coordinator (roles, housekeeping, the library's scans) runs from start to stop."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            coordinator.start()
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await anyio.to_thread.run_sync(coordinator.stop)
+            await send({"type": "lifespan.shutdown.complete"})
+            return
 
 
 def _loggable(path: str) -> str:
@@ -406,6 +414,7 @@ class AccessLog:
         try:
             await self.app(scope, receive, send_logged)
         finally:
+            metrics.observe(scope, status, time.perf_counter() - started)
             if self.enabled:
                 client = scope.get("client")
                 access_log.info(

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from airwave import metrics
 from airwave.audio.formats import PROFILES, Profile
 from airwave.audio.transcode import TranscodeError
 from airwave.audio.workers import Outcome, Worker, warm_up
@@ -261,9 +262,11 @@ class TranscodeCache:
         loop = asyncio.get_running_loop()
         key, final = await loop.run_in_executor(None, self._locate, source, profile)
         if final is not None:
+            metrics.TRANSCODE_CACHE.labels("hit").inc()
             return final
         job = self._jobs.get(key)
         if job is not None:
+            metrics.TRANSCODE_CACHE.labels("joined").inc()
             return job
         final_path = self.entry_path(key, profile)
         job = Job(key, final_path, final_path.with_suffix(".lock"))
@@ -279,10 +282,13 @@ class TranscodeCache:
             job._done()
             return final_path
         if claim == "busy":
+            metrics.TRANSCODE_CACHE.labels("joined").inc()
             job.remote, job.state = True, "running"
             self._spawn(self._follow_remote(job))
             return job
         assert isinstance(claim, _Claim)
+        metrics.TRANSCODE_CACHE.labels("miss").inc()
+        metrics.TRANSCODES.labels(profile.encoding).inc()
         self._claims[key] = claim
         job.part, job.state = claim.part, "running"
         job.poke()

@@ -56,6 +56,10 @@ def serve(
     watch: Annotated[
         bool | None, typer.Option("--watch/--no-watch", help="Rescan on file changes")
     ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(help="Server processes sharing the port [default: one per CPU core]"),
+    ] = None,
 ) -> None:
     """Run the server until SIGTERM or Ctrl-C; scans the library in the background."""
     from airwave import logs, server
@@ -75,6 +79,7 @@ def serve(
         log_format=log_format,
         library_dirs=library or None,
         watch_library=watch,
+        workers=workers,
     )
     if demo and "radio_rules" not in settings.model_fields_set:
         # 12 artists of 16-second tracks: the strict 3-hour windows would end a station in minutes

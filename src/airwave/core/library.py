@@ -8,6 +8,7 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from airwave.core.services import Services
@@ -16,6 +17,7 @@ from airwave.library import workers
 from airwave.library.containment import Roots
 from airwave.library.profiler import ProfileReport
 from airwave.library.scanner import Scanner, ScanReport, recorded_roots
+from airwave.store import cluster
 
 log = logging.getLogger("airwave.library")
 
@@ -145,7 +147,11 @@ def sync_playlists(services: Services, roots: list[Path]) -> str | None:
 
 
 class Library:
-    """Scans the configured folders into the catalogue, one scan at a time."""
+    """Scans the configured folders into the catalogue, one scan at a time.
+
+    In a server, only the process holding the instance's `library` lease scans (`leading`,
+    set by core/cluster.py); the others show what it publishes and pass rescans on to it.
+    """
 
     def __init__(self, services: Services, roots: list[Path] | None = None) -> None:
         self.services = services
@@ -154,10 +160,21 @@ class Library:
         ]
         self.status = ScanStatus()
         self._stop = threading.Event()
+        self.leading = False
+        self.on_change: Callable[[], None] = lambda: None  # the scan started or ended
+
+    def shared_status(self, published: dict[str, object] | None) -> dict[str, object]:
+        """The scan status of the instance: this process's own while it holds the library,
+        else what the holder published (idle and nothing done when none holds it)."""
+        if self.leading or published is None:
+            return self.status.as_dict()
+        return published
 
     def scan(self, full: bool = False) -> ScanReport:
+        stop = self._stop  # this scan's; a later start makes a new one
         with self.status.lock:
             self.status.state, self.status.done, self.status.total = "scanning", 0, 0
+            self.on_change()
             try:
                 report = Scanner(
                     self.services.database,
@@ -185,17 +202,23 @@ class Library:
             sync_playlists(self.services, self.roots)
             try:
                 self.status.state = "indexing"
-                refresh_similarity(
-                    self.services, progress=self._progress, should_stop=self._stop.is_set
-                )
+                refresh_similarity(self.services, progress=self._progress, should_stop=stop.is_set)
                 self.status.indexed += 1
             finally:
                 self.status.state = "idle"
+                self.on_change()
         return report
 
     def rescan(self) -> bool:
-        """A scan in the background now, unless one runs (False then: it is already on its way)."""
-        if not self.roots or self.status.state != "idle" or self.status.lock.locked():
+        """A scan in the background now, unless one runs (False then: it is already on its way).
+        A process that does not hold the library asks the one that does, through the database."""
+        if not self.roots:
+            return False
+        if not self.leading:
+            with self.services.database.write() as db:
+                cluster.request_work(db, "library", datetime.now(UTC))
+            return True
+        if self.status.state != "idle" or self.status.lock.locked():
             return False
         threading.Thread(
             target=self._run, args=(False,), name="library-rescan", daemon=True
@@ -209,6 +232,7 @@ class Library:
         """Scan in the background now, then (with watch) after every change under the roots."""
         if not self.roots:
             return None
+        self._stop = threading.Event()  # a process may hold the library again after losing it
         thread = threading.Thread(target=self._run, args=(watch,), name="library-scan", daemon=True)
         thread.start()
         return thread

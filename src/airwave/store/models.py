@@ -743,3 +743,42 @@ class CatalogStamp(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     stamp: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class ClusterLease(Base):
+    """A role one process at a time plays for the whole instance, across its worker processes
+    and hosts (core/cluster.py): housekeeping, the library's scans and analysis. The holder
+    renews it well before `expires_at`; past it, any process may take it over. `state` is what
+    the holder publishes for the others (the scan's progress), `requested_at` asks the holder
+    for work (a rescan asked of another process)."""
+
+    __tablename__ = "cluster_leases"
+
+    name: Mapped[str] = mapped_column(String(40), primary_key=True)
+    holder: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    state: Mapped[str | None] = mapped_column(Text, nullable=True)
+    requested_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class ClusterMember(Base):
+    """A running server process (`host/pid`), seen while it renews `seen_at`."""
+
+    __tablename__ = "cluster_members"
+    __table_args__ = (Index("ix_cluster_members_seen_at", "seen_at"),)
+
+    id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    seen_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class SharedFingerprint(Base):
+    """What every host of an instance must have alike (a key in the data dir, the library's
+    folders), as one host recorded it: a keyed hash for secrets, never the secret itself."""
+
+    __tablename__ = "shared_fingerprints"
+
+    name: Mapped[str] = mapped_column(String(40), primary_key=True)
+    fingerprint: Mapped[str] = mapped_column(Text)
+    recorded_by: Mapped[str] = mapped_column(String(200))
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime)

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from airwave import metrics
 from airwave.config import Settings, TierPolicy
 from airwave.core import bookmarks, collection, ids
 from airwave.core.catalog import catalog
@@ -398,6 +399,7 @@ def fragment(
     )
     breaks = ads.fragment_breaks(db, settings, listener, station.id, spins, rng)
     left = skips_left(db, policy, listener.id, station.id, now)
+    metrics.FRAGMENTS.labels(listener.tier).inc()
     return Fragment(station, spins, left is None or left > 0, left, breaks)
 
 
