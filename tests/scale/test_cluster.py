@@ -1,0 +1,88 @@
+"""Roles held once per instance (housekeeping, the library) pass to another process when their
+holder is killed; a host whose keys or library folders differ from the running ones' refuses
+to start."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from scale_support import health, pids_answering, wait_for
+from support import Backend, PostgresSchema, Server, postgres_available, wait_indexed
+
+KEY_FILES = ("url-signing-keys.json", "device-cookie-key", "app-password-key")
+
+
+@pytest.mark.sqlite_only
+def test_a_killed_leader_is_replaced_within_the_lease(
+    start_server: Callable[..., Server], small_demo_library: Path
+) -> None:
+    ttl = 2.0
+    server = start_server(
+        "--workers",
+        "2",
+        "--library",
+        str(small_demo_library),
+        env={"AIRWAVE_LEASE_TTL": str(ttl), "AIRWAVE_ANALYZE_AUDIO": "false"},
+    )
+    wait_indexed(server)
+    leaders = health(server.url)["leaders"]
+    assert leaders["housekeeping"] and leaders["library"]
+    victim = leaders["library"]
+    os.kill(int(victim.rsplit("/", 1)[1]), signal.SIGKILL)
+    killed_at = time.monotonic()
+
+    def taken_over() -> dict[str, str] | None:
+        now = health(server.url)["leaders"]
+        held = [now[role] for role, holder in leaders.items() if holder == victim]
+        return now if all(h is not None and h != victim for h in held) else None
+
+    after = wait_for(taken_over, timeout=4 * ttl + 5, what="another process holding the roles")
+    assert time.monotonic() - killed_at < 4 * ttl + 5
+    alive = pids_answering(server.url)
+    assert int(after["library"].rsplit("/", 1)[1]) in alive
+    assert int(victim.rsplit("/", 1)[1]) not in alive
+    assert len(alive) == 2  # the supervisor replaced the killed worker
+    wait_indexed(server)  # the new holder scanned (resuming what was left) and published it
+
+
+@pytest.mark.skipif(not postgres_available(), reason="no PostgreSQL")
+def test_a_host_with_other_keys_or_folders_refuses_to_start(
+    tmp_path: Path, small_demo_library: Path
+) -> None:
+    pg = PostgresSchema()
+    running: list[Server] = []
+    try:
+        first = Server(Backend("postgresql", tmp_path / "a", pg), env={"AIRWAVE_NODE_NAME": "a"})
+        running.append(first.start())
+        stranger = Server(Backend("postgresql", tmp_path / "b", pg), env={"AIRWAVE_NODE_NAME": "b"})
+        with pytest.raises(RuntimeError, match="url-signing-key differs from the one a/"):
+            stranger.start()
+        assert stranger.process is not None and stranger.process.returncode == 1
+        for name in KEY_FILES:  # the operator copies the keys as the message says
+            shutil.copy(tmp_path / "a" / name, tmp_path / "b" / name)
+        elsewhere = Server(
+            Backend("postgresql", tmp_path / "b", pg),
+            ["--library", str(small_demo_library)],
+            env={"AIRWAVE_NODE_NAME": "b", "AIRWAVE_ANALYZE_AUDIO": "false"},
+        )
+        running.append(elsewhere.start())
+        assert health(elsewhere.url)["host"] == "b"
+        other_music = tmp_path / "music"
+        other_music.mkdir()
+        third = Server(
+            Backend("postgresql", tmp_path / "a", pg),
+            ["--library", str(other_music)],
+            env={"AIRWAVE_NODE_NAME": "c"},
+        )
+        with pytest.raises(RuntimeError, match="library-folders differs"):
+            third.start()
+    finally:
+        for server in running:
+            server.stop()
+        pg.drop()
