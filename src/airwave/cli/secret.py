@@ -25,12 +25,23 @@ def secret_rotate(data_dir: DataDir = None) -> None:
 
     from airwave.audio.signing import UrlSigner
 
+    from airwave.core import cluster
+    from airwave.core.services import Services
+
     settings = settings_from(data_dir=data_dir)
     now = datetime.now(UTC)
     key = UrlSigner.open(settings.data_dir, grace_seconds=settings.url_key_grace).rotate(now)
     until = now + timedelta(seconds=settings.url_key_grace)
+    services = Services.open(settings)
+    try:  # hosts that start from now on must have this key (docs/scaling.md)
+        cluster.record_signing_key(services)
+    finally:
+        services.close()
     out.print(
         f"signing with key {key.id}; URLs signed before verify until {until:%Y-%m-%d %H:%M} UTC"
+    )
+    out.print(
+        "several hosts: copy url-signing-keys.json to every host's data dir, then restart them"
     )
 
 
