@@ -24,7 +24,6 @@ def secret_rotate(data_dir: DataDir = None) -> None:
     from datetime import datetime, timedelta
 
     from airwave.audio.signing import UrlSigner
-
     from airwave.core import cluster
     from airwave.core.services import Services
 
