@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from airwave.api.subsonic.dispatch import Payload, SubsonicCall, method
 from airwave.api.subsonic.envelope import NOT_AUTHORIZED, NOT_FOUND, SubsonicError
-from airwave.core import library
+from airwave.core import cluster, library
 from airwave.core.accounts import accounts
 from airwave.core.catalog import browse
 
@@ -89,6 +89,9 @@ def start_scan(s: SubsonicCall) -> Payload:
 @method("getScanStatus")
 def get_scan_status(s: SubsonicCall) -> Payload:
     """Whether the library is being scanned (or indexed), and how many tracks it holds."""
-    scanning = s.library is not None and s.library.status.state != "idle"
+    scanning = False
+    if s.library is not None:  # the library's holder may be another worker or host
+        status = s.library.shared_status(cluster.overview(s.call.services)["library"])  # type: ignore[arg-type]
+        scanning = status.get("state", "idle") != "idle"
     count = browse.track_count(s.call.reader())
     return {"scanStatus": {"scanning": scanning, "count": count}}
