@@ -54,6 +54,21 @@ def member_id(services: Services, pid: int | None = None) -> str:
     return f"{node_name(services)}/{pid or os.getpid()}"
 
 
+def gone_from_this_host(services: Services, holder: str) -> bool:
+    """A member of this host whose process is no more (killed, or the host restarted): its
+    leases need not be waited out. Members of other hosts are never judged from here."""
+    host, _, pid = holder.rpartition("/")
+    if host != node_name(services) or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, another user's
+        return False
+    return False
+
+
 def _now() -> datetime:
     """Leases are about real time between processes: never a test's fixed clock."""
     return datetime.now(UTC)
@@ -239,7 +254,8 @@ class Coordinator:
         with self.services.database.write() as db:
             cluster.heartbeat(db, self.me, now)
             for name in roles:
-                if cluster.take_lease(db, name, self.me, now, self.ttl):
+                dead = lambda holder: gone_from_this_host(self.services, holder)  # noqa: E731
+                if cluster.take_lease(db, name, self.me, now, self.ttl, dead):
                     held.add(name)
             if LIBRARY in held and self.library is not None:
                 cluster.publish(db, LIBRARY, self.me, json.dumps(self.library.status.as_dict()))

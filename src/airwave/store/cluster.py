@@ -8,6 +8,7 @@ advisory lock does, so two processes never both see a lease free, nor both inser
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -38,15 +39,23 @@ class Lease:
         return self.holder is not None and self.expires_at > now
 
 
-def take_lease(db: Session, name: str, holder: str, now: datetime, ttl: timedelta) -> bool:
-    """Hold (or keep holding) the lease until now + ttl; False when another live holder has it.
-    A new holder starts with no published state."""
+def take_lease(
+    db: Session,
+    name: str,
+    holder: str,
+    now: datetime,
+    ttl: timedelta,
+    dead: Callable[[str], bool] = lambda _holder: False,
+) -> bool:
+    """Hold (or keep holding) the lease until now + ttl; False when another live holder has it
+    (one that `dead` knows to be gone is not waited out). A new holder starts with no published
+    state."""
     serialise(db)
     row = db.get(ClusterLease, name, populate_existing=True)
     if row is None:
         db.add(ClusterLease(name=name, holder=holder, expires_at=now + ttl))
         return True
-    if row.holder not in (None, holder) and row.expires_at > now:
+    if row.holder not in (None, holder) and row.expires_at > now and not dead(row.holder):
         return False
     if row.holder != holder:
         row.state = None
