@@ -11,7 +11,8 @@ from typing import Any
 
 import httpx
 import pytest
-from support import Server, unique, wait_indexed
+from support import Server, wait_indexed
+from support.subsonic import Listener
 
 from airwave.core.radio.engine.rules import Rules
 
@@ -21,40 +22,6 @@ def sub(start_server: Callable[..., Server], small_demo_library: Path) -> Server
     server = start_server("--library", str(small_demo_library))
     wait_indexed(server)
     return server
-
-
-class Listener:
-    """One account, reached as an app (app password) and as the web player (REST session)."""
-
-    def __init__(self, server: Server, tier: str = "premium", *flags: str) -> None:
-        self.server = server
-        self.name = unique("radio")
-        added = server.admin(
-            "user", "add", self.name, "--tier", tier, *flags, "--password-stdin", input="account pw"
-        )
-        assert added.returncode == 0, added.stderr
-        made = server.admin("user", "app-password", self.name, "--label", "phone")
-        assert made.returncode == 0, made.stderr
-        self.secret = made.stdout.strip().splitlines()[-1]
-        self.rest = server.client()
-        self.rest.login(self.name, "account pw")
-
-    def answer(self, name: str, /, **params: Any) -> dict[str, Any]:
-        credentials = {"u": self.name, "p": self.secret, "c": "tests", "v": "1.16.1", "f": "json"}
-        response = httpx.get(f"{self.server.url}/rest/{name}", params={**credentials, **params})
-        assert response.status_code == 200, response.text
-        assert response.headers["content-type"].startswith("application/json"), response.text
-        return response.json()["subsonic-response"]
-
-    def ok(self, name: str, /, **params: Any) -> dict[str, Any]:
-        answer = self.answer(name, **params)
-        assert answer["status"] == "ok", (name, params, answer.get("error"))
-        return answer
-
-    def error(self, name: str, /, **params: Any) -> int:
-        answer = self.answer(name, **params)
-        assert answer["status"] == "failed", answer
-        return answer["error"]["code"]
 
 
 @pytest.fixture
