@@ -26,6 +26,9 @@ _MUSIC_ID = re.compile(r"^([RLSG])(\d{1,18})$")
 _PANDORA_ID = re.compile(r"^(AR|AL|TR|GE|PL|AD):(\d{1,18})$")
 _STATION_ID = re.compile(r"^ST:0:(\d{1,18})$")
 _SEO_TOKEN = re.compile(r"^(?:[a-z0-9-]{0,200}/){1,3}(AR|AL|TR)(\d{1,18})$")
+# an issued ad as a Subsonic song: its adToken (urlsafe, 20+ characters, so never a campaign's
+# AD:n)
+_AD_TOKEN_ID = re.compile(r"^AD:([A-Za-z0-9_-]{20,32})$")
 
 
 MAX_ID = 2**31 - 1  # row ids are 32-bit integers on every backend
@@ -82,6 +85,18 @@ def _parse(value: str) -> Ref | None:
     if m := _SEO_TOKEN.match(value):
         return Ref(_PANDORA_PREFIX[m.group(1)], int(m.group(2)))
     return None
+
+
+def ad_token_id(token: str) -> str:
+    """The Subsonic song id of one issued ad: 'AD:' and its adToken."""
+    return f"AD:{token}"
+
+
+def parse_ad_token_id(value: str) -> str | None:
+    """The adToken an ad's song id carries; None when the value is not one (a campaign's AD:n
+    included)."""
+    m = _AD_TOKEN_ID.match(value.strip())
+    return m.group(1) if m else None
 
 
 def parse_station_code(code: str) -> Ref | None:

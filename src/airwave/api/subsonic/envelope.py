@@ -38,6 +38,7 @@ _CODES = {
     ErrorCode.NOT_FOUND: NOT_FOUND,
     ErrorCode.STATION_DOES_NOT_EXIST: NOT_FOUND,
     ErrorCode.INVALID_PANDORA_TYPE: NOT_FOUND,
+    ErrorCode.CONTENT_HAS_EXPIRED: NOT_FOUND,  # an ad id past its adToken's 24 hours
 }
 
 

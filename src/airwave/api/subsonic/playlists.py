@@ -1,15 +1,21 @@
 """Playlists: the listener's own, the same ones the web player and REST v4 edit (core.playlists),
 ids PL:n; and the listener's Airwave stations, ids ST:0:n, named "Radio: ..." and read-only,
-whose entries are the station's next fragment each time an app opens one (core.radio.apps)."""
+whose entries are the station's next fragment each time an app opens one (core.radio.apps): its
+tracks and, for tiers with ads, its ads where getFragment places them, as songs `AD:<adToken>`
+that `stream` plays (media)."""
 
 from __future__ import annotations
+
+from pathlib import PurePath
 
 from airwave.api.subsonic.browse import songs
 from airwave.api.subsonic.dispatch import Payload, SubsonicCall, method
 from airwave.api.subsonic.envelope import GENERIC, SubsonicError
+from airwave.audio.formats import original_content_type
 from airwave.core import ids, playlists
 from airwave.core.clock import iso_timestamp
 from airwave.core.radio import apps, delivery
+from airwave.core.radio.ads import ARTIST_NAME, AdItem
 from airwave.core.radio.playlist import FRAGMENT_SIZE
 
 RADIO_PREFIX = "Radio: "
@@ -73,6 +79,38 @@ def _station_summary(s: SubsonicCall, station) -> Payload:  # noqa: ANN001
     }
 
 
+def _ad_song(ad: AdItem) -> Payload:
+    """A Child element for an ad of a station's fragment: a song apps play with `stream`."""
+    campaign, id_ = ad.campaign, ids.ad_token_id(ad.spin.token)
+    return {
+        "id": id_,
+        "isDir": False,
+        "title": campaign.title,
+        "artist": ARTIST_NAME,
+        "coverArt": id_ if ad.art is not None else None,
+        "contentType": original_content_type(campaign.path, campaign.codec),
+        "suffix": PurePath(campaign.path).suffix.lstrip(".").lower() or campaign.codec,
+        "duration": round(campaign.duration),
+        "type": "music",
+        "isVideo": False,
+    }
+
+
+def _station_entries(s: SubsonicCall, played: apps.StationPlay) -> list[Payload]:
+    """The fragment's tracks as songs and its ads as ad songs, in the fragment's order."""
+    tracks = [e for e in played.entries if isinstance(e, int)]
+    found = {e["id"]: e for e in songs(s, tracks)}
+    entries = []
+    for entry in played.entries:
+        if isinstance(entry, int):
+            song = found.get(ids.music_id("track", entry))
+            if song is not None:
+                entries.append(song)
+        else:
+            entries.append(_ad_song(entry))
+    return entries
+
+
 def _refuse_station_edit(s: SubsonicCall, token: str) -> None:
     """Stations are edited in the web player; as playlists they are read-only (error 50)."""
     apps.refuse_station_edit(s.call.reader(), s.call.require_listener().id, token)
@@ -91,7 +129,8 @@ def get_playlists(s: SubsonicCall) -> Payload:
 
 @method("getPlaylist")
 def get_playlist(s: SubsonicCall) -> Payload:
-    """A playlist; a station's: its next fragment (the same call as REST getFragment)."""
+    """A playlist; a station's: its next fragment with its ads (the same call as REST
+    getFragment)."""
     token = s.required("id")
     if _is_station(token):
         listener = s.call.require_listener()
@@ -99,7 +138,7 @@ def get_playlist(s: SubsonicCall) -> Payload:
             played = apps.play_station(
                 db, s.call.services, s.call.base_url, listener, token, s.call.now()
             )
-        entries = songs(s, played.track_ids)  # ads are not songs an app could play: left out
+        entries = _station_entries(s, played)
         return {
             "playlist": {
                 **_station_summary(s, played.station),

@@ -1,5 +1,6 @@
-"""scrobble: plays reported by apps go into the play log (core.radio.playlist.scrobble);
-getNowPlaying: what listeners started and have not finished (core.plays.now_playing)."""
+"""scrobble: plays reported by apps go into the play log, the ads of station playlists played
+through into the ad report (core.radio.apps.scrobble); getNowPlaying: what listeners started and
+have not finished (core.plays.now_playing)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from airwave.api.subsonic.dispatch import Payload, SubsonicCall, method
 from airwave.api.subsonic.envelope import GENERIC, SubsonicError
 from airwave.core import ids, plays
 from airwave.core.catalog import catalog
-from airwave.core.radio import playlist
+from airwave.core.radio import apps
 
 
 def _moments(s: SubsonicCall, count: int) -> list[datetime | None]:
@@ -30,23 +31,24 @@ def _moments(s: SubsonicCall, count: int) -> list[datetime | None]:
 
 @method("scrobble", writes=True)
 def scrobble(s: SubsonicCall) -> Payload:
-    """submission=true (the default): played through; false: started playing."""
+    """submission=true (the default): played through; false: started playing. An ad of a station
+    playlist (`AD:<adToken>`) played through counts its impression, never a play."""
     s.required("id")
-    refs = [catalog.resolve(value, "track") for value in s.texts("id")]
-    moments = _moments(s, len(refs))
-    submission = s.flag("submission", True)
-    listener, now = s.call.require_listener(), s.call.now()
+    parsed = [ids.parse_ad_token_id(v) or catalog.resolve(v, "track").id for v in s.texts("id")]
+    moments = _moments(s, len(parsed))
+    now = s.call.now()
+    tracks = [(p, m or now) for p, m in zip(parsed, moments, strict=True) if isinstance(p, int)]
+    ad_tokens = [p for p in parsed if isinstance(p, str)]
     with s.call.write() as db:
-        for ref, moment in zip(refs, moments, strict=True):
-            playlist.scrobble(
-                db,
-                s.call.settings,
-                listener,
-                ref.id,
-                submission=submission,
-                at=moment or now,
-                now=now,
-            )
+        apps.scrobble(
+            db,
+            s.call.settings,
+            s.call.require_listener(),
+            tracks,
+            ad_tokens,
+            submission=s.flag("submission", True),
+            now=now,
+        )
     return {}
 
 

@@ -1,13 +1,16 @@
 """Airwave's radio in Subsonic apps: instant mixes from the station engine, stations played as
-playlists, the apps' ratings and stars as thumbs on the station that played the track.
+playlists (with the ads of tiers that have them), the apps' ratings and stars as thumbs on the
+station that played the track.
 
-Every rule is the station engine's and the fragment's own (core.radio.engine, playlist.fragment):
-this module only finds the seed, the session and the spin they need.
+Every rule is the station engine's, the fragment's and the ads' own (core.radio.engine,
+playlist.fragment, ads): this module only finds the seed, the session, the spin or the adToken
+they need.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -18,12 +21,21 @@ from airwave.config import Settings
 from airwave.core import collection, ids, playlists, ratings
 from airwave.core.catalog import catalog
 from airwave.core.plays import TOKEN_LIFETIME
-from airwave.core.radio import delivery, player, playlist, stations
+from airwave.core.radio import ads, delivery, player, playlist, stations
 from airwave.core.radio.engine.picker import ANCHORS_PER_SEED, Picker, Steering
 from airwave.core.radio.engine.rules import History
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
-from airwave.store.models import Feedback, Listener, Playlist, Spin, Station
+from airwave.store.models import (
+    AdCampaign,
+    AdSpin,
+    Artwork,
+    Feedback,
+    Listener,
+    Playlist,
+    Spin,
+    Station,
+)
 
 MAX_STATIONS_LISTED = 1000
 
@@ -95,10 +107,11 @@ def refuse_station_edit(db: Session, listener_id: int, station_id: str) -> None:
 
 @dataclass(frozen=True)
 class StationPlay:
-    """A station opened in an app: the station and its next tracks (ads left out)."""
+    """A station opened in an app: the station and its next tracks, with the ads the fragment
+    placed between them (tiers with ads) where getFragment places them."""
 
     station: Station
-    track_ids: list[int]
+    entries: list[int | ads.AdItem]  # a track's id, or an issued ad
 
 
 def play_station(
@@ -117,10 +130,10 @@ def play_station(
     played = playlist.next_fragment(
         db, services, base_url, listener, session, station_id, "Normal", None, now
     )
-    tracks = [i.view.track.id for i in played.items if isinstance(i, playlist.TrackItem)]
+    entries = [i.view.track.id if isinstance(i, playlist.TrackItem) else i for i in played.items]
     station = db.get(Station, played.station_id)
     assert station is not None
-    return StationPlay(station, tracks)
+    return StationPlay(station, entries)
 
 
 def stream_token(
@@ -148,6 +161,76 @@ def stream_token(
         expires_at=now + timedelta(seconds=services.settings.audio_url_lifetime),
         spin_id=spin.id,
     )
+
+
+# ---------------------------------------------------------------- ads in station playlists
+
+
+def _served_ad(
+    db: Session, listener_id: int, token: str, now: datetime
+) -> tuple[AdSpin, AdCampaign]:
+    """The ad an app's ad id names (its adToken): NOT_FOUND, USER_NOT_AUTHORIZED (another
+    listener's) or CONTENT_HAS_EXPIRED as for ad/registerImpression; NOT_FOUND once the operator
+    disabled its campaign."""
+    spin = ads.ad_spin_by_token(db, listener_id, token, now)
+    campaign = ads.require_campaign(db, spin.campaign_id)
+    if campaign.disabled:
+        raise ApiError(ErrorCode.NOT_FOUND, "this ad is no longer available")
+    return spin, campaign
+
+
+def ad_stream_token(
+    db: Session,
+    services: Services,
+    listener: Listener,
+    token: str,
+    requested: str,
+    now: datetime,
+) -> str:
+    """A signed /audio/ token for an app's `stream` of an ad its station playlist held: the ad's
+    impression counts as the app fetches it (apps report no ad plays of their own), once per
+    adToken as ad/registerImpression and the ad's receipt URL count it (not in read-only
+    maintenance, when nothing is written)."""
+    spin, campaign = _served_ad(db, listener.id, token, now)
+    if not services.settings.readonly_mode:
+        ads.register_impressions(db, listener.id, [token], now)
+    return services.signer.ad_audio_token(
+        listener_id=listener.id,
+        campaign_id=campaign.id,
+        ad_spin_id=spin.id,
+        encoding=delivery.encoding_for(services.settings, listener, requested, campaign.codec),
+        expires_at=now + timedelta(seconds=services.settings.audio_url_lifetime),
+    )
+
+
+def ad_picture_key(db: Session, listener_id: int, token: str, now: datetime) -> str | None:
+    """The /art/ key of the picture of an ad handed to the listener (None when it has none)."""
+    campaign = _served_ad(db, listener_id, token, now)[1]
+    art = db.get(Artwork, campaign.art_id) if campaign.art_id else None
+    return art.content_hash if art is not None else None
+
+
+def scrobble(
+    db: Session,
+    settings: Settings,
+    listener: Listener,
+    tracks: Sequence[tuple[int, datetime]],
+    ad_tokens: Sequence[str],
+    *,
+    submission: bool,
+    now: datetime,
+) -> None:
+    """An app's scrobble: each track (and when it was played) into the play log as
+    playlist.scrobble has it; an ad played through (a submission) counts its impression, once per
+    adToken as ad/registerImpression counts it, and is never a play. Every adToken is checked
+    before anything is written."""
+    if submission:
+        ads.register_impressions(db, listener.id, ad_tokens, now)
+    else:  # started: nothing to count, but the ids are checked all the same
+        for token in ad_tokens:
+            ads.ad_spin_by_token(db, listener.id, token, now)
+    for track_id, at in tracks:
+        playlist.scrobble(db, settings, listener, track_id, submission=submission, at=at, now=now)
 
 
 # ---------------------------------------------------------------- ratings and stars as thumbs
