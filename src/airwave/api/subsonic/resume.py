@@ -16,19 +16,33 @@ def _track_id(value: str) -> int:
     return catalog.resolve(value, "track").id
 
 
+def _queue(s: SubsonicCall) -> tuple[list[int], int | None, int]:
+    """The queue's tracks, current track and position: the ads of station playlists
+    (`AD:<adToken>`) play once and are not kept, a current ad gives way to the track after it."""
+    values = s.texts("id")
+    track_ids = [_track_id(v) for v in values if ids.parse_ad_token_id(v) is None]
+    current, position = s.text("current"), s.number("position", 0, high=MAX_POSITION_MS)
+    if not current:
+        return track_ids, None, position
+    if ids.parse_ad_token_id(current) is None:
+        return track_ids, _track_id(current), position
+    after = values[values.index(current) + 1 :] if current in values else []
+    following = [v for v in after if ids.parse_ad_token_id(v) is None]
+    return track_ids, _track_id(following[0]) if following else None, 0
+
+
 @method("savePlayQueue", writes=True)
 def save_play_queue(s: SubsonicCall) -> Payload:
     """The queue (`id`, repeated), its current track and the position in it (ms); no id clears."""
-    track_ids = [_track_id(v) for v in s.texts("id")]
-    current = s.text("current")
+    track_ids, current, position = _queue(s)
     listener = s.call.require_listener()
     with s.call.write() as db:
         resume.save_queue(
             db,
             listener.id,
             track_ids,
-            _track_id(current) if current else None,
-            s.number("position", 0, high=MAX_POSITION_MS),
+            current,
+            position,
             s.text("c", "") or "",
             s.call.now(),
         )
