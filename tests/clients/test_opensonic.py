@@ -1,17 +1,25 @@
 """py-opensonic (PyPI `py-opensonic`) against Airwave's Subsonic edge: the real client library,
 as an app built on it connects (username and app password with token auth; API key), browses,
-plays, stars and makes a playlist."""
+plays, stars and makes a playlist, on both databases."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import libopensonic
 import pytest
-from support import Server, unique
+from support import Server, unique, wait_indexed
 
-pytestmark = pytest.mark.sqlite_only
+
+@pytest.fixture(scope="module")
+def airwave(start_server: Callable[..., Server], small_demo_library: Path) -> Server:
+    """A server on the demo library, on the module's database (SQLite, then PostgreSQL)."""
+    server = start_server("--library", str(small_demo_library))
+    wait_indexed(server)
+    return server
 
 
 def _account(airwave: Server) -> tuple[str, str]:
