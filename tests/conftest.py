@@ -12,16 +12,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from support import Backend, PostgresSchema, Server, postgres_available
-
-_PG = postgres_available()
-BACKENDS = [
-    "sqlite",
-    pytest.param("postgresql", marks=pytest.mark.skipif(not _PG, reason="no PostgreSQL")),
-]
+from support import Backend, PostgresSchema, Server, backend_params
 
 
-@pytest.fixture(params=BACKENDS, scope="module")
+@pytest.fixture(params=backend_params(), scope="module")
 def backend_kind(request: pytest.FixtureRequest) -> str:
     return request.param
 

@@ -11,7 +11,13 @@ from urllib.parse import urlsplit
 
 import libopensonic
 import pytest
-from support import Server, unique, wait_indexed
+from support import Server, backend_params, unique, wait_indexed
+
+
+@pytest.fixture(params=backend_params(), scope="module")
+def backend_kind(request: pytest.FixtureRequest) -> str:
+    """Storage matters here (stars, plays, playlists): both databases."""
+    return request.param
 
 
 @pytest.fixture(scope="module")

@@ -13,17 +13,10 @@ from urllib.parse import urlsplit
 
 import libsonic
 import pytest
-from support import Server, postgres_available, unique, wait_indexed
-
-BACKENDS = [
-    "sqlite",
-    pytest.param(
-        "postgresql", marks=pytest.mark.skipif(not postgres_available(), reason="no PostgreSQL")
-    ),
-]
+from support import Server, backend_params, unique, wait_indexed
 
 
-@pytest.fixture(params=BACKENDS, scope="module")
+@pytest.fixture(params=backend_params(), scope="module")
 def backend_kind(request: pytest.FixtureRequest) -> str:
     """Storage matters here (thumbs, plays, playlists): both databases."""
     return request.param

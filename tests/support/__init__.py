@@ -5,7 +5,13 @@ use `support.server.Server` the same way.
 """
 
 from support.api import Api, artists, assert_error, unique
-from support.databases import POSTGRES_URL, Backend, PostgresSchema, postgres_available
+from support.databases import (
+    POSTGRES_URL,
+    Backend,
+    PostgresSchema,
+    backend_params,
+    postgres_available,
+)
 from support.server import Server, wait_indexed
 
 __all__ = [
@@ -16,6 +22,7 @@ __all__ = [
     "Server",
     "artists",
     "assert_error",
+    "backend_params",
     "postgres_available",
     "unique",
     "wait_indexed",

@@ -22,6 +22,20 @@ def postgres_available() -> bool:
         return False
 
 
+def backend_params() -> list:
+    """The backends a storage test runs on, as pytest params: SQLite, and PostgreSQL when it is
+    reachable (skipped, and said so, when it is not)."""
+    import pytest
+
+    return [
+        "sqlite",
+        pytest.param(
+            "postgresql",
+            marks=pytest.mark.skipif(not postgres_available(), reason="no PostgreSQL"),
+        ),
+    ]
+
+
 class PostgresSchema:
     """A throw-away schema in the test database; the URL puts it first on the search path."""
 
