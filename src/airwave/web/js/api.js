@@ -65,13 +65,14 @@ export const session = {
   },
 };
 
-/** POST /api/v1/{path} with a JSON body; resolves to the answer, rejects with ApiError. */
+/** POST /api/v1/{path} (or /api/v4/... when `path` names its version) with a JSON body; resolves
+ * to the answer, rejects with ApiError. */
 export async function api(path, body = {}, { auth = true } = {}) {
   const headers = { "Content-Type": "application/json", "X-CsrfToken": await csrfToken() };
   if (auth && session.token) headers["X-AuthToken"] = session.token;
   let response;
   try {
-    response = await fetch(`/api/v1/${path}`, {
+    response = await fetch(/^v\d+\//.test(path) ? `/api/${path}` : `/api/v1/${path}`, {
       method: "POST", headers, body: JSON.stringify(body), credentials: "same-origin",
     });
   } catch (err) {

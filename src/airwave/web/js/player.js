@@ -1,5 +1,7 @@
-// The radio player: fragments, two audio elements (the next one preloaded), ReplayGain through
-// Web Audio, receipts, skips, feedback, the one-active-player rule and the Media Session.
+// The player: radio (fragments, the next track preloaded) and the library on demand (a queue of
+// tracks granted one at a time, autoplay from the station engine when it runs out), through the
+// same two audio elements, ReplayGain through Web Audio, receipts, skips, feedback, the
+// one-active-player rule and the Media Session.
 
 import { api, farewell, postReceipt, session } from "./api.js";
 
@@ -52,10 +54,58 @@ export function trackTitle(track) {
   return (track && (track.songTitle || track.title)) || "";
 }
 
+const AUTOPLAY_SONGS = 5;
+let itemKeys = 0;
+
+/** A queue entry of on-demand playback: a track's v4 annotation with a key of its own (the same
+ * track may be queued twice). */
+export function queueItem(note, extra = {}) {
+  itemKeys += 1;
+  return { ...note, ...extra, key: itemKeys };
+}
+
+/** Digits of a pandoraId or musicId ("AR:12" -> "12"). */
+function idNumber(id) {
+  return String(id || "").replace(/^\D+:?/, "");
+}
+
+/** An on-demand track in the shape the screens read for radio tracks: the queue entry's
+ * annotation and the playback grant (getAudioPlaybackInfo) of this play. */
+function grantedTrack(item, grant) {
+  return {
+    trackType: "Track",
+    onDemand: true,
+    item,
+    pandoraId: item.pandoraId,
+    musicId: item.musicId,
+    songTitle: item.name,
+    artistName: item.artistName || "",
+    artistMusicId: item.artistId ? `R${idNumber(item.artistId)}` : "",
+    albumTitle: item.albumName || "",
+    albumArt: item.art || [],
+    artistHref: item.artistId ? `#/library/artist/${encodeURIComponent(item.artistId)}` : "",
+    albumHref: item.albumId ? `#/library/album/${encodeURIComponent(item.albumId)}` : "",
+    trackLength: grant.trackLength || item.duration || 0,
+    fileGain: grant.fileGain,
+    audioURL: grant.audioURL,
+    audioEncoding: grant.audioEncoding,
+    trackToken: grant.trackToken,
+    audioReceiptURL: grant.audioReceiptURL,
+    audioSkipUrl: grant.audioSkipUrl,
+    rating: item.autoplay && item.autoplay.rating === 1 ? 1 : 0,
+    allowSkip: true,
+    // only autoplay's picks take thumbs (pods/addAutoplayFeedback); a track chosen by the
+    // listener is not rated, and tired-of-track is a radio rule
+    allowFeedback: !!item.autoplay,
+    allowTiredOfTrack: false,
+  };
+}
+
 class Player extends EventTarget {
   constructor() {
     super();
     this.station = null;
+    this.context = null; // on demand: {pandoraId, name, href} of the album, playlist, artist or track
     this.queue = [];
     this.current = null;
     this.history = [];
@@ -108,6 +158,16 @@ class Player extends EventTarget {
 
   get playing() {
     return !!this.current && !this.audio.paused;
+  }
+
+  /** A station or on-demand music is on (the player bar shows). */
+  get tuned() {
+    return !!(this.station || this.context);
+  }
+
+  /** On-demand tracks seek; radio keeps the service's rules (no seeking). */
+  get canSeek() {
+    return !!this.context && !!this.current;
   }
 
   _makeAudio(name) {
@@ -278,6 +338,8 @@ class Player extends EventTarget {
     this.unlock();
     this._leaveCurrent(true);
     this.station = station;
+    this.context = null;
+    this._seekHandlers(false);
     this.queue = [];
     this.current = null;
     this.message = "";
@@ -301,6 +363,11 @@ class Player extends EventTarget {
     await api("station/playbackResumed", { forceActive: true });
     this.violation = false;
     this._emit("violation");
+    if (this.context) {
+      if (this.current && this.audio.src) this.audio.play().catch(() => {});
+      else await this._next();
+      return;
+    }
     if (!this.station) return;
     if (this.current && this.audio.src && this.queue.length) {
       this.audio.play().catch(() => {});
@@ -311,6 +378,10 @@ class Player extends EventTarget {
   }
 
   async _next() {
+    if (this.context) {
+      await this._nextOnDemand();
+      return;
+    }
     if (!this.queue.length) {
       try {
         if (this.fetching) await this.fetching;
@@ -325,6 +396,11 @@ class Player extends EventTarget {
     }
     const track = this.queue.shift();
     if (!track) return;
+    await this._startTrack(track);
+  }
+
+  /** Put `track` (with its audioURL) on the audio element and play it. */
+  async _startTrack(track) {
     this.current = track;
     this.started = false;
     this.message = ""; // a status message was about the track before
@@ -350,10 +426,179 @@ class Player extends EventTarget {
     if (this.queue.length < 2) this._prefetch();
   }
 
+  // ---- on demand -------------------------------------------------------------------------
+
+  /** Play `items` (annotations of tracks) from `context` ({pandoraId, name, href}: the album,
+   * playlist, artist or track they come from), from `start` on, shuffled if asked. */
+  async playOnDemand(items, context, { start = 0, shuffle = false } = {}) {
+    this.unlock();
+    this._leaveCurrent(true);
+    let list = items.slice(start).map((note) => queueItem(note));
+    if (shuffle) {
+      list = items.map((note) => queueItem(note));
+      for (let i = list.length - 1; i > 0; i--) {
+        const j = Math.floor(Math.random() * (i + 1));
+        [list[i], list[j]] = [list[j], list[i]];
+      }
+    }
+    this.station = null;
+    this.context = context;
+    this.queue = list;
+    this.message = "";
+    this.errorsInRow = 0;
+    this._seekHandlers(true);
+    this._emit("station");
+    this._emit("queue");
+    await this._next();
+  }
+
+  /** Play these tracks right after the current one (or now, when nothing on demand plays). */
+  playNext(notes, context) {
+    if (!this.context) return this.playOnDemand(notes, context);
+    this.queue.unshift(...notes.map((note) => queueItem(note)));
+    this._emit("queue");
+    if (!this.current) return this._next();
+    return Promise.resolve();
+  }
+
+  /** Add these tracks after the ones the listener queued, before autoplay's picks. */
+  enqueue(notes, context) {
+    if (!this.context) return this.playOnDemand(notes, context);
+    let at = this.queue.findIndex((item) => item.autoplay);
+    if (at < 0) at = this.queue.length;
+    this.queue.splice(at, 0, ...notes.map((note) => queueItem(note)));
+    this._emit("queue");
+    if (!this.current) return this._next();
+    return Promise.resolve();
+  }
+
+  removeFromQueue(key) {
+    this.queue = this.queue.filter((item) => item.key !== key);
+    this._emit("queue");
+  }
+
+  /** Move a queue entry to `index` (clamped to the queue). */
+  moveInQueue(key, index) {
+    const from = this.queue.findIndex((item) => item.key === key);
+    if (from < 0) return;
+    const [item] = this.queue.splice(from, 1);
+    this.queue.splice(Math.max(0, Math.min(index, this.queue.length)), 0, item);
+    this._emit("queue");
+  }
+
+  clearQueue() {
+    this.queue = [];
+    this._emit("queue");
+  }
+
+  /** The next queue entry, granted by the server (a play in its log, the active-player claim,
+   * receipt and skip URLs); autoplay refills an empty queue. */
+  async _nextOnDemand() {
+    const context = this.context;
+    const turn = (this.turn = (this.turn || 0) + 1);
+    if (!this.queue.length) {
+      this.current = null;
+      this.loading = true;
+      this._emit("track");
+      await this._autoplay(context);
+      this.loading = false;
+      if (this.context !== context || this.turn !== turn) return;
+      if (!this.queue.length) {
+        this._emit("track");
+        return;
+      }
+    }
+    const item = this.queue.shift();
+    this._emit("queue");
+    const body = { pandoraId: item.pandoraId, audioFormat: preferredFormat() };
+    if (!item.autoplay && /^(AL|PL):/.test(context.pandoraId)) body.sourcePandoraId = context.pandoraId;
+    let grant;
+    try {
+      grant = await api("ondemand/getAudioPlaybackInfo", body);
+      this.violation = false;
+    } catch (err) {
+      if (this.context !== context || this.turn !== turn) return;
+      this.current = null;
+      if (err.code === "STREAM_VIOLATION" || unreachable(err)) {
+        this.queue.unshift(item); // it plays once this device may play again
+        this._emit("queue");
+        if (err.code === "STREAM_VIOLATION") {
+          this.violation = true;
+          this._pauseQuietly();
+          this._emit("violation");
+        } else {
+          this._say("Lost the connection to the server. Press play to try again.");
+        }
+        this._emit("track");
+        return;
+      }
+      this.errorsInRow += 1;
+      this._say(err.message);
+      if (this.errorsInRow > 3) {
+        this._emit("track");
+        return;
+      }
+      await this._nextOnDemand();
+      return;
+    }
+    if (this.context !== context || this.turn !== turn) return;
+    await this._startTrack(grantedTrack(item, grant));
+  }
+
+  /** More music after the context ran out: the station engine's picks (pods/getAutoplaySongs),
+   * which lean to this context's thumbs-up and never bring back a thumbs-down. */
+  async _autoplay(context) {
+    const recent = [...this.history, this.current].filter((t) => t && /^TR:/.test(t.pandoraId || ""));
+    const body = {
+      contextId: context.pandoraId,
+      numSongs: AUTOPLAY_SONGS,
+      contextTracks: [...new Set(recent.map((t) => t.pandoraId).reverse())].slice(0, 20),
+    };
+    try {
+      const answer = await api("v4/pods/getAutoplaySongs", body);
+      if (this.context !== context) return;
+      const notes = answer.annotations || {};
+      for (const pick of answer.songRecommendations || []) {
+        const note = notes[pick.pandoraId];
+        if (!note || this.banned.has(pick.pandoraId)) continue;
+        this.queue.push(queueItem(note, {
+          autoplay: { token: pick.token, sourceId: pick.autoplaySourceId, rating: pick.songRating },
+        }));
+      }
+      if (!this.queue.length) this._say("Nothing more to play.");
+      this._emit("queue");
+    } catch (err) {
+      if (this.context === context) this._say(err.code === "LISTENER_NOT_AUTHORIZED" ? "Autoplay is part of Premium." : err.message);
+    }
+  }
+
+  /** Thumbs on an autoplay pick: the engine's next picks for this context follow them. */
+  async _autoplayFeedback(track, positive) {
+    await api("v4/pods/addAutoplayFeedback", { token: track.item.autoplay.token, isPositive: positive });
+  }
+
+  /** Jump to `seconds` in an on-demand track. */
+  seekTo(seconds) {
+    if (!this.canSeek) return;
+    const a = this.audio;
+    const end = (isFinite(a.duration) && a.duration) || this.current.trackLength || 0;
+    a.currentTime = Math.max(0, Math.min(seconds, end ? end - 0.05 : seconds));
+    this._emit("time");
+  }
+
+  /** Lock screens may seek on-demand tracks; radio leaves seeking unset. */
+  _seekHandlers(on) {
+    if (!("mediaSession" in navigator)) return;
+    const set = (action, fn) => { try { navigator.mediaSession.setActionHandler(action, fn); } catch (err) { /* unsupported */ } };
+    set("seekto", on ? (d) => this.seekTo(d.seekTime) : null);
+    set("seekbackward", on ? (d) => this.seekTo(this.audio.currentTime - (d.seekOffset || 10)) : null);
+    set("seekforward", on ? (d) => this.seekTo(this.audio.currentTime + (d.seekOffset || 10)) : null);
+  }
+
   _preload() {
     const next = this.queue[0];
     const el = this.spare;
-    if (!next) return;
+    if (!next || !next.audioURL) return; // on demand: granted when its turn comes
     if (el.track !== next) {
       el.pause();
       el.track = next;
@@ -380,6 +625,7 @@ class Player extends EventTarget {
   _ended() {
     const track = this.current;
     if (!track) return;
+    this.errorsInRow = 0;
     if (!isAd(track)) postReceipt(track.audioReceiptURL, track.trackLength || this.audio.duration);
     this.history.push(track);
     this.current = null;
@@ -479,9 +725,10 @@ class Player extends EventTarget {
 
   async toggle() {
     this.unlock();
-    if (!this.current || (this.audio.error && this.station)) {
+    if (!this.current || (this.audio.error && this.tuned)) {
       // nothing to resume, or the element is stuck on a failed load: start afresh
       if (this.station) await this.play(this.station);
+      else if (this.context) await this._next();
       return;
     }
     if (this.audio.paused) {
@@ -505,6 +752,13 @@ class Player extends EventTarget {
   /** Skip: one of the tier's skips; new tracks replace what was queued. */
   async skip() {
     const track = this.current;
+    if (this.context) {
+      // on demand: the next in the queue, no limits
+      if (!track && !this.queue.length) return;
+      this._leaveCurrent(true);
+      await this._next();
+      return;
+    }
     if (!track || !this.station) return;
     if (isAd(track)) {
       this._say("Ads cannot be skipped.");
@@ -540,6 +794,17 @@ class Player extends EventTarget {
   async thumbUp() {
     const track = this.current;
     if (!track || !track.trackToken || isAd(track)) return;
+    if (track.onDemand) {
+      if (!track.item.autoplay || track.rating === 1) return; // the last thumb counts: it stays
+      try {
+        await this._autoplayFeedback(track, true);
+        track.rating = 1;
+      } catch (err) {
+        this._say(err.message);
+      }
+      this._emit("state");
+      return;
+    }
     try {
       if (track.rating === 1) {
         await api("station/deleteFeedback", { trackToken: track.trackToken });
@@ -558,6 +823,21 @@ class Player extends EventTarget {
   async thumbDown() {
     const track = this.current;
     if (!track || !track.trackToken || isAd(track)) return;
+    if (track.onDemand) {
+      if (!track.item.autoplay) return;
+      try {
+        await this._autoplayFeedback(track, false);
+      } catch (err) {
+        this._say(err.message);
+        return;
+      }
+      // it stops at once; autoplay's other picks are chosen again, knowing the thumb
+      this.banned.add(track.pandoraId);
+      this.queue = this.queue.filter((item) => !item.autoplay);
+      this._leaveCurrent(true);
+      await this._next();
+      return;
+    }
     try {
       await api("station/addFeedback", { trackToken: track.trackToken, isPositive: false });
     } catch (err) {
@@ -609,7 +889,7 @@ class Player extends EventTarget {
   }
 
   seekBy(seconds) {
-    if (this.current && !isAd(this.current)) this.audio.currentTime = Math.max(0, this.audio.currentTime + seconds);
+    if (this.canSeek) this.seekTo(this.audio.currentTime + seconds);
   }
 
   /** Stop everything (sign-out, station deleted). */
@@ -621,6 +901,8 @@ class Player extends EventTarget {
       el.load();
     }
     this.station = null;
+    this.context = null;
+    this._seekHandlers(false);
     this.queue = [];
     this.history = [];
     this.banned = new Set();

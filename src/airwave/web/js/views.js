@@ -6,6 +6,11 @@ import { artSrcset, artUrl, cover, debounce, dialog, DRAWN, errorText, field, fo
 
 const TYPE_NAMES = { artist: "Artist", track: "Song", genre: "Genre", album: "Album", station: "Station" };
 
+/** The library on demand, loaded when first needed (it is not part of the first load). */
+export function library() {
+  return import("./library.js");
+}
+
 export function go(hash) {
   if (location.hash === hash) window.dispatchEvent(new HashChangeEvent("hashchange"));
   else location.hash = hash;
@@ -512,8 +517,8 @@ export function controls(compact) {
     }
     playBtn.setAttribute("aria-label", paused ? "Play" : "Pause");
     playBtn.title = paused ? "Play" : "Pause";
-    playBtn.disabled = !player.station;
-    skipBtn.disabled = !t || isAd(t);
+    playBtn.disabled = !player.tuned;
+    skipBtn.disabled = player.context ? !t && !player.queue.length : !t || isAd(t);
     const canRate = !!t && !isAd(t) && t.allowFeedback !== false;
     up.disabled = !canRate;
     down.disabled = !canRate;
@@ -544,16 +549,28 @@ function volumeControl() {
   return { el, update };
 }
 
+/** The track's progress; on-demand tracks get a slider that seeks (radio does not seek). */
 function progress() {
   const bar = h("progress", { max: 100, value: 0, "aria-label": "Track progress" });
+  const seek = h("input.seek", { type: "range", min: 0, max: 1, step: 1, value: 0, "aria-label": "Seek", hidden: true,
+    oninput: () => { seeking = true; }, onchange: () => { seeking = false; player.seekTo(Number(seek.value)); } });
+  let seeking = false;
   const now = h("span.time", "0:00");
   const total = h("span.time", "0:00");
-  const el = h("div.progress", now, bar, total);
+  const el = h("div.progress", now, bar, seek, total);
   const update = () => {
     const a = player.audio;
     const length = (isFinite(a.duration) && a.duration) || (player.current && player.current.trackLength) || 0;
+    const at = player.current ? Math.min(a.currentTime, length || 0) : 0;
     bar.max = length || 1;
-    bar.value = player.current ? Math.min(a.currentTime, length || 0) : 0;
+    bar.value = at;
+    seek.hidden = !player.canSeek;
+    bar.hidden = !seek.hidden;
+    if (!seek.hidden && !seeking) {
+      seek.max = String(Math.max(1, Math.floor(length)));
+      seek.value = String(Math.floor(at));
+      seek.setAttribute("aria-valuetext", `${formatTime(at)} of ${formatTime(length)}`);
+    }
     now.textContent = formatTime(player.current ? a.currentTime : 0);
     total.textContent = formatTime(length);
   };
@@ -583,6 +600,8 @@ export function nowView(main) {
   const bmTrack = h("button", { type: "button", onclick: () => bookmark("track") }, "Bookmark track");
   const bmArtist = h("button", { type: "button", onclick: () => bookmark("artist") }, "Bookmark artist");
   const replayBtn = h("button", { type: "button", onclick: () => player.replay(player.history[player.history.length - 1]) }, "Replay previous");
+  const addBtn = h("button", { type: "button", onclick: () => library().then((m) => m.addToPlaylist([player.current.pandoraId])) }, "Add to playlist");
+  const upNext = h("section.up-next", { "aria-labelledby": "up-next-title", hidden: true });
   const whyBtn = h("button", { type: "button", "aria-expanded": "false", "aria-controls": "why", onclick: () => why() }, "Why this track?");
   const lyricsBtn = h("button", { type: "button", "aria-expanded": "false", "aria-controls": "lyrics", onclick: () => lyrics() }, "Lyrics");
   const whyBox = h("section.card.panel", { id: "why", hidden: true, "aria-label": "Why this track" });
@@ -596,11 +615,13 @@ export function nowView(main) {
       title,
       h("p.track-artist", artistLink), h("p.track-album", albumLink), adLink,
       prog.el, ctl.el, skips, message,
-      h("div.row.wrap", tiredBtn, bmTrack, bmArtist, replayBtn, whyBtn, lyricsBtn),
+      h("div.row.wrap", tiredBtn, bmTrack, bmArtist, replayBtn, addBtn, whyBtn, lyricsBtn),
       field("Volume", volume),
       whyBox, lyricsBox));
-  main.replaceChildren(h("div", { id: "now" }, stage, empty, h("section", { "aria-labelledby": "recent-title" }, h("h2", { id: "recent-title" }, "Recently played"), recent)));
+  main.replaceChildren(h("div", { id: "now" }, stage, empty, upNext, h("section", { "aria-labelledby": "recent-title" }, h("h2", { id: "recent-title" }, "Recently played"), recent)));
   let shownTrack; // undefined: the first update shows the state, even "no track"
+  let queueShown = null; // the Up next list, while on-demand music plays
+  let gone = false;
 
   async function bookmark(type) {
     const t = player.current;
@@ -679,11 +700,19 @@ export function nowView(main) {
     if (kind === "time") return;
     ctl.update();
     const hasTrack = !!t;
-    stage.hidden = !hasTrack && !player.station;
+    stage.hidden = !hasTrack && !player.tuned;
     empty.hidden = !stage.hidden;
     if (player.station) {
       stationLink.textContent = player.station.name;
       stationLink.href = `#/station/${encodeURIComponent(player.station.stationId)}`;
+    } else if (player.context) {
+      stationLink.textContent = player.context.name;
+      linkTo(stationLink, player.context.href);
+    }
+    upNext.hidden = !player.context;
+    if (player.context && !queueShown) {
+      queueShown = true;
+      library().then((m) => { queueShown = gone ? true : m.upNext(upNext); });
     }
     const ad = isAd(t);
     if (t !== shownTrack) {
@@ -704,9 +733,9 @@ export function nowView(main) {
       title.dataset.musicId = t ? t.musicId || "" : "";
       // during an ad (or with no track) these are plain text, not links to nowhere
       artistLink.textContent = t ? (ad ? "Advertisement" : t.artistName) : "";
-      linkTo(artistLink, t && !ad ? `#/artist/${encodeURIComponent(t.artistMusicId || t.artistSeoToken)}` : null);
+      linkTo(artistLink, t && !ad ? t.artistHref || `#/artist/${encodeURIComponent(t.artistMusicId || t.artistSeoToken)}` : null);
       albumLink.textContent = t && !ad ? t.albumTitle : "";
-      linkTo(albumLink, t && !ad && t.albumSeoToken ? `#/album/${encodeURIComponent(t.albumSeoToken)}` : null);
+      linkTo(albumLink, t && !ad ? t.albumHref || (t.albumSeoToken ? `#/album/${encodeURIComponent(t.albumSeoToken)}` : null) : null);
       const click = ad ? t.clickThroughUrl || t.songDetailURL : "";
       adLink.hidden = !click;
       if (click) adLink.href = click;
@@ -718,10 +747,12 @@ export function nowView(main) {
     tiredBtn.disabled = !rate || t.allowTiredOfTrack === false;
     bmTrack.disabled = !rate;
     bmArtist.disabled = !rate;
+    addBtn.hidden = !session.flags.onDemand;
+    addBtn.disabled = !rate || !/^TR:/.test(t.pandoraId || "");
     bmTrack.textContent = t && t.isBookmarked ? "Bookmarked" : "Bookmark track";
     whyBtn.disabled = !rate;
     lyricsBtn.disabled = !rate || !t.lyricSnippet;
-    replayBtn.hidden = !session.flags.replaysEnabled;
+    replayBtn.hidden = !session.flags.replaysEnabled || !!player.context; // replays are radio's
     replayBtn.disabled = !player.history.filter((x) => !isAd(x)).length;
     const left = player.skipsLeft();
     skips.textContent = left === null ? "" : `${left} skip${left === 1 ? "" : "s"} left`;
@@ -731,7 +762,11 @@ export function nowView(main) {
   const listener = (e) => update(e.detail);
   player.addEventListener("change", listener);
   update("track");
-  return () => player.removeEventListener("change", listener);
+  return () => {
+    player.removeEventListener("change", listener);
+    gone = true;
+    if (typeof queueShown === "function") queueShown();
+  };
 }
 
 /** The bar at the foot of every screen while a station is on. */
@@ -749,14 +784,14 @@ export function playerBar(bar) {
     ctl.update();
     sound.update();
     const t = player.current;
-    bar.hidden = !player.station || !session.token;
+    bar.hidden = !player.tuned || !session.token;
     const url = t ? artUrl(t.albumArt || t.art, 90) : "";
     art.hidden = !url;
     if (url && art.getAttribute("src") !== url) {
       art.srcset = artSrcset(t.albumArt || t.art);
       art.src = url;
     }
-    title.textContent = t ? trackTitle(t) : player.station ? player.station.name : "";
+    title.textContent = t ? trackTitle(t) : player.station ? player.station.name : player.context ? player.context.name : "";
     sub.textContent = t ? (isAd(t) ? "Advertisement" : t.artistName) : "";
   };
   player.addEventListener("change", (e) => update(e.detail));
