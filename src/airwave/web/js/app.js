@@ -20,7 +20,22 @@ const ROUTES = [
   [/^\/album\/(.+)$/, (m) => views.albumView(main, decodeURIComponent(m[1]))],
   [/^\/bookmarks$/, () => views.bookmarksView(main)],
   [/^\/settings$/, () => views.settingsView(main, { onSignOut: signOut })],
+  // the library on demand lives in its own module, loaded when first opened
+  [/^\/library$/, (m, query) => lib((l) => l.collectionView(main, query))],
+  [/^\/library\/browse$/, () => lib((l) => l.browseView(main))],
+  [/^\/library\/genre\/(.+)$/, (m) => lib((l) => l.genreView(main, decodeURIComponent(m[1])))],
+  [/^\/library\/album\/(.+)$/, (m) => lib((l) => l.albumView(main, decodeURIComponent(m[1])))],
+  [/^\/library\/artist\/(.+)$/, (m) => lib((l) => l.artistView(main, decodeURIComponent(m[1])))],
+  [/^\/playlists$/, () => lib((l) => l.playlistsView(main))],
+  [/^\/playlist\/(.+)$/, (m) => lib((l) => l.playlistView(main, decodeURIComponent(m[1])))],
 ];
+
+/** Show a screen of the library module (loaded on first use). */
+function lib(show) {
+  views.library().then(show).catch((err) => {
+    main.replaceChildren(h("h1", "Library"), h("p.error", { role: "alert" }, err.message || "The library could not be loaded."));
+  });
+}
 
 // "Skip to content" moves focus to the page's content; its href (#main) is not a route
 document.querySelector(".skip-link")?.addEventListener("click", (e) => {
@@ -28,7 +43,7 @@ document.querySelector(".skip-link")?.addEventListener("click", (e) => {
   main.focus();
 });
 
-const TITLES = { stations: "Stations", genres: "Genres", station: "Station", now: "Now playing", artist: "Artist", album: "Album", bookmarks: "Bookmarks", settings: "Settings", signin: "Sign in", reset: "Reset password", forgot: "Forgot password" };
+const TITLES = { library: "Library", playlists: "Playlists", playlist: "Playlist", stations: "Stations", genres: "Genres", station: "Station", now: "Now playing", artist: "Artist", album: "Album", bookmarks: "Bookmarks", settings: "Settings", signin: "Sign in", reset: "Reset password", forgot: "Forgot password" };
 
 // The tab shows the track while one is on (▶ while it plays), else the screen's name.
 let routeTitle = "Airwave";
@@ -54,7 +69,7 @@ function route() {
   showTitle();
   document.body.dataset.route = section;
   for (const a of nav.querySelectorAll("a")) {
-    if (a.dataset.nav === section) a.setAttribute("aria-current", "page");
+    if (a.dataset.nav === section || (section === "playlist" && a.dataset.nav === "playlists")) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
   }
   if (path === "/reset") {
@@ -78,7 +93,7 @@ function route() {
   for (const [pattern, view] of ROUTES) {
     const m = path.match(pattern);
     if (m) {
-      const result = view(m);
+      const result = view(m, query);
       if (typeof result === "function") cleanup = result;
       if (document.activeElement === document.body || !main.contains(document.activeElement)) main.focus({ preventScroll: true });
       window.scrollTo(0, 0);
