@@ -278,7 +278,7 @@ export async function stationsView(main) {
   const list = h("ul.stations", { "aria-label": "Your stations" });
   const filter = h("input", { type: "search", placeholder: "Filter by name" });
   const count = h("p.muted", { role: "status" });
-  const recs = h("section.recs", { "aria-labelledby": "recs-title" });
+  const recs = h("section.recs"); // named by its heading once it has one
   const thumbprint = h("button", { type: "button", onclick: async () => {
     try {
       const station = await api("station/createThumbprintStation", {});
@@ -333,6 +333,7 @@ export async function stationsView(main) {
       ...(r.genreStations || []).map((g) => ({ name: g.stationName || g.name, art: g.art, musicId: g.musicId, kind: "Genre" })),
     ].slice(0, 12);
     if (items.length) {
+      recs.setAttribute("aria-labelledby", "recs-title");
       recs.replaceChildren(h("h2", { id: "recs-title" }, "Recommended for you"),
         h("ul.tiles", items.map((item) => h("li.tile", cover(item.art, 130, "", DRAWN.tile),
           h("strong", item.name), h("small", item.kind),
@@ -565,6 +566,8 @@ function progress() {
     bar.max = length || 1;
     bar.value = at;
     seek.hidden = !player.canSeek;
+    // a transcode still being made streams without byte ranges: it seeks once it is whole
+    seek.disabled = !(a.seekable && a.seekable.length);
     bar.hidden = !seek.hidden;
     if (!seek.hidden && !seeking) {
       seek.max = String(Math.max(1, Math.floor(length)));
