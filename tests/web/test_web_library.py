@@ -265,7 +265,7 @@ def test_playlist_create_add_reorder_by_keyboard_and_a_stale_tab(
     page.get_by_role("button", name=f"More for {extra['name']}").click()
     page.get_by_role("dialog").get_by_role("button", name="Add to playlist…").click()
     page.get_by_role("dialog").get_by_role("button", name="Road trip").click()
-    expect(page.locator(".toast").last).to_contain_text("to “Road trip”")
+    expect(page.locator(".toast").last).to_contain_text("Added 1 track to “Road trip”")
 
     page.goto(f"/#/playlist/{playlist_id}")
     rows = page.locator("ol.reorder > li")
@@ -283,6 +283,22 @@ def test_playlist_create_add_reorder_by_keyboard_and_a_stale_tab(
         time.sleep(0.2)
     assert playlist_order(api, playlist_id) == moved
     expect(page.locator(f'ol.reorder > li[data-key="{before[0]}"]')).to_be_focused()
+    page.keyboard.press("Alt+ArrowUp")
+    deadline = time.monotonic() + 10
+    while playlist_order(api, playlist_id) != before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert playlist_order(api, playlist_id) == before
+
+    # two quick presses are two moves, sent one after the other (never one stale version)
+    rows.first.focus()
+    page.keyboard.press("Alt+ArrowDown")
+    page.keyboard.press("Alt+ArrowDown")
+    twice = [before[1], before[2], before[0], *before[3:]]
+    deadline = time.monotonic() + 10
+    while playlist_order(api, playlist_id) != twice and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert playlist_order(api, playlist_id) == twice
+    page.keyboard.press("Alt+ArrowUp")
     page.keyboard.press("Alt+ArrowUp")
     deadline = time.monotonic() + 10
     while playlist_order(api, playlist_id) != before and time.monotonic() < deadline:

@@ -559,8 +559,16 @@ export async function playlistView(main, id) {
   const ctx = () => ({ pandoraId: id, name: data.name, href: `#/playlist/${encodeURIComponent(id)}` });
 
   /** One edit against the version this page shows: a stale version (another tab or device
-   * changed the playlist) reloads it instead of applying the edit to an order it never saw. */
-  async function edit(body) {
+   * changed the playlist) reloads it instead of applying the edit to an order it never saw.
+   * Edits made here go one after another (two quick Alt+Down presses are two moves, the second
+   * sent with the version the first answered), never two at once against one version. */
+  let editing = Promise.resolve();
+  function edit(body) {
+    editing = editing.then(() => editNow(body));
+    return editing;
+  }
+
+  async function editNow(body) {
     try {
       const answer = await api("v4/playlists/editTracks", { pandoraId: id, version: data.version, ...body });
       data.version = answer.version;
