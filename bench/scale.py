@@ -26,20 +26,18 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from benchkit import CpuWatch, interrupt  # noqa: E402
 from support.api import Api  # noqa: E402  # the shared server harness lives in tests/
+from support.cluster import Balancer, copy_keys, haproxy_available  # noqa: E402
 from support.databases import Backend, PostgresSchema, postgres_available  # noqa: E402
 from support.server import Server, wait_indexed  # noqa: E402
 
 PASSWORD = "correct horse battery"
 TARGET_RATIO = 1.7
 LISTENERS = 16  # accounts per configuration, each with a station
-KEY_FILES = ("url-signing-keys.json", "device-cookie-key", "app-password-key")
-HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
 
 _LOADER = r"""
 import asyncio, json, re, sys, time
@@ -142,47 +140,6 @@ def start(backend: Backend, library: Path, workers: int, log: Path) -> Server:
     return server
 
 
-def haproxy(tmp: Path, servers: list[Server]) -> tuple[subprocess.Popen[bytes], str]:
-    """HAProxy in front of the servers: round robin, health checks on /healthz."""
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    lines = [
-        "global",
-        "  maxconn 4096",
-        "defaults",
-        "  mode http",
-        "  timeout connect 2s",
-        "  timeout client 60s",
-        "  timeout server 60s",
-        "  option http-keep-alive",
-        "frontend airwave",
-        f"  bind 127.0.0.1:{port}",
-        "  default_backend servers",
-        "backend servers",
-        "  balance roundrobin",
-        "  option httpchk GET /healthz",
-    ]
-    for n, server in enumerate(servers):
-        lines.append(f"  server s{n} {server.url.removeprefix('http://')} check inter 1s")
-    config = tmp / f"haproxy-{len(servers)}.cfg"
-    config.write_text("\n".join(lines) + "\n")
-    process = subprocess.Popen([HAPROXY, "-f", str(config), "-db"], stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            import httpx
-
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                break
-        except Exception:
-            time.sleep(0.1)
-    return process, url
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=4.0)
@@ -196,7 +153,7 @@ def main() -> None:
 
     tmp = Path(tempfile.mkdtemp(prefix="airwave-scale-"))
     running: list[Server] = []
-    proxies: list[subprocess.Popen[bytes]] = []
+    proxies: list[Balancer] = []
     schemas: list[PostgresSchema] = []
     try:
         library = tmp / "library"
@@ -210,7 +167,7 @@ def main() -> None:
             server = start(backend, library, workers, tmp / f"w{workers}.log")
             running.append(server)
             targets.append(Target(f"workers={workers}", server.url, [server]))
-        balanced = not args.no_haproxy and Path(HAPROXY).exists() and postgres_available()
+        balanced = not args.no_haproxy and haproxy_available() and postgres_available()
         if balanced:
             pg = PostgresSchema()
             schemas.append(pg)
@@ -224,13 +181,14 @@ def main() -> None:
                 if n == 0:
                     # every host must have the first one's keys (docs/scaling.md)
                     for other in ("s1", "s2"):
-                        (tmp / other).mkdir(mode=0o700)
-                        for name in KEY_FILES:
-                            shutil.copy(tmp / "s0" / name, tmp / other / name)
+                        copy_keys(tmp / "s0", tmp / other)
             for count in (1, 2, 3):
-                process, url = haproxy(tmp, behind[:count])
-                proxies.append(process)
-                targets.append(Target(f"haproxy_servers={count}", url, behind[:count]))
+                proxy = Balancer(
+                    tmp / f"haproxy-{count}.cfg",
+                    {f"s{n}": s.url for n, s in enumerate(behind[:count])},
+                ).start()
+                proxies.append(proxy)
+                targets.append(Target(f"haproxy_servers={count}", proxy.url, behind[:count]))
         endpoints = {
             "getStations": lambda t: (
                 "/api/v1/station/getStations",
@@ -278,9 +236,8 @@ def main() -> None:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
     finally:
-        for process in proxies:
-            process.terminate()
-            process.wait()
+        for proxy in proxies:
+            proxy.stop()
         for server in running:
             server.stop()
         for pg in schemas:

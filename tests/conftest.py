@@ -50,7 +50,8 @@ def start_server(make_backend: Callable[[], Backend]) -> Iterator[Callable[..., 
         *args: str, env: dict[str, str] | None = None, backend: Backend | None = None
     ) -> Server:
         backend = backend or make_backend()
-        _from_demo_template(backend, args, env or {})
+        if not any(s.backend.pg is not None and s.backend.pg is backend.pg for s in running):
+            _from_demo_template(backend, args, env or {})  # not under another host's feet
         server = Server(backend, list(args), dict(env or {})).start()
         running.append(server)
         return server
@@ -167,13 +168,19 @@ _SMALL_DEMO: dict[str, Path] = {}
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Runs a test does not need: `sqlite_only` drops the PostgreSQL run (the wire contract, not
-    storage), `http_only` the browser's HTTPS run (what TLS changes is tested over both)."""
+    storage), `postgresql_only` the SQLite run (several hosts share one PostgreSQL), `http_only`
+    the browser's HTTPS run (what TLS changes is tested over both)."""
     kept, dropped = [], []
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         drop = (
-            params.get("backend_kind") == "postgresql" and item.get_closest_marker("sqlite_only")
-        ) or (params.get("site") == "https" and item.get_closest_marker("http_only"))
+            (params.get("backend_kind") == "postgresql" and item.get_closest_marker("sqlite_only"))
+            or (
+                params.get("backend_kind") == "sqlite"
+                and item.get_closest_marker("postgresql_only")
+            )
+            or (params.get("site") == "https" and item.get_closest_marker("http_only"))
+        )
         (dropped if drop else kept).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)

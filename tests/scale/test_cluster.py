@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 from scale_support import health, pids_answering, wait_for
 from support import Backend, PostgresSchema, Server, postgres_available, wait_indexed
-
-KEY_FILES = ("url-signing-keys.json", "device-cookie-key", "app-password-key")
+from support.cluster import KEY_FILES
 
 
 @pytest.mark.sqlite_only
