@@ -189,6 +189,13 @@ class Settings(BaseSettings):
     shutdown_grace: float = Field(
         10.0, gt=0, description="seconds requests in flight get to finish after SIGTERM"
     )
+    shutdown_drain: float = Field(
+        0.0,
+        ge=0,
+        le=300,
+        description="seconds after SIGTERM during which /healthz answers 503 while every request "
+        "is still served, so that a balancer takes this host out before it stops accepting",
+    )
 
     library_dirs: list[Path] = Field(default_factory=list, description="music folders to scan")
     scan_workers: int = Field(0, ge=0, description="tag-reading processes; 0 = one per CPU core")

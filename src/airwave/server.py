@@ -33,17 +33,37 @@ log = logging.getLogger("airwave.server")
 
 
 class _Server(uvicorn.Server):
-    """uvicorn's server, but a signal-initiated graceful stop exits with status 0."""
+    """uvicorn's server, but a signal-initiated graceful stop exits with status 0, after a
+    drain when one is set."""
 
     def __init__(
         self,
         config: uvicorn.Config,
         handshake_timeout: float,
         plain_sockets: list[socket.socket] | None = None,
+        drain: float = 0.0,
+        draining: threading.Event | None = None,
     ) -> None:
         self.plain_sockets = plain_sockets or []  # plain HTTP beside the TLS ones
         super().__init__(config)
         self.handshake_timeout = handshake_timeout
+        self.drain = drain
+        self.draining = draining or threading.Event()
+        self._drain_timer: threading.Timer | None = None
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        """A first SIGTERM starts the drain (/healthz answers 503, everything else is served as
+        before) and the graceful stop follows it; SIGINT (Ctrl-C) or another signal stops now."""
+        if self.drain <= 0 or sig != signal.SIGTERM or self.draining.is_set() or self.should_exit:
+            if self._drain_timer is not None:
+                self._drain_timer.cancel()
+            super().handle_exit(sig, frame)
+            return
+        self.draining.set()
+        log.info("draining before the stop", extra={"drain_s": self.drain, "pid": os.getpid()})
+        self._drain_timer = threading.Timer(self.drain, super().handle_exit, (sig, frame))
+        self._drain_timer.daemon = True
+        self._drain_timer.start()
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -234,8 +254,9 @@ def _serve(
     protocol, guard = _http_protocol(
         settings.header_timeout, connection_cap(fd_limit, settings.max_connections)
     )
+    draining = threading.Event()
     config = uvicorn.Config(
-        create_app(services, library),
+        create_app(services, library, draining),
         ssl_certfile=str(settings.tls_cert) if settings.tls_cert else None,
         ssl_keyfile=str(settings.tls_key) if settings.tls_key else None,
         log_config=None,
@@ -259,7 +280,13 @@ def _serve(
     # made (a 100-item page paused ~100 ms when one ran).
     gc.collect()
     gc.freeze()
-    server = _Server(config, handshake_timeout=settings.header_timeout, plain_sockets=plain)
+    server = _Server(
+        config,
+        handshake_timeout=settings.header_timeout,
+        plain_sockets=plain,
+        drain=settings.shutdown_drain,
+        draining=draining,
+    )
     if announce is not None:
         announce()
         for extra in plain:
@@ -390,7 +417,8 @@ class _Supervisor:
         for pid in list(self.children):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + self.services.settings.shutdown_grace + 10
+        settings = self.services.settings
+        deadline = time.monotonic() + settings.shutdown_drain + settings.shutdown_grace + 10
         while self.children and time.monotonic() < deadline:
             self._reap()
             time.sleep(0.05)

@@ -1,6 +1,6 @@
 """Roles held once per instance (housekeeping, the library) pass to another process when their
 holder is killed; a host whose keys or library folders differ from the running ones' refuses
-to start."""
+to start; SIGTERM drains (/healthz 503 while serving) before the graceful stop."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 import pytest
 from scale_support import health, pids_answering, wait_for
 from support import Backend, PostgresSchema, Server, postgres_available, wait_indexed
@@ -85,3 +86,35 @@ def test_a_host_with_other_keys_or_folders_refuses_to_start(
         for server in running:
             server.stop()
         pg.drop()
+
+
+@pytest.mark.sqlite_only
+def test_sigterm_drains_before_the_stop(start_server: Callable[..., Server]) -> None:
+    """With shutdown_drain, SIGTERM first turns /healthz to 503 on every worker while all else
+    is served (a balancer's check takes the host out), then the graceful stop follows."""
+    drain = 1.5
+    server = start_server("--workers", "2", env={"AIRWAVE_SHUTDOWN_DRAIN": str(drain)})
+    assert server.process is not None
+    asked = time.monotonic()
+    server.process.terminate()
+
+    def health_status() -> int:
+        return httpx.get(f"{server.url}/healthz", timeout=2).status_code
+
+    wait_for(lambda: health_status() == 503, drain, "/healthz answering 503", step=0.02)
+    answers = [httpx.get(f"{server.url}/healthz", timeout=2) for _ in range(8)]
+    assert {a.status_code for a in answers} == {503}
+    assert {a.json()["status"] for a in answers} == {"draining"}
+    assert len({a.json()["pid"] for a in answers}) == 2  # both workers drain
+    assert httpx.get(f"{server.url}/livez", timeout=2).status_code == 200
+    assert httpx.get(f"{server.url}/openapi.json", timeout=2).status_code == 200
+    assert server.process.wait(drain + 15) == 0
+    assert time.monotonic() - asked >= drain
+
+
+@pytest.mark.sqlite_only
+def test_sigint_stops_without_the_drain(start_server: Callable[..., Server]) -> None:
+    server = start_server(env={"AIRWAVE_SHUTDOWN_DRAIN": "60"})
+    assert server.process is not None
+    server.process.send_signal(signal.SIGINT)
+    assert server.process.wait(15) == 0

@@ -7,6 +7,7 @@ import logging
 import os
 import re
 import secrets
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -100,9 +101,15 @@ def _web_assets(root: Path) -> dict[str, WebAsset]:
 class AirwaveApp:
     """Top-level router: /api/... to the dispatcher, a few plain routes, 404 envelopes elsewhere."""
 
-    def __init__(self, services: Services, library: Library | None = None) -> None:
+    def __init__(
+        self,
+        services: Services,
+        library: Library | None = None,
+        draining: threading.Event | None = None,
+    ) -> None:
         self.services = services
         self.library = library
+        self.draining = draining or threading.Event()  # set on SIGTERM: /healthz answers 503
         self.roots = serving_roots(services, library)
         self.api = ApiDispatcher(services, registry)
         self.tuner = TunerDispatcher(services)
@@ -291,10 +298,14 @@ class AirwaveApp:
 
     async def _health(self, scope: Scope, send: Send) -> None:
         """/healthz: ready (database reachable, schema migrated), with who answered; 503 when
-        not. /livez and /healthz?live: the process answers at all (no database)."""
+        not, or while draining before a graceful stop. /livez and /healthz?live: the process
+        answers at all (no database)."""
         who: dict[str, Any] = {"host": self.node, "pid": os.getpid(), "worker": self.worker}
         if scope["path"] == "/livez" or scope.get("query_string", b"") in (b"live", b"live="):
             await send_json(send, 200, orjson.dumps({"status": "ok", **who}))
+            return
+        if self.draining.is_set():
+            await send_json(send, 503, orjson.dumps({"status": "draining", **who}))
             return
         try:
             ready = await anyio.to_thread.run_sync(self._ready)
@@ -432,9 +443,11 @@ class AccessLog:
                 )
 
 
-def create_app(services: Services, library: Library | None = None) -> ASGIApp:
-    """The whole server as one ASGI callable."""
-    app: ASGIApp = AccessLog(AirwaveApp(services, library), services.settings.access_log)
+def create_app(
+    services: Services, library: Library | None = None, draining: threading.Event | None = None
+) -> ASGIApp:
+    """The whole server as one ASGI callable; `draining`, once set, turns /healthz to 503."""
+    app: ASGIApp = AccessLog(AirwaveApp(services, library, draining), services.settings.access_log)
     proxies = services.settings.trusted_proxies
     if proxies:
         app = ProxyHeadersMiddleware(app, trusted_hosts=proxies)
