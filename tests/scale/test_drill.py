@@ -10,6 +10,7 @@ rolling restart of every host, one at a time, fails no listener's request.
 
 from __future__ import annotations
 
+import signal
 import socket
 import threading
 import time
@@ -151,6 +152,9 @@ def cluster(
         drill.wait_state(name, "UP")
     yield drill
     balancer.stop()
+    for server in hosts.values():  # all at once, without the drain (no balancer to drain for)
+        if server.process is not None and server.process.poll() is None:
+            server.process.send_signal(signal.SIGINT)
 
 
 @dataclass
