@@ -95,6 +95,7 @@ def test_sigterm_drains_before_the_stop(start_server: Callable[..., Server]) -> 
     drain = 1.5
     server = start_server("--workers", "2", env={"AIRWAVE_SHUTDOWN_DRAIN": str(drain)})
     assert server.process is not None
+    wait_for(lambda: len(pids_answering(server.url)) == 2, 20, "both workers answering")
     asked = time.monotonic()
     server.process.terminate()
 
@@ -102,7 +103,7 @@ def test_sigterm_drains_before_the_stop(start_server: Callable[..., Server]) -> 
         return httpx.get(f"{server.url}/healthz", timeout=2).status_code
 
     wait_for(lambda: health_status() == 503, drain, "/healthz answering 503", step=0.02)
-    answers = [httpx.get(f"{server.url}/healthz", timeout=2) for _ in range(8)]
+    answers = [httpx.get(f"{server.url}/healthz", timeout=2) for _ in range(16)]
     assert {a.status_code for a in answers} == {503}
     assert {a.json()["status"] for a in answers} == {"draining"}
     assert len({a.json()["pid"] for a in answers}) == 2  # both workers drain
