@@ -150,6 +150,8 @@ def _from_demo_template(backend: Backend, args: tuple[str, ...], env: dict[str, 
     if backend.pg is None:
         shutil.copyfile(_demo_template(library, "sqlite"), backend.data_dir / "airwave.db")
         return
+    if not backend.pg.is_empty():  # migrated or restored already (a restart, a restore)
+        return
     dump = _demo_template(library, "postgresql").read_text()
     backend.pg.drop()  # the dump makes the schema, under the instance's own name
     subprocess.run(

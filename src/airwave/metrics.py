@@ -7,6 +7,7 @@ counts into its own files there, which a scrape of any worker adds up.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -37,6 +38,17 @@ TRANSCODE_CACHE = Counter(
     "Audio requests needing a transcode: hit (cached), joined (a transcode under way), miss",
     ["result"],
 )
+
+
+def shared_directory(data_dir: Path) -> Path:
+    """Where the workers of the instance in `data_dir` count: in shared memory when the host has
+    it (the counters are memory-mapped files, and a page that cannot be had on a full disk kills
+    the process that touches it with SIGBUS), else under the data dir."""
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        tag = hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:16]
+        return shm / f"airwave-metrics-{os.getuid()}-{tag}"
+    return data_dir / "metrics"
 
 
 def use_directory(path: Path) -> None:

@@ -194,7 +194,8 @@ def run(
     workers = settings.workers or os.cpu_count() or 1
     fd_limit = raise_fd_limit()
     cluster.join(services, library.roots if library is not None else [])
-    metrics.use_directory(settings.data_dir / "metrics")
+    if workers > 1:  # one process counts in memory: nothing mapped from a disk that can fill
+        metrics.use_directory(metrics.shared_directory(settings.data_dir))
     # Several workers: this process holds the ports (bound, not listening) and each worker
     # listens on its own socket of the group, so the kernel spreads connections evenly (one
     # shared listening socket lets whichever worker wakes first take a whole burst of them).

@@ -94,6 +94,10 @@ def test_metrics_count_requests_of_every_worker(workers: Server) -> None:
                     total += sample.value
         return total
 
+    listener = scattered(workers.url)
+    listener.register(unique("counted"))
+    station = listener.ok("v1/station/createStation", {"musicId": _artist(listener)})["stationId"]
+    assert listener.ok("v1/playlist/getFragment", {"stationId": station})["tracks"]
     before = healthz_count()
     assert len(pids_answering(workers.url, attempts=30)) == 2
     assert healthz_count() >= before + 30

@@ -66,6 +66,17 @@ class PostgresSchema:
         """The test database's URL for libpq tools (psql, pg_dump)."""
         return self._plain
 
+    def is_empty(self) -> bool:
+        """No table yet: nothing has migrated or restored into this schema."""
+        import psycopg
+
+        with psycopg.connect(self._plain, autocommit=True) as conn:
+            found = conn.execute(
+                "SELECT 1 FROM information_schema.tables WHERE table_schema = %s LIMIT 1",
+                (self.name,),
+            ).fetchone()
+        return found is None
+
     def execute(self, sql: str) -> None:
         import psycopg
 

@@ -116,7 +116,11 @@ def join(services: Services, roots: list[Path]) -> None:
     now = _now()
     with services.database.write() as db:
         cluster.heartbeat(db, me, now)  # a host starting at the same moment sees this one live
-        live = [m for m in cluster.live_members(db, now - ttl) if m != me]
+        live = [
+            m
+            for m in cluster.live_members(db, now - ttl)
+            if m != me and not gone_from_this_host(services, m)
+        ]
         recorded = cluster.fingerprints(db)
         for name, value in mine.items():
             known = recorded.get(name)
@@ -124,8 +128,8 @@ def join(services: Services, roots: list[Path]) -> None:
                 raise ValueError(
                     f"this host's {name} differs from the one {known[1]} recorded for this "
                     f"database, and members {', '.join(live[:5])} are running with it: "
-                    f"{_REMEDY[name]}, then start again (a member that was killed counts as "
-                    f"running for lease_ttl={services.settings.lease_ttl:g} s)"
+                    f"{_REMEDY[name]}, then start again (a member of another host that was "
+                    f"killed counts as running for lease_ttl={services.settings.lease_ttl:g} s)"
                 )
         for name, value in mine.items():
             if recorded.get(name, ("", ""))[0] != value:
