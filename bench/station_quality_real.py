@@ -63,6 +63,7 @@ class Tally:
     own_artist: int = 0
     others: int = 0
     others_in_style: int = 0
+    reachable: int = 0  # other-artist spins that could be in style: no track repeats in a station
     chance: list[float] = field(default_factory=list)
 
     def add(self, other: Tally) -> None:
@@ -70,6 +71,7 @@ class Tally:
         self.own_artist += other.own_artist
         self.others += other.others
         self.others_in_style += other.others_in_style
+        self.reachable += other.reachable
         self.chance += other.chance
 
     def line(self) -> str:
@@ -79,6 +81,7 @@ class Tally:
             f"in_style_other_artists={share:.0%} chance={chance:.0%} "
             f"ratio={share / chance if chance else float('nan'):.1f}x "
             f"seed_artist_share={self.own_artist / max(self.spins, 1):.0%} "
+            f"ceiling={self.reachable / max(self.others, 1):.0%} "
             f"(other-artist spins={self.others} of {self.spins})"
         )
 
@@ -112,12 +115,14 @@ def tally(seed: Label, played: list[int], truth: dict[int, Label]) -> Tally:
         others=len(others),
         others_in_style=sum(x.style == seed.style for x in others),
         chance=[sum(x.style == seed.style for x in pool) / max(len(pool), 1)],
+        reachable=min(len(others), sum(x.style == seed.style for x in pool)),
     )
 
 
-def nearest_accuracy(database: Path, truth: dict[int, Label]) -> tuple[float, float]:
+def nearest_accuracy(database: Path, truth: dict[int, Label]) -> tuple[float, float, float]:
     """Leave-one-album-out nearest-neighbour style accuracy: in the stored neighbour lists, and in
-    the sound block alone (as the similarity space builds it)."""
+    the sound block alone (as the similarity space builds it); and the in-style share of each
+    track's 20 nearest tracks by other artists in the stored lists (what a station draws from)."""
     from airwave.core.catalog import space
     from airwave.library.analysis import FEATURE_DIM
 
@@ -131,9 +136,18 @@ def nearest_accuracy(database: Path, truth: dict[int, Label]) -> tuple[float, fl
         blobs = dict(conn.execute("SELECT track_id, features FROM track_profiles"))
     key = {t: (x.artist, x.album) for t, x in truth.items()}
     hits = total = 0
+    near: list[float] = []
     for t, neighbours in lists.items():
         if t not in truth:
             continue
+        others = [
+            int(n)
+            for n in neighbours
+            if int(n) in truth and truth[int(n)].artist != truth[t].artist
+        ]
+        near.append(
+            sum(truth[n].style == truth[t].style for n in others[:20]) / max(len(others[:20]), 1)
+        )
         first = next((int(n) for n in neighbours if key.get(int(n), key[t]) != key[t]), None)
         total += 1
         hits += first is not None and truth[first].style == truth[t].style
@@ -141,13 +155,15 @@ def nearest_accuracy(database: Path, truth: dict[int, Label]) -> tuple[float, fl
     features = np.stack([np.frombuffer(blobs[t], np.float32) for t in ids])
     sound_hits = 0
     if features.shape[1] == FEATURE_DIM:
-        block = space.sound_block(features)
+        from airwave.library.analysis import FEATURE_GROUPS
+
+        block = space.sound_block(features, groups=FEATURE_GROUPS)
         sims = block @ block.T
         albums = np.array([hash(key[t]) for t in ids])
         sims[albums[:, None] == albums[None, :]] = -np.inf
         best = np.argmax(sims, axis=1)
         sound_hits = sum(truth[ids[i]].style == truth[ids[j]].style for i, j in enumerate(best))
-    return hits / max(total, 1), sound_hits / max(len(ids), 1)
+    return hits / max(total, 1), sound_hits / max(len(ids), 1), float(np.mean(near))
 
 
 def thumbs(
@@ -229,11 +245,12 @@ def main() -> None:
             f"analysis tracks={analysed} cpu_ms_per_track={1000 / per_cpu:.0f} "
             f"tracks_per_cpu_s={per_cpu:.1f} wall_s={wall:.1f}"
         )
-        space_acc, sound_acc = nearest_accuracy(database, truth)
+        space_acc, sound_acc, near = nearest_accuracy(database, truth)
         print(
             f"nearest_other_album_same_style space={space_acc:.0%} sound_only={sound_acc:.0%} "
             f"(leave-one-album-out, {len(truth)} tracks)"
         )
+        print(f"neighbours nearest_20_other_artists_in_style={near:.0%}")
         rng = random.Random(20)
         seeds = {
             style: rng.sample(sorted(t for t, x in truth.items() if x.style == style), args.seeds)

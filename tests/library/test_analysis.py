@@ -13,11 +13,12 @@ from media import CODECS
 
 from airwave.library.analysis import (
     FEATURE_DIM,
+    FEATURE_GROUPS,
     FEATURE_NAMES,
     PROFILE_VERSION,
     AnalysisError,
     SoundProfile,
-    _excerpt_start,
+    _excerpt_starts,
     analyze,
     analyze_samples,
 )
@@ -198,6 +199,20 @@ def test_features_are_finite_float32_in_a_fixed_order() -> None:
         np.log2(profile.tempo), abs=1e-5
     )
     assert len(profile.mfcc) == len(profile.mfcc_std) == 13 and len(profile.chroma) == 12
+    assert len(FEATURE_GROUPS) == FEATURE_DIM and FEATURE_GROUPS[0] == "rhythm"
+    assert profile.onset_rate == pytest.approx(2.0, rel=0.35)  # a kick on every beat at 120 BPM
+
+
+def test_excerpts_of_one_track_are_profiled_together() -> None:
+    track = kicks(120, 10) + chords(C_MAJOR, 2.5)
+    whole = analyze_samples(track, RATE)
+    parts = analyze_samples([track[: 5 * RATE], track[5 * RATE :]], RATE)
+    assert parts.duration == pytest.approx(whole.duration)
+    assert parts.tempo == pytest.approx(whole.tempo, rel=0.03)
+    assert parts.loudness_lufs == pytest.approx(whole.loudness_lufs, abs=0.5)
+    assert (parts.key, parts.mode) == (whole.key, whole.mode)
+    quiet = analyze_samples([sine(440, 0.5), track], RATE)  # a too-short excerpt is left out
+    assert quiet.duration == pytest.approx(whole.duration)
 
 
 def test_json_round_trip() -> None:
@@ -240,17 +255,22 @@ def test_undecodable_files_are_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("suffix", [".flac", ".mp3"])
-def test_a_long_file_is_profiled_from_an_excerpt_a_third_in(tmp_path: Path, suffix: str) -> None:
-    low, high = sine(200, 30, rate=44100), sine(3000, 40, rate=44100)
+def test_a_long_file_is_profiled_from_excerpts_spread_over_it(tmp_path: Path, suffix: str) -> None:
+    low, high = sine(200, 35, rate=44100), sine(3000, 30, rate=44100)
     path = write(tmp_path / f"long{suffix}", np.concatenate([low, high, low]))  # 100 s
     profile = analyze(path)
-    assert profile.duration == pytest.approx(30.0, abs=0.05)
-    assert profile.centroid_hz == pytest.approx(3000, rel=0.05)  # 33.3 s .. 63.3 s is all high
-    assert analyze(path, max_seconds=5).duration == pytest.approx(5.0, abs=0.05)
+    assert profile.duration == pytest.approx(30.0, abs=0.1)
+    # 10 s at 20-30 s (low), 45-55 s (high), 70-80 s (low): a third of the excerpt is high
+    assert 700 < profile.centroid_hz < 2000
+    assert analyze(path, max_seconds=5).duration == pytest.approx(5.0, abs=0.1)
     # up to 2 x max_seconds long: read from the start, so mostly the low part
     short = write(tmp_path / "short.flac", np.concatenate([low[: 20 * 44100], high[: 10 * 44100]]))
     assert analyze(short).duration == pytest.approx(30.0, abs=0.05)
     assert analyze(short).centroid_hz < 1500
+    edges = low[: 20 * 44100]
+    only_high = write(tmp_path / "high.flac", np.concatenate([edges, high, high, high, edges]))
+    # 130 s, high from 20 to 110 s: excerpts at 30-35, 62.5-67.5 and 95-100 s hear no intro/outro
+    assert analyze(only_high, max_seconds=15).centroid_hz == pytest.approx(3000, rel=0.05)
 
 
 def test_a_file_of_unknown_duration_is_read_from_the_start(tmp_path: Path) -> None:
@@ -266,10 +286,10 @@ def test_a_file_of_unknown_duration_is_read_from_the_start(tmp_path: Path) -> No
     assert profile.centroid_hz == pytest.approx(200, rel=0.1)
 
 
-def test_excerpt_start() -> None:
-    assert _excerpt_start(None, 30.0) == 0.0
-    assert _excerpt_start(60.0, 30.0) == 0.0
-    assert _excerpt_start(180.0, 30.0) == pytest.approx(60.0)
+def test_excerpt_starts() -> None:
+    assert _excerpt_starts(None, 30.0) == [0.0]
+    assert _excerpt_starts(60.0, 30.0) == [0.0]
+    assert _excerpt_starts(200.0, 30.0) == pytest.approx([45.0, 95.0, 145.0])
 
 
 @pytest.mark.parametrize("suffix", sorted(CODECS))

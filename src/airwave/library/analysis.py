@@ -1,8 +1,9 @@
-"""A track's sound profile (tempo, loudness, timbre, key), for similarity and ReplayGain.
+"""A track's sound profile (tempo, rhythm, loudness, timbre, texture, key), for similarity and
+ReplayGain.
 
-Pure and self-contained: PyAV decodes, numpy does all the signal processing. Everything runs on one
-excerpt (30 s by default), so a whole library can be profiled in worker processes at about ten
-tracks a second per core.
+Pure and self-contained: PyAV decodes, numpy does all the signal processing. A long track is heard
+in EXCERPTS short excerpts spread over it (30 s in all by default), a short one from its start, so
+a whole library can be profiled in worker processes at several tracks a second per core.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import av
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-PROFILE_VERSION = 1
+PROFILE_VERSION = (
+    2  # 2: three excerpts; onset rate, spectral contrast, band texture, rhythm pattern
+)
 
 N_MFCC = 13
 N_MELS = 40
@@ -38,6 +41,12 @@ SHORT_TERM_RELATIVE_GATE_LU = -20.0  # as for EBU loudness range
 CHROMA_BAND_HZ = (100.0, 5000.0)  # below 100 Hz the STFT cannot separate semitones
 MAX_BAD_PACKETS = 50  # damaged packets skipped before giving up on a file
 RESAMPLED_FRAME = 8192  # samples per converted chunk: fewer, larger numpy copies
+EXCERPTS = 3  # a long track is heard at a quarter, half and three quarters of its length
+CONTRAST_EDGES_HZ = (0.0, 200.0, 400.0, 800.0, 1600.0, 3200.0, 6400.0, 11025.0)  # octave bands
+CONTRAST_SHARE = 0.2  # peak and valley of a band: means of its loudest and quietest fifth of bins
+N_BANDS = 8  # texture bands: groups of N_MELS // N_BANDS neighbouring mel bands
+PATTERN_LAGS = 8  # rhythm pattern: onset autocorrelation at log-spaced lags ...
+PATTERN_SPAN_S = (0.1, 2.0)  # ... from 100 ms to 2 s
 
 # Krumhansl-Kessler probe-tone ratings, tonic first (published listening-test data).
 MAJOR_PROFILE = (6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88)
@@ -57,8 +66,32 @@ FEATURE_NAMES: tuple[str, ...] = (
     "chroma_entropy",
     *(f"mfcc_{i}" for i in range(N_MFCC)),
     *(f"mfcc_std_{i}" for i in range(N_MFCC)),
+    "onset_rate",
+    *(f"contrast_{i}" for i in range(len(CONTRAST_EDGES_HZ) - 1)),
+    *(f"band_std_{i}" for i in range(N_BANDS)),
+    *(f"band_flux_{i}" for i in range(N_BANDS)),
+    *(f"rhythm_pattern_{i}" for i in range(PATTERN_LAGS)),
 )
 FEATURE_DIM = len(FEATURE_NAMES)
+# Which aspect of the sound each feature describes: the similarity space gives every aspect the same
+# say, however many numbers describe it (13 MFCCs do not outvote the tempo).
+_GROUP_OF = {
+    "log2_tempo": "rhythm",
+    "rhythm_strength": "rhythm",
+    "onset_rate": "rhythm",
+    "loudness_lufs": "loudness",
+    "dynamics_db": "loudness",
+    "crest_db": "loudness",
+    "log2_centroid": "brightness",
+    "log2_rolloff": "brightness",
+    "log10_flatness": "brightness",
+    "log10_zcr": "brightness",
+    "mode_strength": "tonality",
+    "chroma_entropy": "tonality",
+}
+FEATURE_GROUPS: tuple[str, ...] = tuple(
+    _GROUP_OF.get(name, name.rstrip("0123456789").rstrip("_")) for name in FEATURE_NAMES
+)
 
 
 class AnalysisError(Exception):
@@ -87,6 +120,11 @@ class SoundProfile:
     mode: str
     key_strength: float
     duration: float
+    onset_rate: float  # note and drum onsets per second
+    contrast: tuple[float, ...]  # dB between peaks and valleys of each octave band's spectrum
+    band_std: tuple[float, ...]  # dB: how much each band's level moves (texture, dynamics)
+    band_flux: tuple[float, ...]  # dB: mean frame-to-frame change of each band (attack, grain)
+    rhythm_pattern: tuple[float, ...]  # onset autocorrelation at log-spaced lags
 
     def features(self) -> np.ndarray:
         """Key-invariant float32 vector in FEATURE_NAMES order, scaled so z-scores make sense."""
@@ -105,6 +143,11 @@ class SoundProfile:
             _entropy(np.asarray(self.chroma, dtype=np.float64)),
             *self.mfcc,
             *self.mfcc_std,
+            self.onset_rate,
+            *self.contrast,
+            *self.band_std,
+            *self.band_flux,
+            *self.rhythm_pattern,
         ]
         return np.asarray(values, dtype=np.float32)
 
@@ -121,52 +164,74 @@ class SoundProfile:
         names = {f.name for f in fields(cls)}
         if set(data) != names:
             raise ValueError(f"sound profile fields differ: {sorted(set(data) ^ names)}")
-        for name in ("mfcc", "mfcc_std", "chroma"):
+        for name in _SEQUENCES:
             data[name] = tuple(float(v) for v in data[name])
         return cls(**data)
+
+
+_SEQUENCES = ("mfcc", "mfcc_std", "chroma", "contrast", "band_std", "band_flux", "rhythm_pattern")
 
 
 def analyze(
     path: str | os.PathLike[str], *, max_seconds: float = 30.0, rate: int = 22050
 ) -> SoundProfile:
-    """Decode up to max_seconds (from a third in, for long tracks) at `rate` and profile it."""
+    """Decode max_seconds in all at `rate` (EXCERPTS spread over a long track, else from the
+    start) and profile it."""
     return analyze_samples(_decode(path, max_seconds, rate), rate)
 
 
-def analyze_samples(samples: np.ndarray, rate: int) -> SoundProfile:
-    """Profile float samples: mono (n,), or (channels, n) so loudness sums channels per BS.1770."""
-    channels = np.asarray(samples, dtype=np.float32)
-    if channels.ndim == 1:
-        channels = channels[np.newaxis, :]
-    if channels.ndim != 2 or channels.shape[0] > channels.shape[1]:
-        raise ValueError("samples must be mono (n,) or channels-first (channels, n)")
-    if channels.shape[1] < MIN_SECONDS * rate:
-        raise AnalysisError(f"too short: {channels.shape[1] / rate:.2f} s of audio")
-    if not np.isfinite(channels).all():
-        raise AnalysisError("samples are not finite")
-    return _profile(channels, rate)
+def analyze_samples(samples: np.ndarray | list[np.ndarray], rate: int) -> SoundProfile:
+    """Profile float samples: mono (n,), or (channels, n) so loudness sums channels per BS.1770;
+    or a list of such excerpts of one track."""
+    parts = samples if isinstance(samples, list) else [samples]
+    excerpts = []
+    for part in parts:
+        channels = np.asarray(part, dtype=np.float32)
+        if channels.ndim == 1:
+            channels = channels[np.newaxis, :]
+        if channels.ndim != 2 or channels.shape[0] > channels.shape[1]:
+            raise ValueError("samples must be mono (n,) or channels-first (channels, n)")
+        if not np.isfinite(channels).all():
+            raise AnalysisError("samples are not finite")
+        excerpts.append(channels)
+    if len({c.shape[0] for c in excerpts}) > 1:
+        raise ValueError("excerpts differ in their channels")
+    excerpts = [c for c in excerpts if c.shape[1] >= MIN_SECONDS * rate]
+    if not excerpts:
+        longest = max((np.shape(p)[-1] for p in parts), default=0)
+        raise AnalysisError(f"too short: {longest / rate:.2f} s of audio")
+    return _profile(excerpts, rate)
 
 
 # --- decoding -----------------------------------------------------------------------------------
 
 
-def _decode(path: str | os.PathLike[str], max_seconds: float, rate: int) -> np.ndarray:
-    """Channels-first float32 excerpt of the first audio stream, resampled to `rate`."""
+def _decode(path: str | os.PathLike[str], max_seconds: float, rate: int) -> list[np.ndarray]:
+    """Channels-first float32 excerpts of the first audio stream, resampled to `rate`."""
     try:
         container = av.open(os.fspath(path), metadata_errors="ignore")
     except (av.FFmpegError, OSError, ValueError) as exc:
         raise AnalysisError(f"cannot open: {exc}") from exc
+    excerpts: list[np.ndarray] = []
     with container:
         if not container.streams.audio:
             raise AnalysisError("no audio stream")
         stream = container.streams.audio[0]
-        start = _excerpt_start(_duration(container, stream), max_seconds)
-        if start > 0:
-            start = _seek(container, start)
-        chunks = _read(_frames(container, stream, start), round(max_seconds * rate), rate)
-    if not chunks:
+        starts = _excerpt_starts(_duration(container, stream), max_seconds)
+        length = max_seconds / len(starts)
+        for start in starts:
+            if start > 0 and _seek(container, start) == 0.0:
+                if excerpts:
+                    break  # keep the excerpts read so far
+                starts, length, start = [0.0], max_seconds, 0.0  # cannot seek: read from the start
+            chunks = _read(_frames(container, stream, start), round(length * rate), rate)
+            if chunks:
+                excerpts.append(np.concatenate(chunks, axis=1)[:, : round(length * rate)])
+            if len(starts) == 1:
+                break
+    if not excerpts:
         raise AnalysisError("no decodable audio")
-    return np.concatenate(chunks, axis=1)[:, : round(max_seconds * rate)]
+    return excerpts
 
 
 def _duration(
@@ -180,11 +245,13 @@ def _duration(
     return None
 
 
-def _excerpt_start(duration: float | None, max_seconds: float) -> float:
-    """A third into tracks long enough to skip a quiet intro, else the start."""
+def _excerpt_starts(duration: float | None, max_seconds: float) -> list[float]:
+    """EXCERPTS excerpts centred at 1/4, 1/2, 3/4 of tracks long enough to skip intro and outro
+    (several parts of a song say more than one), else one from the start."""
     if duration is None or duration <= 2 * max_seconds:
-        return 0.0
-    return duration / 3
+        return [0.0]
+    length = max_seconds / EXCERPTS
+    return [duration * (k + 1) / (EXCERPTS + 1) - length / 2 for k in range(EXCERPTS)]
 
 
 def _seek(container: av.container.InputContainer, seconds: float) -> float:
@@ -257,26 +324,33 @@ def _read(frames: Iterator[av.AudioFrame], wanted: int, rate: int) -> list[np.nd
 # --- the profile ----------------------------------------------------------------------------------
 
 
-def _profile(channels: np.ndarray, rate: int) -> SoundProfile:
-    """All features of channels-first float32 audio."""
-    energies = _block_energies(channels, rate)
+def _profile(excerpts: list[np.ndarray], rate: int) -> SoundProfile:
+    """All features of channels-first float32 excerpts of one track."""
+    energies = np.concatenate([_block_energies(c, rate) for c in excerpts])
     loudness = _integrated_loudness(energies)
     if loudness is None:
         raise AnalysisError("silent")
-    mono = channels.mean(axis=0)
-    magnitude = _spectrogram(mono)
+    monos = [c.mean(axis=0) for c in excerpts]
+    magnitudes = [_spectrogram(m) for m in monos]
+    magnitude = np.concatenate(magnitudes)
     power = np.square(magnitude)
     active = _active_frames(power)
     mel_db = _mel_db(power, rate)
     # einsum, not a matrix product: multi-threaded BLAS would spin idle cores and double CPU time
     mfcc = np.einsum("fm,km->fk", mel_db[active], _dct_matrix(N_MELS, N_MFCC))
-    tempo, rhythm = _tempo(_onset_envelope(mel_db), rate / HOP)
+    bounds = np.cumsum([0] + [len(m) for m in magnitudes])
+    envelopes = [_onset_envelope(mel_db[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+    acf = _onset_autocorrelation(envelopes, rate / HOP)
+    tempo, rhythm = _tempo(acf, rate / HOP)
     sounding = magnitude[active]
     chroma = _chroma(sounding.sum(axis=0), rate)
     key, mode, key_strength = _key(chroma)
     centroid, rolloff, flatness = _spectral_shape(sounding, power[active], rate)
+    band_std, band_flux = _band_texture(mel_db[active])
+    channels = np.concatenate(excerpts, axis=1)
     peak = float(np.abs(channels).max())
     rms = math.sqrt(float(np.mean(np.square(channels, dtype=np.float64))))
+    seconds = channels.shape[1] / rate
     return SoundProfile(
         tempo=_round(tempo),
         rhythm_strength=_round(rhythm),
@@ -290,14 +364,19 @@ def _profile(channels: np.ndarray, rate: int) -> SoundProfile:
         centroid_hz=_round(centroid),
         rolloff_hz=_round(rolloff),
         flatness=_round(flatness),
-        zero_crossing_rate=_round(_zero_crossing_rate(mono)),
+        zero_crossing_rate=_round(float(np.mean([_zero_crossing_rate(m) for m in monos]))),
         mfcc=tuple(_round(v) for v in mfcc.mean(axis=0)),
         mfcc_std=tuple(_round(v) for v in mfcc.std(axis=0)),
         chroma=tuple(_round(v) for v in chroma),
         key=key,
         mode=mode,
         key_strength=_round(key_strength),
-        duration=_round(channels.shape[1] / rate),
+        duration=_round(seconds),
+        onset_rate=_round(sum(_onset_count(e) for e in envelopes) / seconds),
+        contrast=tuple(_round(v) for v in _contrast(power[active], rate)),
+        band_std=tuple(_round(v) for v in band_std),
+        band_flux=tuple(_round(v) for v in band_flux),
+        rhythm_pattern=tuple(_round(v) for v in _rhythm_pattern(acf, rate / HOP)),
     )
 
 
@@ -451,6 +530,32 @@ def _spectral_shape(
     return centroid, rolloff, flatness
 
 
+def _contrast(power: np.ndarray, rate: int) -> np.ndarray:
+    """Mean spectral contrast (dB) of each octave band: tones and harmonics stand far above the
+    noise floor, distorted guitars and cymbals fill their bands."""
+    freqs = np.fft.rfftfreq(FRAME, 1 / rate)
+    out = np.zeros(len(CONTRAST_EDGES_HZ) - 1)
+    for i, (low, high) in enumerate(zip(CONTRAST_EDGES_HZ[:-1], CONTRAST_EDGES_HZ[1:])):
+        band = power[:, (freqs >= low) & (freqs < high)]
+        if band.shape[1] == 0 or not len(band):
+            continue
+        ordered = np.sort(band, axis=1)
+        k = max(1, int(CONTRAST_SHARE * ordered.shape[1]))
+        peak = ordered[:, -k:].mean(axis=1) + 1e-10
+        valley = ordered[:, :k].mean(axis=1) + 1e-10
+        out[i] = float(np.mean(10 * np.log10(peak / valley)))
+    return out
+
+
+def _band_texture(mel_db: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per band of neighbouring mel bands: std-dev of its level and mean frame-to-frame change."""
+    if not len(mel_db):
+        return np.zeros(N_BANDS), np.zeros(N_BANDS)
+    bands = mel_db[:, : N_BANDS * (N_MELS // N_BANDS)].reshape(len(mel_db), N_BANDS, -1).mean(2)
+    flux = np.abs(np.diff(bands, axis=0)).mean(axis=0) if len(bands) > 1 else np.zeros(N_BANDS)
+    return bands.std(axis=0), flux
+
+
 def _zero_crossing_rate(mono: np.ndarray) -> float:
     """Fraction of adjacent samples that change sign."""
     return float(np.count_nonzero(np.diff(np.signbit(mono)))) / max(len(mono) - 1, 1)
@@ -523,18 +628,34 @@ def _onset_envelope(mel_db: np.ndarray) -> np.ndarray:
     return np.maximum(np.diff(mel_db, axis=0), 0.0).mean(axis=1)
 
 
-def _tempo(envelope: np.ndarray, frame_rate: float) -> tuple[float, float]:
-    """(BPM in TEMPO_MIN..TEMPO_MAX, strength 0..1) from the onset autocorrelation."""
+def _onset_autocorrelation(envelopes: list[np.ndarray], frame_rate: float) -> np.ndarray | None:
+    """Normalised autocorrelation of the onset envelopes (averaged over excerpts, weighted by
+    length); None when they are too flat to hold any rhythm."""
     smooth = max(1, round(1.5 * frame_rate))  # drop changes slower than any beat before correlating
     kernel = np.ones(smooth) / smooth
-    signal = envelope - np.convolve(envelope, kernel, mode="same")
-    signal = signal - signal.mean()
-    n = len(signal)
-    spectrum = np.fft.rfft(signal, 2 * n)
-    acf = np.fft.irfft(spectrum.real**2 + spectrum.imag**2)[:n]
-    if n < 4 or acf[0] <= n * MIN_ONSET_DB**2:
+    total: np.ndarray | None = None
+    weight = 0.0
+    for envelope in envelopes:
+        signal = envelope - np.convolve(envelope, kernel, mode="same")
+        signal = signal - signal.mean()
+        n = len(signal)
+        spectrum = np.fft.rfft(signal, 2 * n)
+        acf = np.fft.irfft(spectrum.real**2 + spectrum.imag**2)[:n]
+        if n < 4 or acf[0] <= n * MIN_ONSET_DB**2:
+            continue
+        acf = acf / acf[0] * n
+        if total is None or len(total) < n:
+            total = np.concatenate([total if total is not None else np.zeros(0), np.zeros(n)])[:n]
+        total[:n] += acf
+        weight += n
+    return None if total is None else total / weight
+
+
+def _tempo(acf: np.ndarray | None, frame_rate: float) -> tuple[float, float]:
+    """(BPM in TEMPO_MIN..TEMPO_MAX, strength 0..1) from the onset autocorrelation."""
+    if acf is None:
         return TEMPO_PRIOR_BPM, 0.0
-    acf /= acf[0]
+    n = len(acf)
     candidates = np.arange(TEMPO_MIN, TEMPO_MAX + 0.25, 0.25)
     lags = 60.0 * frame_rate / candidates
     lag_axis = np.arange(n)
@@ -545,6 +666,28 @@ def _tempo(envelope: np.ndarray, frame_rate: float) -> tuple[float, float]:
     best = int(np.argmax(np.maximum(score, 0.0) * prior))
     strength = float(np.interp(lags[best], lag_axis, acf))
     return float(candidates[best]), min(max(strength, 0.0), 1.0)
+
+
+def _rhythm_pattern(acf: np.ndarray | None, frame_rate: float) -> np.ndarray:
+    """The onset autocorrelation at PATTERN_LAGS log-spaced lags: which spacings of notes and
+    beats recur (swing, half-time, busy hi-hats), whatever the tempo; zeros without rhythm."""
+    if acf is None:
+        return np.zeros(PATTERN_LAGS)
+    lags = np.geomspace(
+        PATTERN_SPAN_S[0] * frame_rate, PATTERN_SPAN_S[1] * frame_rate, PATTERN_LAGS
+    )
+    return np.interp(lags, np.arange(len(acf)), acf, right=0.0)
+
+
+def _onset_count(envelope: np.ndarray) -> int:
+    """Local maxima of the onset envelope standing a std-dev above its mean (none when flat)."""
+    if len(envelope) < 3 or envelope.std() < MIN_ONSET_DB:
+        return 0
+    threshold = envelope.mean() + envelope.std()
+    middle = envelope[1:-1]
+    return int(
+        np.count_nonzero((middle > envelope[:-2]) & (middle >= envelope[2:]) & (middle > threshold))
+    )
 
 
 # --- tonality -------------------------------------------------------------------------------------

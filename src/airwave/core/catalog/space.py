@@ -4,7 +4,8 @@ neighbours.
 A track's vector is the concatenation of unit-length blocks, each scaled by the square root of its
 weight, so the dot product of two vectors is the weighted sum of the blocks' cosines:
 
-- sound: z-scored sound features (library.analysis), reduced by PCA;
+- sound: z-scored sound features (library.analysis), each aspect of the sound (rhythm, loudness,
+  timbre, texture ...) given the same say however many numbers describe it, reduced by PCA;
 - genre: a fixed random direction per genre (and a weaker one per genre category);
 - identity: the artist's direction plus half the album's (same artist and album sit close);
 - era: the release year as an angle (a decade apart is still close, sixty years is orthogonal);
@@ -82,9 +83,19 @@ def _unit_rows(block: np.ndarray) -> np.ndarray:
     return np.divide(block, norms, out=np.zeros_like(block), where=norms > 1e-9)
 
 
-def sound_block(features: np.ndarray, dims: int = SOUND_DIMS) -> np.ndarray:
-    """Z-score each feature over the library, clip outliers, keep the main PCA directions, unit
-    length."""
+def _group_scale(groups: tuple[str, ...] | None, width: int) -> np.ndarray:
+    """1/sqrt(size of its group) for each feature, so every group weighs the same in distances."""
+    if groups is None or len(groups) != width:
+        return np.ones(width)
+    sizes = {g: groups.count(g) for g in set(groups)}
+    return np.array([1.0 / math.sqrt(sizes[g]) for g in groups])
+
+
+def sound_block(
+    features: np.ndarray, dims: int = SOUND_DIMS, groups: tuple[str, ...] | None = None
+) -> np.ndarray:
+    """Z-score each feature over the library, clip outliers, weigh the groups of features equally,
+    keep the main PCA directions, unit length."""
     out = np.zeros((features.shape[0], dims), dtype=np.float32)
     known = ~np.isnan(features).any(axis=1)
     if known.sum() < 3:
@@ -92,6 +103,7 @@ def sound_block(features: np.ndarray, dims: int = SOUND_DIMS) -> np.ndarray:
     x = features[known].astype(np.float64)
     mean, std = x.mean(axis=0), x.std(axis=0)
     z = np.clip((x - mean) / np.where(std > 1e-9, std, 1.0), -4.0, 4.0)
+    z *= _group_scale(groups, z.shape[1])
     sample = (
         z if len(z) <= 20_000 else z[np.random.default_rng(0).choice(len(z), 20_000, replace=False)]
     )
@@ -107,7 +119,9 @@ def vectors(cat: Catalogue) -> np.ndarray:
     n = len(cat.ids)
     blocks: list[tuple[str, np.ndarray]] = []
     if cat.features is not None and len(cat.features):
-        blocks.append(("sound", sound_block(cat.features)))
+        from airwave.library.analysis import FEATURE_GROUPS
+
+        blocks.append(("sound", sound_block(cat.features, groups=FEATURE_GROUPS)))
     else:
         blocks.append(("sound", np.zeros((n, SOUND_DIMS), np.float32)))
     genre = np.zeros((n, TAG_DIMS), np.float32)
