@@ -130,6 +130,15 @@ def focus_traits(
                 traits.append("bright, edgy timbre" if p.flatness >= 0.1 else "bright timbre")
             elif p.centroid_hz <= 900:
                 traits.append("warm, mellow timbre")
+            if p.onset_rate >= 4.5:
+                traits.append(f"busy, rapid notes ({p.onset_rate:.1f} onsets a second)")
+            elif p.onset_rate <= 2.0:
+                traits.append("sparse, unhurried notes")
+            contrast = sum(p.contrast) / max(len(p.contrast), 1)
+            if contrast >= 30.0:
+                traits.append("clear, tonal instruments")
+            elif contrast <= 20.0:
+                traits.append("dense, saturated texture")
             if p.dynamics_db >= 4.0:
                 traits.append("wide dynamics")
             elif p.dynamics_db <= 1.0 and p.loudness_lufs > -12:
