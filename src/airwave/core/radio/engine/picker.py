@@ -32,6 +32,9 @@ DOWN_PUSH = 1.4
 DOWN_FLOOR = 0.25  # similarity to a thumbs-down below which there is no penalty
 ARTIST_DOWN_PENALTY = 0.2  # per thumbs-down on the artist beyond the first
 ALBUM_REPEAT_PENALTY = 0.04  # per recent spin of the album: exploration beyond the hard rules
+ARTIST_REPEAT_PENALTY = (
+    0.03  # per recent spin of the artist: a seed's own artist does not take over
+)
 
 
 @dataclass
@@ -223,13 +226,20 @@ class Picker:
             return False
         return self.history.allows(track_id, artist_id, album_id)
 
-    def _adjusted(self, track_id: int, score: float, album_recent: Counter[int]) -> float:
+    def _adjusted(
+        self,
+        track_id: int,
+        score: float,
+        album_recent: Counter[int],
+        artist_recent: Counter[int],
+    ) -> float:
         artist_id, album_id, _ = self.meta[track_id]
         downs = self.steering.negative_artists.get(artist_id, 0)
         return (
             score
             - ARTIST_DOWN_PENALTY * max(0, downs - 1)
             - ALBUM_REPEAT_PENALTY * album_recent[album_id]
+            - ARTIST_REPEAT_PENALTY * artist_recent[artist_id]
         )
 
     def _widen(self) -> bool:
@@ -321,13 +331,14 @@ class Picker:
                 ((t, s, src) for t, (s, src) in self.pool.items()), key=lambda o: (-o[1], o[0])
             )
         album_recent = Counter(s.album_id for s in self.history.spins[:50])
+        artist_recent = Counter(s.artist_id for s in self.history.spins[:50])
         options: list[tuple[int, float, str | None]] = []
         for start in range(0, len(self._ranked), SHORTLIST):
             chunk = self._ranked[start : start + SHORTLIST]
             self._load_meta([t for t, _, _ in chunk])
             for t, score, src in chunk:
                 if t in self.pool and self._eligible(t):
-                    options.append((t, self._adjusted(t, score, album_recent), src))
+                    options.append((t, self._adjusted(t, score, album_recent, artist_recent), src))
                     if len(options) == OPTIONS:
                         break
             if len(options) == OPTIONS:
