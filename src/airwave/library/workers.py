@@ -7,6 +7,7 @@ code: a helper must cost a fork, not an import of SQLAlchemy.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import weakref
@@ -20,14 +21,23 @@ from airwave.library.tags import ReadError, TrackTags, describe_image, read
 
 _live: weakref.WeakSet[ProcessPoolExecutor] = weakref.WeakSet()
 _live_lock = threading.Lock()
+ANALYSIS_NICENESS = 10  # sound analysis yields the CPU to serving and to tag reading
 
 
-def pool(workers: int) -> ProcessPoolExecutor:
-    """A process pool whose workers end when this process dies, even by SIGKILL."""
+def _background_worker(niceness: int) -> None:
+    containment.die_with_parent()
+    if niceness:
+        os.nice(niceness)
+
+
+def pool(workers: int, niceness: int = 0) -> ProcessPoolExecutor:
+    """A process pool whose workers end when this process dies, even by SIGKILL; `niceness` lowers
+    their CPU priority."""
     executor = ProcessPoolExecutor(
         max_workers=workers,
         mp_context=processes.pool_context(),
-        initializer=containment.die_with_parent,
+        initializer=_background_worker,
+        initargs=(niceness,),
     )
     with _live_lock:
         _live.add(executor)
@@ -145,7 +155,7 @@ def analyse_all(jobs: list[ProfileJob], workers: int) -> Iterator[ProfileResult]
         for job in jobs:
             yield analyse(job)
         return
-    with pool(workers) as executor:
+    with pool(workers, ANALYSIS_NICENESS) as executor:
         queue = iter(jobs)
         running: set[Future[ProfileResult]] = set()
         for job in queue:
