@@ -10,7 +10,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,16 +25,12 @@ if not os.path.exists("/usr/bin/chromium"):
     )
 
 from axe_playwright_python.sync_playwright import Axe  # noqa: E402
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 from web_support import (  # noqa: E402
-    CHROMIUM,
-    CHROMIUM_ARGS,
     PASSWORD,
     Tab,
     client,
-    close_clients,
     new_listener,
-    open_tab,
     sign_in,
     wait_playing,
     wait_ready,
@@ -60,32 +56,6 @@ def site(start_server: Callable[..., Server], small_demo_library: Path) -> Serve
     server = start_server("--open-registration", "--library", str(small_demo_library), env=env)
     wait_ready(server)
     return server
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def tabs(browser: Any, site: Server) -> Iterator[Callable[..., Tab]]:
-    """Open browser tabs (separate contexts); each must log no unexpected console error."""
-    opened: list[Tab] = []
-
-    def open_(**kwargs: Any) -> Tab:
-        tab = open_tab(browser, site.url, **kwargs)
-        opened.append(tab)
-        return tab
-
-    yield open_
-    problems = [e for tab in opened for e in tab.unexpected_errors()]
-    for tab in opened:
-        tab.close()
-    close_clients()
-    assert not problems, problems
 
 
 def accessible(page: Any) -> None:

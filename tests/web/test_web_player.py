@@ -30,10 +30,8 @@ if not os.path.exists("/usr/bin/chromium"):
         allow_module_level=True,
     )
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 from web_support import (  # noqa: E402
-    CHROMIUM,
-    CHROMIUM_ARGS,
     DESKTOP,
     PASSWORD,
     PHONE,
@@ -170,32 +168,6 @@ def site(request: pytest.FixtureRequest, servers: Callable[[str], Server]) -> Se
     server = servers(request.param)
     assert server.url.startswith(request.param + "://")
     return server
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def tabs(browser: Any, site: Server) -> Iterator[Callable[..., Tab]]:
-    """Open browser tabs (separate contexts); each must log no unexpected console error."""
-    opened: list[Tab] = []
-
-    def open_(**kwargs: Any) -> Tab:
-        tab = open_tab(browser, site.url, **kwargs)
-        opened.append(tab)
-        return tab
-
-    yield open_
-    problems = [e for tab in opened for e in tab.unexpected_errors()]
-    for tab in opened:
-        tab.close()
-    close_clients()
-    assert not problems, problems
 
 
 _ARTISTS: dict[str, list[dict[str, Any]]] = {}
