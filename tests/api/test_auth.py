@@ -339,7 +339,9 @@ def test_unknown_devices_back_off_exponentially(start_server) -> None:
         assert_error(limited, 429, "RATE_LIMITED")
         delays.append(int(limited.headers["retry-after"]))
         time.sleep(delays[-1] + 0.1)
-    assert delays == [3, 6, 12]
+    # Retry-After is what is left of each delay when the right password arrives: a second may
+    # have gone on the way on a loaded machine
+    assert all(full - 1 <= left <= full for left, full in zip(delays, [3, 6, 12])), delays
     assert _login(api, name, PASSWORD).status_code == 200  # a success resets the count
     assert_error(_login(api, name, "wrong"), 401, "AUTH_INVALID_USERNAME_PASSWORD")
     assert_error(_login(api, name, "wrong"), 429, "RATE_LIMITED")
