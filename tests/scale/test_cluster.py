@@ -92,7 +92,7 @@ def test_a_host_with_other_keys_or_folders_refuses_to_start(
 def test_sigterm_drains_before_the_stop(start_server: Callable[..., Server]) -> None:
     """With shutdown_drain, SIGTERM first turns /healthz to 503 on every worker while all else
     is served (a balancer's check takes the host out), then the graceful stop follows."""
-    drain = 1.5
+    drain = 5.0  # long enough for the checks below on a loaded machine; the stop waits it out
     server = start_server("--workers", "2", env={"AIRWAVE_SHUTDOWN_DRAIN": str(drain)})
     assert server.process is not None
     wait_for(lambda: len(pids_answering(server.url)) == 2, 20, "both workers answering")
