@@ -8,7 +8,7 @@ PORT   ?= 4533
 # Test processes: most tests wait on a server child, so more workers than the 2 cores pay off.
 TEST_WORKERS ?= 4
 
-.PHONY: run test lint docs screenshots bench clean
+.PHONY: run test lint docs screenshots bench container-check clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -38,6 +38,9 @@ docs: $(STAMP)
 screenshots: $(STAMP)
 	AIRWAVE_SCREENSHOTS=$(CURDIR)/docs/screenshots $(BIN)/python -m pytest -q \
 		tests/web/test_web_player.py -k test_screens_and_keyboard
+
+container-check:
+	python3 scripts/container_check.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/api_overhead.py
