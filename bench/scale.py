@@ -4,9 +4,10 @@ dirs, one PostgreSQL) behind HAProxy (round robin).
 
 Rounds are interleaved (every configuration once per round, all servers kept running) and each
 figure is the median over the rounds; the machine's load before and after is printed, since
-other work on a shared machine moves the figures. The load generator is an asyncio client with
-keep-alive connections in a child process, so on a 2-core machine it takes CPU from the
-servers: the workers' ratio is a lower bound of what a machine with a spare core shows.
+other work on a shared machine moves the figures. The load generator is wrk when installed
+(`apt-get install wrk`: C, one thread, a small share of the CPUs), else an asyncio client with
+keep-alive connections in a child process; either way it runs on the servers' machine, so on a
+2-core machine the workers' ratio is a lower bound of what a machine with a spare core shows.
 
     .venv/bin/python bench/scale.py [--seconds 4] [--rounds 3] [--connections 32]
         [--backend sqlite|postgresql] [--no-haproxy]
@@ -78,9 +79,62 @@ print(json.dumps({"rps": done / elapsed, "p50_ms": p50, "errors": errors}))
 """
 
 
-def load(url: str, path: str, calls: list, connections: int, seconds: float) -> dict:
+_WRK_SCRIPT = r"""
+local calls = {CALLS}
+local requests = {}
+local n = 0
+init = function(args)
+  for i, c in ipairs(calls) do
+    requests[i] = wrk.format("POST", "{PATH}", {
+      ["Content-Type"] = "application/json", ["X-CsrfToken"] = "lol",
+      ["Cookie"] = "csrftoken=lol", ["X-AuthToken"] = c[1]}, c[2])
+  end
+end
+request = function()
+  n = n + 1
+  return requests[(n % #requests) + 1]
+end
+done = function(summary, latency, _)
+  local e = summary.errors
+  io.write(string.format('{"requests": %d, "seconds": %f, "bad": %d, "p50_ms": %f}\n',
+    summary.requests, summary.duration / 1e6,
+    e.status + e.connect + e.read + e.write + e.timeout, latency:percentile(50) / 1000))
+end
+"""
+
+
+def _lua(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def load(
+    url: str, path: str, calls: list, connections: int, seconds: float, loader: str = "wrk"
+) -> dict:
     """Answered requests (2xx) per second of one endpoint through a loader in a child process;
-    `calls`: (token, body) of each listener, spread over the connections."""
+    `calls`: (token, body) of each listener. With wrk installed (C, one thread: the loader takes
+    a small share of the CPUs the servers need) each request takes the next listener's call in
+    turn; otherwise an asyncio loader where each connection speaks for one listener."""
+    if loader == "wrk":
+        table = ", ".join(f"{{{_lua(t)}, {_lua(json.dumps(b))}}}" for t, b in calls)
+        script = Path(tempfile.mkstemp(prefix="airwave-scale-", suffix=".lua")[1])
+        try:
+            script.write_text(
+                _WRK_SCRIPT.replace("{CALLS}", "{" + table + "}").replace("{PATH}", path)
+            )
+            duration = f"-d{max(1, round(seconds))}s"
+            out = subprocess.run(
+                ["wrk", "-t1", f"-c{connections}", duration, "-s", str(script), url],
+                capture_output=True, text=True, timeout=seconds + 60, check=True,
+            ).stdout  # fmt: skip
+        finally:
+            script.unlink()
+        figure = json.loads(out.strip().splitlines()[-1])
+        good = figure["requests"] - figure["bad"]
+        return {
+            "rps": good / figure["seconds"],
+            "p50_ms": figure["p50_ms"],
+            "errors": figure["bad"],
+        }
     host, port = url.removeprefix("http://").rstrip("/").split(":")
     out = subprocess.run(
         [sys.executable, "-c", _LOADER, host, port, path, json.dumps(calls)]
@@ -147,6 +201,12 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--backend", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--no-haproxy", action="store_true")
+    parser.add_argument(
+        "--loader",
+        choices=("wrk", "python"),
+        default="wrk" if shutil.which("wrk") else "python",
+        help="the load generator (default: wrk when installed)",
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, interrupt)
     from airwave.library import demo
@@ -205,7 +265,9 @@ def main() -> None:
             for endpoint, shape in endpoints.items():
                 for target in targets:
                     path, calls = shape(target)
-                    figure = load(target.url, path, calls, args.connections, args.seconds)
+                    figure = load(
+                        target.url, path, calls, args.connections, args.seconds, args.loader
+                    )
                     results.setdefault((endpoint, target.name), []).append(figure["rps"])
                     if figure["errors"]:
                         print(f"# {endpoint} {target.name}: {figure['errors']} errors", flush=True)
