@@ -168,6 +168,13 @@ def _from_demo_template(backend: Backend, args: tuple[str, ...], env: dict[str, 
 _SMALL_DEMO: dict[str, Path] = {}
 
 
+@pytest.fixture(scope="session")
+def demo_template(small_demo_library: Path) -> Callable[[Backend, tuple[str, ...], dict], None]:
+    """For servers made outside `start_server`: prepares a fresh instance on the small demo
+    library from the scanned template (call before starting it)."""
+    return _from_demo_template
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Runs a test does not need: `sqlite_only` drops the PostgreSQL run (the wire contract, not
     storage), `postgresql_only` the SQLite run (several hosts share one PostgreSQL), `http_only`

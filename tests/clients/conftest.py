@@ -8,7 +8,7 @@ as the client's language does (see `readers.py`).
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,11 +31,15 @@ class Account:
 
 
 @pytest.fixture(scope="session")
-def airwave(tmp_path_factory: pytest.TempPathFactory, small_demo_library: Path) -> Iterator[Server]:
+def airwave(
+    tmp_path_factory: pytest.TempPathFactory, small_demo_library: Path, demo_template: Callable
+) -> Iterator[Server]:
     """A server on the demo library, as a new user runs it: the defaults, nothing loosened.
     One per test process: every replay signs in with accounts of its own."""
     backend = Backend("sqlite", tmp_path_factory.mktemp("clients"), None)
-    server = Server(backend, ["--library", str(small_demo_library)]).start()
+    args = ["--library", str(small_demo_library)]
+    demo_template(backend, tuple(args), {})
+    server = Server(backend, args).start()
     try:
         wait_indexed(server)
         yield server
@@ -85,7 +89,7 @@ def needs_low_ports(host: str) -> pytest.MarkDecorator:
 
 @contextmanager
 def tuner_server(
-    tmp_path_factory: pytest.TempPathFactory, library: Path, host: str
+    tmp_path_factory: pytest.TempPathFactory, library: Path, host: str, demo_template: Callable
 ) -> Iterator[tuple[Server, Path]]:
     """A server as tuner clients need it: TLS on 443 (a trustme certificate for `host`) and
     plain HTTP on 80 (`--plain-port`), on the library; yields it and the CA file to trust."""
@@ -96,14 +100,14 @@ def tuner_server(
     cert.write_bytes(b"".join(blob.bytes() for blob in issued.cert_chain_pems))
     issued.private_key_pem.write_to_path(str(key))
     ca.cert_pem.write_to_path(str(ca_file))
-    server = Server(
-        Backend("sqlite", tmp_path_factory.mktemp("tuner"), None),
-        [
-            "--host", host, "--port", "443", "--plain-port", "80",
-            "--tls-cert", str(cert), "--tls-key", str(key),
-            "--library", str(library),
-        ],
-    ).start()  # fmt: skip
+    backend = Backend("sqlite", tmp_path_factory.mktemp("tuner"), None)
+    args = [
+        "--host", host, "--port", "443", "--plain-port", "80",
+        "--tls-cert", str(cert), "--tls-key", str(key),
+        "--library", str(library),
+    ]  # fmt: skip
+    demo_template(backend, tuple(args), {})
+    server = Server(backend, args).start()
     try:
         plain = Server(server.backend)
         plain.url = f"http://{host}"  # the plain listener answers /healthz too
@@ -118,9 +122,12 @@ def tuner(
     request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
     small_demo_library: Path,
+    demo_template: Callable,
 ) -> Iterator[tuple[Server, Path]]:
     """The module's tuner server, on the loopback address its HOST names."""
-    with tuner_server(tmp_path_factory, small_demo_library, request.module.HOST) as running:
+    with tuner_server(
+        tmp_path_factory, small_demo_library, request.module.HOST, demo_template
+    ) as running:
         yield running
 
 
