@@ -8,7 +8,7 @@ PORT   ?= 4533
 # Test processes: most tests wait on a server child, so more workers than the 2 cores pay off.
 TEST_WORKERS ?= 4
 
-.PHONY: run test lint docs screenshots bench container-check clean
+.PHONY: run test test-durations lint docs screenshots bench container-check clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -24,8 +24,15 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/airwave serve --demo --data-dir $(DEMO_DIR) --port $(PORT)
 
+# --no-loadscope-reorder: the longest modules first (tests/conftest.py), not the most numerous
+PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
+
 test: $(STAMP) lint
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope --durations=25
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) --durations=25
+
+# the seconds each test takes, which orders the next runs (commit tests/durations.json)
+test-durations: $(STAMP)
+	AIRWAVE_RECORD_DURATIONS=$(CURDIR)/tests/durations.json $(BIN)/python -m pytest $(PYTEST_PARALLEL) -q
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check src tests bench

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -175,10 +177,12 @@ def demo_template(small_demo_library: Path) -> Callable[[Backend, tuple[str, ...
     return _from_demo_template
 
 
+@pytest.hookimpl(trylast=True)  # after pytest has grouped the items by their fixtures
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Runs a test does not need: `sqlite_only` drops the PostgreSQL run (the wire contract, not
     storage), `postgresql_only` the SQLite run (several hosts share one PostgreSQL), `http_only`
-    the browser's HTTPS run (what TLS changes is tested over both)."""
+    the browser's HTTPS run (what TLS changes is tested over both). Then the longest scheduling
+    units first (see `_longest_first`)."""
     kept, dropped = [], []
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
@@ -193,7 +197,49 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         (dropped if drop else kept).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+    items[:] = _longest_first(kept)
+
+
+DURATIONS = Path(__file__).with_name("durations.json")
+
+
+def _longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The items of each scheduling unit together, in their order, the units longest first:
+    `--dist loadscope` hands units out in this order (with `--no-loadscope-reorder`), so a long
+    unit starts at once instead of being the run's tail on one worker while the others idle.
+    A unit's length is its tests' seconds in `durations.json` (written from a run by
+    `make test-durations`); a test not in it counts as the median of those that are."""
+    try:
+        known: dict[str, float] = json.loads(DURATIONS.read_text())
+    except (OSError, ValueError):
+        known = {}
+    typical = statistics.median(known.values()) if known else 1.0
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        units.setdefault(pytest_xdist_make_scope(item.nodeid), []).append(item)
+    length = {
+        unit: sum(known.get(item.nodeid, typical) for item in members)
+        for unit, members in units.items()
+    }
+    ordered = sorted(units, key=lambda unit: -length[unit])  # stable: ties keep their order
+    return [item for unit in ordered for item in units[unit]]
+
+
+_RECORDED: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if os.environ.get("AIRWAVE_RECORD_DURATIONS"):  # `make test-durations`
+        _RECORDED[report.nodeid] = _RECORDED.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """With AIRWAVE_RECORD_DURATIONS=FILE, the seconds each test took (setup, call and teardown)
+    go to FILE, which `_longest_first` reads from tests/durations.json."""
+    target = os.environ.get("AIRWAVE_RECORD_DURATIONS")
+    if target and _RECORDED and not os.environ.get("PYTEST_XDIST_WORKER"):
+        durations = {nodeid: round(s, 2) for nodeid, s in sorted(_RECORDED.items())}
+        Path(target).write_text(json.dumps(durations, indent=0) + "\n")
 
 
 _MODULE_PARAM = re.compile(r"[\[-](sqlite|postgresql|http|https)[\]-]")
