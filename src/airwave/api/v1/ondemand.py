@@ -7,7 +7,7 @@ from pydantic import Field
 
 from airwave.api.protocol import Call
 from airwave.api.registry import registry
-from airwave.api.schemas import RequestModel, ResponseModel
+from airwave.api.schemas import RequestModel, ResponseModel, absent_when_none
 from airwave.api.v1.objects import AudioFormat, TrackObject, track_object
 from airwave.core.radio import playlist
 from airwave.errors import ErrorCode
@@ -76,6 +76,9 @@ class PlaybackInfo(ResponseModel):
     file_gain: str = Field(
         description="dB: ReplayGain when tagged, else measured EBU R128 loudness"
     )
+    album_gain: str | None = absent_when_none(
+        "extension: dB, the album's ReplayGain (album mode); absent when untagged"
+    )
     track_length: int
     track_token: str = Field(
         description="extension: names this play (bookmark/add, station/trackStarted)"
@@ -127,6 +130,7 @@ def audio_playback_info(call: Call, req: PlaybackInfoRequest) -> PlaybackInfo:
         audio_url=links.audio_url,
         audio_encoding=links.encoding,
         file_gain=f"{play.gain if play.gain is not None else 0.0:.2f}",
+        album_gain=f"{play.album_gain:.2f}" if play.album_gain is not None else None,
         track_length=round(play.duration),
         track_token=play.token,
         audio_receipt_url=links.receipt_url,

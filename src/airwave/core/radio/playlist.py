@@ -82,12 +82,13 @@ class FragmentItems:
 
 @dataclass(frozen=True)
 class OnDemandPlay:
-    """ondemand/getAudioPlaybackInfo: one track's signed URLs, gain and length."""
+    """ondemand/getAudioPlaybackInfo: one track's signed URLs, gains and length."""
 
     links: delivery.AudioLinks
     gain: float | None
     duration: float
     token: str
+    album_gain: float | None = None  # dB: the album's ReplayGain tag, when it has one
 
 
 def feedback_station(db: Session, spin: Spin) -> Station:
@@ -757,7 +758,8 @@ def play_on_demand(
     if context is not None and context.kind in ("album", "playlist"):
         collection.touch(db, listener.id, [context], now)
     links = delivery.Issuer(services, base_url, now).track(listener.id, ref.id, spin.id, encoding)
-    return OnDemandPlay(links, catalog.gains(db, [track])[track.id], track.duration, spin.token)
+    gain = catalog.gains(db, [track])[track.id]
+    return OnDemandPlay(links, gain, track.duration, spin.token, track.rg_album_gain)
 
 
 def thumb(
