@@ -176,3 +176,11 @@ def screenshot(page: Any, name: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     page.wait_for_timeout(150)  # let art settle
     page.screenshot(path=str(folder / f"{name}.png"))
+
+
+def accessible(page: Any) -> None:
+    """axe-core (default rules) finds no violation on the page as it stands."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page)
+    assert results.violations_count == 0, results.generate_report()

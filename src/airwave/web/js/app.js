@@ -19,6 +19,7 @@ const ROUTES = [
   [/^\/artist\/(.+)$/, (m) => views.artistView(main, decodeURIComponent(m[1]))],
   [/^\/album\/(.+)$/, (m) => views.albumView(main, decodeURIComponent(m[1]))],
   [/^\/bookmarks$/, () => views.bookmarksView(main)],
+  [/^\/history$/, () => history((m) => m.historyView(main))],
   [/^\/settings$/, () => views.settingsView(main, { onSignOut: signOut })],
   // the library on demand lives in its own module, loaded when first opened
   [/^\/library$/, (m, query) => lib((l) => l.collectionView(main, query))],
@@ -29,6 +30,13 @@ const ROUTES = [
   [/^\/playlists$/, () => lib((l) => l.playlistsView(main))],
   [/^\/playlist\/(.+)$/, (m) => lib((l) => l.playlistView(main, decodeURIComponent(m[1])))],
 ];
+
+/** Show the history screen (its module is loaded on first use). */
+function history(show) {
+  import("./history.js").then(show).catch((err) => {
+    main.replaceChildren(h("h1", "History"), h("p.error", { role: "alert" }, err.message || "History could not be loaded."));
+  });
+}
 
 /** Show a screen of the library module (loaded on first use). */
 function lib(show) {
@@ -43,7 +51,7 @@ document.querySelector(".skip-link")?.addEventListener("click", (e) => {
   main.focus();
 });
 
-const TITLES = { library: "Library", playlists: "Playlists", playlist: "Playlist", stations: "Stations", genres: "Genres", station: "Station", now: "Now playing", artist: "Artist", album: "Album", bookmarks: "Bookmarks", settings: "Settings", signin: "Sign in", reset: "Reset password", forgot: "Forgot password" };
+const TITLES = { library: "Library", playlists: "Playlists", playlist: "Playlist", stations: "Stations", genres: "Genres", station: "Station", now: "Now playing", history: "History", artist: "Artist", album: "Album", bookmarks: "Bookmarks", settings: "Settings", signin: "Sign in", reset: "Reset password", forgot: "Forgot password" };
 
 // The tab shows the track while one is on (▶ while it plays), else the screen's name.
 let routeTitle = "Airwave";
@@ -69,8 +77,11 @@ function route() {
   showTitle();
   document.body.dataset.route = section;
   for (const a of nav.querySelectorAll("a")) {
-    if (a.dataset.nav === section || (section === "playlist" && a.dataset.nav === "playlists")) a.setAttribute("aria-current", "page");
-    else a.removeAttribute("aria-current");
+    if (a.dataset.nav === section || (section === "playlist" && a.dataset.nav === "playlists")) {
+      a.setAttribute("aria-current", "page");
+      // a phone's menu is one row that scrolls sideways: keep the current screen's link in it
+      if (nav.scrollWidth > nav.clientWidth) nav.scrollLeft += a.getBoundingClientRect().left - nav.getBoundingClientRect().left - (nav.clientWidth - a.offsetWidth) / 2;
+    } else a.removeAttribute("aria-current");
   }
   if (path === "/reset") {
     views.resetView(main, new URLSearchParams(query || "").get("token") || "");
@@ -116,6 +127,7 @@ function showSignedOut() {
 
 function signedIn() {
   showSignedIn();
+  player.restore(); // where this listener left off on this browser, paused
   const hash = location.hash;
   if (!hash || hash === "#/signin" || hash === "#/" || hash.startsWith("#/reset") || hash.startsWith("#/forgot")) location.hash = "#/stations";
   else route();
@@ -177,6 +189,10 @@ document.addEventListener("keydown", (e) => {
   } else if (e.key === "?") {
     e.preventDefault();
     shortcutsHelp();
+  } else if (e.key === "ArrowLeft" || e.key === "ArrowRight") {
+    if (!player.canSeek || (target.closest && target.closest("[role=slider], li[draggable]"))) return;
+    e.preventDefault();
+    player.seekBy(e.key === "ArrowLeft" ? -10 : 10);
   } else if (e.key === "+" || e.key === "=") {
     player.setVolume(player.volume + 0.1);
   } else if (e.key === "-" || e.key === "_") {
@@ -188,6 +204,7 @@ const SHORTCUTS = [
   ["Space", "Play or pause"],
   ["n", "Skip to the next track"],
   ["m", "Mute or unmute"],
+  ["← / →", "Back or forward 10 seconds (library tracks)"],
   ["+ / −", "Volume up or down"],
   ["?", "This list"],
 ];
@@ -259,6 +276,7 @@ async function start() {
       session.remember(listener.authToken || stored, keep);
       session.listener = listener;
       showSignedIn();
+      player.restore(); // the station or queue of before the reload, at its place, paused
     } catch (err) {
       session.token = null;
       // a dead or refused session is forgotten; a server that cannot be reached keeps it for the next try

@@ -536,7 +536,7 @@ export async function playlistsView(main) {
     try {
       const lists = await myPlaylists();
       list.replaceChildren(...lists.map(tile));
-      count.textContent = lists.length ? `${lists.length} ${lists.length === 1 ? "playlist" : "playlists"}` : "No playlists yet.";
+      count.textContent = lists.length ? `${lists.length} ${lists.length === 1 ? "playlist" : "playlists"}` : "No playlists yet. Make one with New playlist, import an M3U8 or XSPF file, or add a track from its More menu.";
     } catch (err) {
       count.replaceChildren(errorBox(err));
     }

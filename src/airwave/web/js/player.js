@@ -8,6 +8,11 @@ import { api, farewell, postReceipt, session } from "./api.js";
 const FORMAT_KEY = "airwave.audioFormat";
 const VOLUME_KEY = "airwave.volume";
 const SKIPS_KEY = "airwave.skips";
+const GAIN_KEY = "airwave.replayGain";
+const FADE_KEY = "airwave.crossfade";
+const RESUME_KEY = "airwave.resume";
+// a saved track (its signed URLs, its token) older than this starts afresh instead
+const RESUME_FRESH_MS = 6 * 3600e3;
 const HOUR = 3600e3;
 // while playing, how often to ask whether another device took the player over
 const CLAIM_CHECK_MS = 2000;
@@ -55,7 +60,16 @@ export function trackTitle(track) {
 }
 
 const AUTOPLAY_SONGS = 5;
+// an on-demand track granted ahead (while the one before it plays) is used within this long
+const GRANT_FRESH_MS = 3600e3;
 let itemKeys = 0;
+
+/** A queue entry without what only this page holds (a grant made ahead of its turn). */
+function bare(entry) {
+  if (!entry || !entry.key) return entry; // radio tracks are plain objects
+  const { ready, readyAt, granting, ...rest } = entry;
+  return rest;
+}
 
 /** A queue entry of on-demand playback: a track's v4 annotation with a key of its own (the same
  * track may be queued twice). */
@@ -87,6 +101,7 @@ function grantedTrack(item, grant) {
     albumHref: item.albumId ? `#/library/album/${encodeURIComponent(item.albumId)}` : "",
     trackLength: grant.trackLength || item.duration || 0,
     fileGain: grant.fileGain,
+    albumGain: grant.albumGain,
     audioURL: grant.audioURL,
     audioEncoding: grant.audioEncoding,
     trackToken: grant.trackToken,
@@ -115,6 +130,10 @@ class Player extends EventTarget {
     this.violation = false;
     this.loading = false;
     this.volume = Number(localStorage.getItem(VOLUME_KEY) || "0.8");
+    this.gainMode = ["off", "track", "album"].includes(localStorage.getItem(GAIN_KEY)) ? localStorage.getItem(GAIN_KEY) : "track";
+    this.crossfade = Math.min(12, Math.max(0, Number(localStorage.getItem(FADE_KEY)) || 0));
+    this.fadingOut = null; // the element fading out under a crossfade
+    this.savedAt = 0;
     this.muted = false;
     this.ctx = null;
     this.master = null;
@@ -178,7 +197,11 @@ class Player extends EventTarget {
     el.addEventListener("ended", () => { if (el === this.audio) this._ended(); });
     el.addEventListener("playing", () => { if (el === this.audio) this._started(); });
     el.addEventListener("error", () => { if (el === this.audio && this.current) this._failed(); });
-    el.addEventListener("timeupdate", () => { if (el === this.audio) this._emit("time"); });
+    el.addEventListener("timeupdate", () => {
+      if (el !== this.audio) return;
+      this._emit("time");
+      this._maybeCrossfade(el);
+    });
     el.addEventListener("pause", () => { if (el === this.audio) this._emit("state"); });
     el.addEventListener("play", () => { if (el === this.audio) this._emit("state"); });
     document.body.append(el);
@@ -188,6 +211,82 @@ class Player extends EventTarget {
   _emit(kind) {
     this.dispatchEvent(new CustomEvent("change", { detail: kind }));
     if (kind !== "time") this._updateMediaSession();
+    if (kind !== "time" || Date.now() - this.savedAt > 3000) this._save();
+  }
+
+  // ---- resume after a reload ---------------------------------------------------------------
+
+  /** Keep where the listener is (the station or on-demand queue, the track and the time in it),
+   * so a reload carries on from there, paused. */
+  _save() {
+    if (!this.restored || !session.listener) return;
+    this.savedAt = Date.now();
+    try {
+      if (!this.tuned) {
+        localStorage.removeItem(RESUME_KEY);
+        return;
+      }
+      const t = this.current;
+      const state = {
+        listenerId: session.listener.listenerId,
+        at: Date.now(),
+        station: this.station,
+        context: this.context,
+        queue: this.queue.slice(0, 200).map(bare),
+        current: t && !isAd(t) ? (t.onDemand ? { ...t, item: bare(t.item) } : t) : null,
+        position: t && !isAd(t) ? this.audio.currentTime || 0 : 0,
+      };
+      localStorage.setItem(RESUME_KEY, JSON.stringify(state));
+    } catch (err) {
+      /* storage full or blocked: nothing to resume, nothing lost */
+    }
+  }
+
+  /** After a reload (or signing in again): the station or on-demand queue the listener left, at
+   * the track and the time they left it, paused. Nothing is asked of the server until Play. */
+  restore() {
+    if (this.restored) return;
+    this.restored = true;
+    let state = null;
+    try {
+      state = JSON.parse(localStorage.getItem(RESUME_KEY) || "null");
+    } catch (err) {
+      state = null;
+    }
+    if (!state || !session.listener || state.listenerId !== session.listener.listenerId || this.tuned) return;
+    if (!state.station && !state.context) return;
+    // signed URLs and track tokens expire: an old save keeps the station or queue, not its track
+    const fresh = Date.now() - (state.at || 0) < RESUME_FRESH_MS;
+    this.station = state.station || null;
+    this.context = this.station ? null : state.context;
+    const saved = state.current;
+    if (this.context) {
+      this.queue = (state.queue || []).map((entry) => queueItem(entry));
+      if (saved && saved.item && !fresh) this.queue.unshift(queueItem(saved.item));
+    } else {
+      this.queue = fresh ? state.queue || [] : [];
+    }
+    this._seekHandlers(!!this.context);
+    if (saved && saved.audioURL && fresh) {
+      const t = saved.onDemand ? { ...saved, item: queueItem(saved.item) } : saved;
+      const el = this.audio;
+      this.current = t;
+      this.restoredTrack = t;
+      this.started = true; // it began before the reload: trackStarted was sent then
+      el.track = t;
+      el.src = t.audioURL;
+      const at = Math.max(0, Number(state.position) || 0);
+      if (at) {
+        el.addEventListener("loadedmetadata", () => {
+          if (el.track === t && !el.currentTime) el.currentTime = isFinite(el.duration) ? Math.min(at, el.duration) : at;
+        }, { once: true });
+      }
+      this._applyGain(el);
+    }
+    this.message = "Paused where you left off. Press play to carry on.";
+    this._emit("station");
+    this._emit("queue");
+    this._emit("track");
   }
 
   /** Web Audio starts from a user gesture: every element gets its own ReplayGain node. */
@@ -214,11 +313,38 @@ class Player extends EventTarget {
     }
   }
 
+  /** The ReplayGain of the element's track in the chosen mode: track, album (the album's gain
+   * when its tags have one, else the track's) or off. */
+  _gainOf(el) {
+    const t = el.track;
+    if (!t || this.gainMode === "off") return 1;
+    const tagged = this.gainMode === "album" && t.albumGain !== undefined && t.albumGain !== null ? t.albumGain : t.fileGain;
+    const db = parseFloat(tagged || "0") || 0;
+    return Math.min(4, Math.max(0.1, Math.pow(10, db / 20)));
+  }
+
   _applyGain(el) {
-    const db = parseFloat((el.track && el.track.fileGain) || "0") || 0;
-    const gain = Math.min(4, Math.max(0.1, Math.pow(10, db / 20)));
+    const gain = this._gainOf(el);
     el.replayGain = gain;
-    if (el.gainNode) el.gainNode.gain.value = gain;
+    if (el.gainNode && el !== this.fadingOut) {
+      el.gainNode.gain.cancelScheduledValues(0);
+      el.gainNode.gain.value = gain;
+    }
+  }
+
+  /** ReplayGain mode: "off", "track" or "album"; applies at once. */
+  setGainMode(mode) {
+    this.gainMode = ["off", "track", "album"].includes(mode) ? mode : "track";
+    localStorage.setItem(GAIN_KEY, this.gainMode);
+    for (const el of this.els) this._applyGain(el);
+    this._emit("settings");
+  }
+
+  /** Seconds two tracks overlap (0: none); never between tracks that follow on in one album. */
+  setCrossfade(seconds) {
+    this.crossfade = Math.min(12, Math.max(0, Number(seconds) || 0));
+    localStorage.setItem(FADE_KEY, String(this.crossfade));
+    this._emit("settings");
   }
 
   _applyVolume() {
@@ -415,6 +541,16 @@ class Player extends EventTarget {
     }
     this.audio.currentTime = 0;
     this._applyGain(this.audio);
+    const fade = this.fadeIn;
+    this.fadeIn = 0;
+    if (fade && this.audio.gainNode) {
+      // a crossfade: this track rises while the last one falls
+      const gain = this.audio.gainNode.gain;
+      const at = this.ctx.currentTime;
+      gain.cancelScheduledValues(at);
+      gain.setValueAtTime(0, at);
+      gain.linearRampToValueAtTime(this.audio.replayGain, at + fade);
+    }
     this._emit("track");
     try {
       await this.audio.play();
@@ -456,7 +592,7 @@ class Player extends EventTarget {
   playNext(notes, context) {
     if (!this.context) return this.playOnDemand(notes, context);
     this.queue.unshift(...notes.map((note) => queueItem(note)));
-    this._emit("queue");
+    this._queueChanged();
     if (!this.current) return this._next();
     return Promise.resolve();
   }
@@ -467,14 +603,20 @@ class Player extends EventTarget {
     let at = this.queue.findIndex((item) => item.autoplay);
     if (at < 0) at = this.queue.length;
     this.queue.splice(at, 0, ...notes.map((note) => queueItem(note)));
-    this._emit("queue");
+    this._queueChanged();
     if (!this.current) return this._next();
     return Promise.resolve();
   }
 
   removeFromQueue(key) {
     this.queue = this.queue.filter((item) => item.key !== key);
+    this._queueChanged();
+  }
+
+  /** The queue was edited: show it, and have its (maybe new) first entry ready to follow on. */
+  _queueChanged() {
     this._emit("queue");
+    if (this.playing) this._preload();
   }
 
   /** Move a queue entry to `index` (clamped to the queue). */
@@ -483,7 +625,7 @@ class Player extends EventTarget {
     if (from < 0) return;
     const [item] = this.queue.splice(from, 1);
     this.queue.splice(Math.max(0, Math.min(index, this.queue.length)), 0, item);
-    this._emit("queue");
+    this._queueChanged();
   }
 
   clearQueue() {
@@ -510,11 +652,14 @@ class Player extends EventTarget {
     }
     const item = this.queue.shift();
     this._emit("queue");
-    const body = { pandoraId: item.pandoraId, audioFormat: preferredFormat() };
-    if (!item.autoplay && /^(AL|PL):/.test(context.pandoraId)) body.sourcePandoraId = context.pandoraId;
+    if (item.ready && Date.now() - item.readyAt < GRANT_FRESH_MS) {
+      // granted while the track before it played: it is loaded and starts at once
+      await this._startTrack(item.ready);
+      return;
+    }
     let grant;
     try {
-      grant = await api("ondemand/getAudioPlaybackInfo", body);
+      grant = await api("ondemand/getAudioPlaybackInfo", this._grantBody(item, context));
       this.violation = false;
     } catch (err) {
       if (this.context !== context || this.turn !== turn) return;
@@ -543,6 +688,85 @@ class Player extends EventTarget {
     }
     if (this.context !== context || this.turn !== turn) return;
     await this._startTrack(grantedTrack(item, grant));
+  }
+
+  _grantBody(item, context) {
+    const body = { pandoraId: item.pandoraId, audioFormat: preferredFormat() };
+    if (!item.autoplay && /^(AL|PL):/.test(context.pandoraId)) body.sourcePandoraId = context.pandoraId;
+    return body;
+  }
+
+  /** On demand, the next queue entry is granted while this one plays, so it is loaded when this
+   * one ends and starts at once: albums play gapless, and a crossfade has it ready. */
+  async _grantAhead(item) {
+    if (item.ready || item.granting || !this.context || this.violation) return;
+    const context = this.context;
+    item.granting = true;
+    try {
+      const grant = await api("ondemand/getAudioPlaybackInfo", this._grantBody(item, context));
+      if (this.context !== context) return;
+      item.ready = grantedTrack(item, grant);
+      item.readyAt = Date.now();
+      this._preload();
+    } catch (err) {
+      /* its turn asks again (and says what went wrong) */
+    } finally {
+      item.granting = false;
+    }
+  }
+
+  // ---- crossfade -----------------------------------------------------------------------------
+
+  /** Do `b` and `a` follow on in one album (played on demand)? Those never crossfade. */
+  _followsOn(a, b) {
+    return !!(a.onDemand && b.onDemand && a.item.albumId && a.item.albumId === b.item.albumId);
+  }
+
+  /** With crossfade on, near the end of a track whose successor is loaded: start that one and fade
+   * from one to the other (Web Audio gain ramps). */
+  _maybeCrossfade(el) {
+    if (!this.crossfade || !this.ctx || this.fadingOut || el.paused || !this.started) return;
+    const t = this.current;
+    const next = this.queue[0];
+    if (!t || !next || isAd(t) || isAd(next)) return;
+    const ready = next.audioURL ? next : next.ready;
+    if (!ready || this.spare.track !== ready || this.spare.readyState < 3 || this._followsOn(t, ready)) return;
+    const length = this._length(el);
+    if (!length || length < 2 * this.crossfade || length - el.currentTime > this.crossfade) return;
+    this._fadeAcross();
+  }
+
+  /** How long the element's track lasts: what the element knows, else what the server said (a
+   * transcode still being made streams without a length). */
+  _length(el) {
+    return isFinite(el.duration) && el.duration ? el.duration : (el.track && el.track.trackLength) || 0;
+  }
+
+  _fadeAcross() {
+    const old = this.audio;
+    const track = this.current;
+    const seconds = Math.max(0.1, this._length(old) - old.currentTime);
+    this.fadingOut = old;
+    // it plays out under the next one: a finished play
+    postReceipt(track.audioReceiptURL, track.trackLength || old.duration);
+    this.history.push(track);
+    this.current = null;
+    this.fadeIn = seconds;
+    const gain = old.gainNode.gain;
+    const at = this.ctx.currentTime;
+    gain.cancelScheduledValues(at);
+    gain.setValueAtTime(gain.value, at);
+    gain.linearRampToValueAtTime(0, at + seconds);
+    const done = () => {
+      if (this.fadingOut !== old) return;
+      this.fadingOut = null;
+      old.pause();
+      this._applyGain(old);
+      this._preload();
+    };
+    old.addEventListener("ended", done, { once: true });
+    setTimeout(done, seconds * 1000 + 250);
+    this._next();
   }
 
   /** More music after the context ran out: the station engine's picks (pods/getAutoplaySongs),
@@ -584,6 +808,7 @@ class Player extends EventTarget {
     const end = (isFinite(a.duration) && a.duration) || this.current.trackLength || 0;
     a.currentTime = Math.max(0, Math.min(seconds, end ? end - 0.05 : seconds));
     this._emit("time");
+    this._save();
   }
 
   /** Lock screens may seek on-demand tracks; radio leaves seeking unset. */
@@ -596,9 +821,14 @@ class Player extends EventTarget {
   }
 
   _preload() {
-    const next = this.queue[0];
+    const entry = this.queue[0];
     const el = this.spare;
-    if (!next || !next.audioURL) return; // on demand: granted when its turn comes
+    if (!entry || el === this.fadingOut) return;
+    const next = entry.audioURL ? entry : entry.ready; // on demand: granted ahead while one plays
+    if (!next) {
+      if (this.context && this.playing) this._grantAhead(entry);
+      return;
+    }
     if (el.track !== next) {
       el.pause();
       el.track = next;
@@ -635,6 +865,15 @@ class Player extends EventTarget {
   async _failed() {
     const track = this.current;
     this.current = null;
+    if (track === this.restoredTrack && this.audio.paused) {
+      // the track a reload put back could not load (its URL expired): Play starts afresh
+      this.restoredTrack = null;
+      if (this.context && track.item) this.queue.unshift(track.item);
+      else this.queue = [];
+      this._emit("queue");
+      this._emit("track");
+      return;
+    }
     if (!(await serverUp())) {
       // not the track: the server is away (restarting, or the network dropped)
       this._recoverLater();
@@ -744,6 +983,7 @@ class Player extends EventTarget {
       await this.audio.play().catch(() => {});
     } else {
       this.audio.pause();
+      if (this.fadingOut) this.fadingOut.pause();
       api("station/playbackPaused", {}).catch(() => {});
     }
     this._emit("state");
@@ -902,6 +1142,7 @@ class Player extends EventTarget {
     }
     this.station = null;
     this.context = null;
+    this.restoredTrack = null;
     this._seekHandlers(false);
     this.queue = [];
     this.history = [];
@@ -965,5 +1206,6 @@ export const player = new Player();
 // Closing the tab (or navigating away) while playing releases the account's player claim at
 // once, so another device plays without waiting for this one's music to run out.
 window.addEventListener("pagehide", () => {
+  player._save();
   if (player.playing) farewell("station/playbackPaused", {});
 });

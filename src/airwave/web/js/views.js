@@ -621,7 +621,8 @@ export function nowView(main) {
       h("div.row.wrap", tiredBtn, bmTrack, bmArtist, replayBtn, addBtn, whyBtn, lyricsBtn),
       field("Volume", volume),
       whyBox, lyricsBox));
-  main.replaceChildren(h("div", { id: "now" }, stage, empty, upNext, h("section", { "aria-labelledby": "recent-title" }, h("h2", { id: "recent-title" }, "Recently played"), recent)));
+  main.replaceChildren(h("div", { id: "now" }, stage, empty, upNext, h("section", { "aria-labelledby": "recent-title" }, h("h2", { id: "recent-title" }, "Recently played"), recent,
+    h("p", h("a", { href: "#/history" }, "Everything you played")))));
   let shownTrack; // undefined: the first update shows the state, even "no track"
   let queueShown = null; // the Up next list, while on-demand music plays
   let gone = false;
@@ -742,9 +743,12 @@ export function nowView(main) {
       const click = ad ? t.clickThroughUrl || t.songDetailURL : "";
       adLink.hidden = !click;
       if (click) adLink.href = click;
-      recent.replaceChildren(...player.history.slice(-8).reverse().filter((x) => !isAd(x)).map((x) => h("li",
-        cover(x.albumArt, 90, "", DRAWN.row), h("span.grow", h("strong", trackTitle(x)), h("small", x.artistName)),
-        session.flags.replaysEnabled && player.station && x.stationId === player.station.stationId ? h("button.small", { type: "button", "aria-label": `Replay ${trackTitle(x)}`, onclick: () => player.replay(x) }, "Replay") : null)));
+      // this page's plays (replayable); before any, the last ones the server kept (History)
+      if (player.history.length || !heardBefore) {
+        recent.replaceChildren(...player.history.slice(-8).reverse().filter((x) => !isAd(x)).map((x) => h("li",
+          cover(x.albumArt, 90, "", DRAWN.row), h("span.grow", h("strong", trackTitle(x)), h("small", x.artistName)),
+          session.flags.replaysEnabled && player.station && x.stationId === player.station.stationId ? h("button.small", { type: "button", "aria-label": `Replay ${trackTitle(x)}`, onclick: () => player.replay(x) }, "Replay") : null)));
+      }
     }
     const rate = !!t && !ad;
     tiredBtn.disabled = !rate || t.allowTiredOfTrack === false;
@@ -761,6 +765,16 @@ export function nowView(main) {
     skips.textContent = left === null ? "" : `${left} skip${left === 1 ? "" : "s"} left`;
     message.textContent = player.message;
     volume.value = Math.round(player.volume * 100);
+  }
+  let heardBefore = false;
+  if (!player.history.length) {
+    api("listener/getPlayHistory", { pageSize: 8 }).then((page) => {
+      if (gone || player.history.length) return;
+      heardBefore = true;
+      recent.replaceChildren(...(page.items || []).map((x) => h("li",
+        cover(x.track.albumArt, 90, "", DRAWN.row),
+        h("span.grow", h("strong", x.track.songTitle), h("small", x.track.artistName)))));
+    }).catch(() => {});
   }
   const listener = (e) => update(e.detail);
   player.addEventListener("change", listener);
@@ -959,6 +973,19 @@ export async function settingsView(main, { onSignOut }) {
     flags.highQualityStreamingAvailable ? null : h("small.hint", " (Plus and Premium plans)")),
   field("Audio format", format), qualityOut, h("button", { type: "submit" }, "Save quality"));
 
+  // playback: levelling and crossfade, kept by this browser
+  const gainMode = h("select", { onchange: () => { player.setGainMode(gainMode.value); playbackOut.textContent = "Saved."; } },
+    [["track", "Track: every track at the same loudness"], ["album", "Album: keep an album's own dynamics"], ["off", "Off"]]
+      .map(([value, label]) => h("option", { value, selected: value === player.gainMode }, label)));
+  const fade = h("select", { onchange: () => { player.setCrossfade(Number(fade.value)); playbackOut.textContent = "Saved."; } },
+    [0, 1, 2, 3, 5, 8, 12].map((n) => h("option", { value: String(n), selected: n === player.crossfade }, n ? `${n} seconds` : "Off")));
+  const playbackOut = status();
+  const playbackForm = h("form.card", { "aria-labelledby": "playback-title", onsubmit: (e) => e.preventDefault() },
+    h("h2", { id: "playback-title" }, "Playback"),
+    field("Volume levelling (ReplayGain)", gainMode, "Album mode uses the album's gain where its tags have one."),
+    field("Crossfade between tracks", fade, "Tracks that follow on in one album always play gapless."),
+    playbackOut);
+
   // profile
   const displayName = h("input", { maxlength: 64, autocomplete: "nickname" });
   const bio = h("textarea", { rows: 3, maxlength: 1000 });
@@ -1047,7 +1074,7 @@ export async function settingsView(main, { onSignOut }) {
   bio.value = profile.bio || "";
   priv.checked = !!profile.profilePrivate;
   email.value = settings.email || "";
-  main.replaceChildren(heading("Settings"), h("div.grid2", profileForm, explicitForm, qualityForm, pwForm, apps.card, account));
+  main.replaceChildren(heading("Settings"), h("div.grid2", profileForm, explicitForm, qualityForm, playbackForm, pwForm, apps.card, account));
   apps.load();
 }
 

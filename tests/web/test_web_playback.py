@@ -1,0 +1,228 @@
+"""The web player's playback controls (issue 15) in Debian's headless Chromium against a real
+server on a small library tagged with ReplayGain: track and album gain applied through Web Audio,
+an album played gapless (the next track granted and loaded while one plays), crossfade between
+other tracks, Add to queue from the track menu. Every screen visited is checked with axe-core."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import media
+import pytest
+from support import Api, Server, unique
+
+if not os.path.exists("/usr/bin/chromium"):
+    pytest.skip(
+        "Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it",
+        allow_module_level=True,
+    )
+
+from playwright.sync_api import expect  # noqa: E402
+from web_support import (  # noqa: E402
+    PASSWORD,
+    Tab,
+    accessible,
+    client,
+    sign_in,
+    wait_playing,
+    wait_ready,
+)
+
+pytestmark = pytest.mark.sqlite_only
+SECONDS = 6.0
+ALBUM_GAIN = -8.5
+TRACK_GAINS = {"Level One": -2.0, "Level Two": -4.0, "Level Three": -6.0}
+
+
+@pytest.fixture(scope="module")
+def backend_kind() -> str:
+    """Browser tests run on the embedded SQLite backend only."""
+    return "sqlite"
+
+
+@pytest.fixture(scope="module")
+def site(start_server: Callable[..., Server], tmp_path_factory: pytest.TempPathFactory) -> Server:
+    """An album tagged with track and album ReplayGain, and another artist's album without."""
+    from mutagen.flac import FLAC
+
+    root = tmp_path_factory.mktemp("levels")
+    for n, (title, gain) in enumerate(TRACK_GAINS.items(), 1):
+        path = media.encode(root / "Gain" / "Levels" / f"0{n}.flac", SECONDS, 220.0 * n)
+        media.tag(
+            path,
+            title=title,
+            artist="Gain Artist",
+            album="Levels",
+            tracknumber=n,
+            genre="Electronic",
+            rg_gain=gain,
+        )
+        tagged = FLAC(str(path))
+        tagged["replaygain_album_gain"] = [f"{ALBUM_GAIN:+.2f} dB"]
+        tagged.save()
+    for n, title in enumerate(("Far Side", "Near Side"), 1):
+        media.tag(
+            media.encode(root / "Fade" / "Sides" / f"0{n}.flac", SECONDS, 330.0 * n),
+            title=title,
+            artist="Fade Artist",
+            album="Sides",
+            tracknumber=n,
+            genre="Electronic",
+        )
+    server = start_server(
+        "--open-registration", "--library", str(root), env={"AIRWAVE_ANALYZE_AUDIO": "false"}
+    )
+    wait_ready(server)
+    # every MP3 transcode made beforehand: a transcode still being made streams without a length
+    warm = premium(server)
+    for name in ("Levels", "Sides"):
+        album = album_id(warm, name)
+        notes = warm.ok("v4/catalog/getDetails", {"pandoraIds": [album]})["annotations"]
+        for track in notes[album]["tracks"]:
+            grant = warm.ok(
+                "v1/ondemand/getAudioPlaybackInfo", {"pandoraId": track, "audioFormat": "mp3"}
+            )
+            assert httpx.get(grant["audioURL"], verify=False).status_code == 200
+    return server
+
+
+def premium(site: Server) -> Api:
+    api = client(site)
+    name = unique("gain")
+    api.register(name, PASSWORD)
+    api.username = name  # type: ignore[attr-defined]
+    result = site.admin("user", "tier", name, "premium")
+    assert result.returncode == 0, result.stderr
+    return api
+
+
+def album_id(api: Api, name: str) -> str:
+    found = api.ok("v3/sod/search", {"query": name, "types": ["AL"], "count": 5})
+    (match,) = [p for p in found["results"] if found["annotations"][p]["name"] == name]
+    return match
+
+
+def current(page: Any) -> dict[str, Any]:
+    """The player bar's track and the gain its element's ReplayGain node applies (Web Audio)."""
+    return page.evaluate("""() => {
+        const title = document.querySelector('.bar-title').textContent;
+        const a = [...document.querySelectorAll('audio')].find(a => a.track
+            && a.track.songTitle === title);
+        return {title, gain: a.gainNode.gain.value}; }""")
+
+
+def settings(page: Any, label: str, value: str) -> None:
+    page.get_by_role("link", name="Settings").click()
+    page.get_by_label(label).select_option(value)
+    expect(page.locator("form", has_text="Playback").get_by_role("status")).to_have_text("Saved.")
+
+
+def test_replaygain_track_album_and_off(tabs: Callable[..., Tab], site: Server) -> None:
+    api = premium(site)
+    levels = album_id(api, "Levels")
+    tab = tabs()
+    page = tab.page
+    sign_in(tab, api.username)
+    settings(page, "Volume levelling (ReplayGain)", "album")
+    accessible(page)
+    page.goto(f"/#/library/album/{levels}")
+    page.get_by_role("button", name="Play", exact=True).click()
+    wait_playing(page, past=0.1)
+    page.locator(".playerbar").get_by_role("button", name="Pause").click()
+    now = current(page)
+    # album mode: the album's gain, whichever of its tracks plays
+    assert math.isclose(now["gain"], 10 ** (ALBUM_GAIN / 20), rel_tol=1e-3), now
+    # track mode: that track's own gain, at once
+    settings(page, "Volume levelling (ReplayGain)", "track")
+    assert current(page)["title"] == now["title"]
+    assert math.isclose(current(page)["gain"], 10 ** (TRACK_GAINS[now["title"]] / 20), rel_tol=1e-3)
+    settings(page, "Volume levelling (ReplayGain)", "off")
+    assert current(page)["gain"] == 1
+
+
+def test_albums_play_gapless_and_other_music_crossfades(
+    tabs: Callable[..., Tab], site: Server
+) -> None:
+    api = premium(site)
+    levels, sides = album_id(api, "Levels"), album_id(api, "Sides")
+    tab = tabs()
+    page = tab.page
+    sign_in(tab, api.username)
+    settings(page, "Crossfade between tracks", "1")
+    page.goto(f"/#/library/album/{levels}")
+    page.get_by_role("heading", name="Levels", level=1).wait_for()
+    # sampled in the page: tracks loaded before their turn, and pairs of tracks heard at once
+    page.evaluate("""() => { window.readied = new Set(); window.overlaps = new Set();
+        setInterval(() => { const els = [...document.querySelectorAll('audio')];
+        for (const a of els) if (a.paused && a.track && !a.currentTime && a.readyState >= 2)
+            window.readied.add(a.track.songTitle);
+        const on = els.filter(a => !a.paused && a.track && a.currentTime > 0)
+            .map(a => a.track.songTitle).sort();
+        if (on.length === 2) window.overlaps.add(on.join('|')); }, 20); }""")
+    page.get_by_role("button", name="Play Level Two").click()
+    expect(page.locator(".bar-title")).to_have_text("Level Two")
+    page.goto(f"/#/library/album/{sides}")
+    page.get_by_role("button", name="More for Far Side").click()
+    page.get_by_role("dialog").get_by_role("button", name="Add to queue").click()
+    expect(page.locator(".toast").last).to_contain_text("Added “Far Side” to the queue")
+    page.get_by_role("link", name="Now playing").click()
+    queue = page.locator("ol.queue > li")
+    expect(queue.nth(1)).to_contain_text("Far Side")
+    expect(queue.first).to_contain_text("Level Three")
+    accessible(page)
+
+    expect(page.locator(".bar-title")).to_have_text("Level Three", timeout=20_000)
+    expect(page.locator(".bar-title")).to_have_text("Far Side", timeout=20_000)
+    wait_playing(page, past=0.1)
+    # gapless: each next track was granted and loaded in the other element before its turn;
+    # the album's tracks follow on without overlapping, Far Side fades in under Level Three
+    readied = page.evaluate("() => [...window.readied]")
+    assert {"Level Three", "Far Side"} <= set(readied), readied
+    overlaps = page.evaluate("() => [...window.overlaps]")
+    assert "Far Side|Level Three" in overlaps, overlaps
+    assert "Level Three|Level Two" not in overlaps, overlaps
+
+
+CONTRAST = """() => {
+    const lum = (rgb) => { const [r, g, b] = rgb.match(/[\\d.]+/g).slice(0, 3).map(Number)
+        .map((v) => v / 255).map((v) => v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+    const behind = (el) => { for (let e = el.parentElement; e; e = e.parentElement) {
+        const c = getComputedStyle(e).backgroundColor;
+        if (!/rgba\\(.*, 0\\)$/.test(c) && c !== 'transparent') return c; }
+        return 'rgb(255, 255, 255)'; };
+    const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p);
+        return (x + 0.05) / (y + 0.05); };
+    return [...document.querySelectorAll('main input:not([type=checkbox]):not([type=range]),'
+        + ' main select, main textarea, main button:not(.primary)')]
+        .filter((el) => el.offsetParent && !el.disabled).map((el) => {
+            const s = getComputedStyle(el);
+            const fill = s.backgroundColor;
+            // the edge that tells the control apart: its border, or its own fill when it has one
+            const edge = Math.max(ratio(s.borderTopColor, behind(el)),
+                /rgba\\(.*, 0\\)$/.test(fill) ? 0 : ratio(fill, behind(el)));
+            return {what: el.outerHTML.slice(0, 60), edge}; });
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_inputs_and_buttons_stand_out_from_their_background(
+    tabs: Callable[..., Tab], site: Server, scheme: str
+) -> None:
+    """Non-text contrast (WCAG 1.4.11): every input, select and button of Settings is told apart
+    from what is behind it at 3:1 or more, in both themes."""
+    api = premium(site)
+    tab = tabs(color_scheme=scheme)
+    page = tab.page
+    sign_in(tab, api.username)
+    page.get_by_role("link", name="Settings").click()
+    page.get_by_role("heading", name="Settings", exact=True).wait_for()
+    page.get_by_label("Volume levelling (ReplayGain)").wait_for()
+    controls = page.evaluate(CONTRAST)
+    assert len(controls) > 10, (page.url, page.locator("main").inner_html()[:300])
+    faint = [c for c in controls if c["edge"] < 3]
+    assert not faint, faint
