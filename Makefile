@@ -43,8 +43,7 @@ docs: $(STAMP)
 	$(BIN)/airwave docs --out docs/api.md
 
 screenshots: $(STAMP)
-	AIRWAVE_SCREENSHOTS=$(CURDIR)/docs/screenshots $(BIN)/python -m pytest -q \
-		tests/web/test_web_player.py -k test_screens_and_keyboard
+	$(BIN)/python scripts/screenshots.py --out docs/screenshots
 
 container-check:
 	python3 scripts/container_check.py

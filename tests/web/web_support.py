@@ -3,11 +3,9 @@ servers, listeners."""
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -30,9 +28,6 @@ CHROMIUM_ARGS = [
 PASSWORD = "correct horse battery"
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
-# Screenshots for the README are written only when asked for (`make screenshots`), never by a
-# plain test run, so the suite leaves the working tree as it found it.
-SCREENSHOTS = os.environ.get("AIRWAVE_SCREENSHOTS")
 _FAILED_LOAD = re.compile(r"Failed to load resource: the server responded with a status of (\d{3})")
 
 
@@ -167,15 +162,6 @@ def wait_track(page: Any, timeout: float = 20) -> str:
         timeout=timeout * 1000,
     )
     return current_music_id(page)
-
-
-def screenshot(page: Any, name: str) -> None:
-    if not SCREENSHOTS:
-        return
-    folder = Path(SCREENSHOTS)
-    folder.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(150)  # let art settle
-    page.screenshot(path=str(folder / f"{name}.png"))
 
 
 def accessible(page: Any) -> None:
