@@ -389,6 +389,13 @@ def _loggable(path: str) -> str:
     return f"{match.group(1)}{match.group(2)[:8]}..." if match else path[:300]
 
 
+def _request_id_header(scope: Scope) -> str | None:
+    """The X-Request-Id the client sent (repeated ones joined, as request_headers does), without
+    decoding every header."""
+    found = [v for n, v in scope["headers"] if len(n) == 12 and n.lower() == b"x-request-id"]
+    return b", ".join(found).decode("latin-1") if found else None
+
+
 class AccessLog:
     """Gives every request an id (X-Request-Id in and out) and logs one structured line for it."""
 
@@ -400,7 +407,7 @@ class AccessLog:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        incoming = request_headers(scope).get("x-request-id")
+        incoming = _request_id_header(scope)
         request_id = incoming if incoming and _REQUEST_ID.match(incoming) else secrets.token_hex(8)
         state: dict[str, Any] = scope.setdefault("state", {})
         state["request_id"] = request_id

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import re
+from typing import Any
 from urllib.parse import parse_qs
 
 import anyio.to_thread
@@ -62,10 +63,22 @@ def route_of(scope: Scope) -> tuple[str, str]:
     return "web", "web"
 
 
+# (interface, endpoint, status) -> its counter and histogram: labels() is looked up once per
+# label set rather than on every request (the set is bounded, see route_of)
+_SERIES: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+
+
 def observe(scope: Scope, status: int, seconds: float) -> None:
     interface, endpoint = route_of(scope)
-    metrics.REQUESTS.labels(interface, endpoint, str(status)).inc()
-    metrics.LATENCY.labels(interface, endpoint).observe(seconds)
+    key = (interface, endpoint, status)
+    series = _SERIES.get(key)
+    if series is None:
+        series = _SERIES[key] = (
+            metrics.REQUESTS.labels(interface, endpoint, str(status)),
+            metrics.LATENCY.labels(interface, endpoint),
+        )
+    series[0].inc()
+    series[1].observe(seconds)
 
 
 class _InstanceGauges:

@@ -6,6 +6,7 @@ import hmac
 import logging
 import os
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from airwave.api.registry import Endpoint, Registry
 from airwave.config import Settings
 from airwave.core.accounts import sessions
 from airwave.core.entities import AuthSession, Listener, Session
-from airwave.core.services import Services
+from airwave.core.services import Services, WouldBlock
 from airwave.errors import ApiError, ErrorCode
 
 log = logging.getLogger("airwave.api")
@@ -36,6 +37,14 @@ WORKER_THREADS = (
 # their own, about one per 4 cores, so a burst of logins or registrations never makes cheap calls
 # queue behind it.
 HASHING_THREADS = max(1, (os.cpu_count() or 1) // 4)
+# A quick endpoint's call that took more CPU seconds than this on the event loop held every other
+# connection up: after SLOW_STRIKES such calls in a row, the same token's calls of it run in a
+# worker thread for SLOW_MEMORY seconds (remembered for at most SLOW_ENTRIES tokens). CPU, not
+# wall-clock, time: a busy machine pausing the process makes no call slow.
+QUICK_BUDGET = 0.005
+SLOW_STRIKES = 2
+SLOW_MEMORY = 300.0
+SLOW_ENTRIES = 4096
 SESSION_COOKIE = "airwave_session"
 # signed proof of past successful logins here (core/accounts/throttle.py)
 DEVICE_COOKIE = "airwave_device"
@@ -161,6 +170,8 @@ class ApiDispatcher:
         self.registry = registry
         self._limiter: anyio.CapacityLimiter | None = None
         self._hashing: anyio.CapacityLimiter | None = None
+        # (endpoint, token) -> quick calls in a row past QUICK_BUDGET, when the last ended
+        self._slow: dict[tuple[str, str | None], tuple[int, float]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -200,23 +211,64 @@ class ApiDispatcher:
             raise ApiError(ErrorCode.READONLY_MODE, "the server is in read-only maintenance mode")
         body = await read_body(receive, headers.get("content-length"))
         _check_content_type(headers.get("content-type"), body)
-        call = new_call(self.services, scope, headers, cookies.get(DEVICE_COOKIE))
-        if self._limiter is None or self._hashing is None:
-            self._limiter = anyio.CapacityLimiter(WORKER_THREADS)
-            self._hashing = anyio.CapacityLimiter(HASHING_THREADS)
-        result = await anyio.to_thread.run_sync(
-            self._execute,
-            endpoint,
-            call,
-            body,
-            headers.get("x-authtoken"),
-            cookies.get(SESSION_COOKIE),
-            limiter=self._hashing if endpoint.hashes else self._limiter,
-        )
+        token, session_cookie = headers.get("x-authtoken"), cookies.get(SESSION_COOKIE)
+        device = cookies.get(DEVICE_COOKIE)
+        result: bytes | None = None
+        if endpoint.quick and self.services.local_reads:
+            call = new_call(self.services, scope, headers, device)
+            result = self._run_quick(endpoint, call, body, token, session_cookie)
+        if result is None:
+            call = new_call(self.services, scope, headers, device)
+            if self._limiter is None or self._hashing is None:
+                self._limiter = anyio.CapacityLimiter(WORKER_THREADS)
+                self._hashing = anyio.CapacityLimiter(HASHING_THREADS)
+            result = await anyio.to_thread.run_sync(
+                self._execute,
+                endpoint,
+                call,
+                body,
+                token,
+                session_cookie,
+                limiter=self._hashing if endpoint.hashes else self._limiter,
+            )
         if call.listener is not None and "state" in scope:
             scope["state"]["listener_id"] = call.listener.id
         extra = [(b"set-cookie", c.encode("latin-1")) for c in call.set_cookies]
         await send_json(send, 200, result, extra)
+
+    def _run_quick(
+        self,
+        endpoint: Endpoint,
+        call: Call,
+        body: bytes,
+        token: str | None,
+        session_cookie: str | None,
+    ) -> bytes | None:
+        """A quick endpoint's call on the event loop: no thread hop, no lock handed between
+        threads. None when it has to run in a worker thread instead: it wanted to write (the
+        session's activity stamp, once a minute), or this token's last calls of it each took more
+        than QUICK_BUDGET (a long station list; one slow call, such as a process's first, is not
+        enough)."""
+        key = (endpoint.path, token)
+        strikes, since = self._slow.get(key, (0, 0.0))
+        if strikes >= SLOW_STRIKES:
+            if time.monotonic() - since < SLOW_MEMORY:
+                return None
+            del self._slow[key]
+            strikes = 0
+        started = time.thread_time()
+        try:
+            with self.services.reads_only():
+                return self._execute(endpoint, call, body, token, session_cookie)
+        except WouldBlock:
+            return None
+        finally:
+            if time.thread_time() - started > QUICK_BUDGET:
+                if len(self._slow) >= SLOW_ENTRIES:
+                    del self._slow[next(iter(self._slow))]
+                self._slow[key] = (strikes + 1, time.monotonic())
+            elif strikes:
+                self._slow.pop(key, None)
 
     def _route(self, path: str) -> Endpoint:
         match = _API_PATH.fullmatch(path)

@@ -38,6 +38,8 @@ class Endpoint:
     enabled: Callable[[Settings], bool] | None = None
     notes: str = ""
     hashes: bool = False  # hashes or checks a password (Argon2): served by a pool of its own
+    # a cheap read (a few indexed queries): may run on the event loop, without a thread hop
+    quick: bool = False
 
     @property
     def area(self) -> str:
@@ -71,8 +73,12 @@ class Registry:
         enabled: Callable[[Settings], bool] | None = None,
         notes: str = "",
         hashes: bool = False,
+        quick: bool = False,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Declare the function below as the handler of `path` (e.g. "auth/login")."""
+
+        if quick and (writes or hashes):
+            raise ValueError(f"{path}: a quick endpoint neither writes nor hashes passwords")
 
         def register(handler: Callable[..., Any]) -> Callable[..., Any]:
             ep = Endpoint(
@@ -88,6 +94,7 @@ class Registry:
                 enabled=enabled,
                 notes=inspect.cleandoc(notes) if notes else "",
                 hashes=hashes,
+                quick=quick,
             )
             for version in ep.versions:
                 key = (version, path)

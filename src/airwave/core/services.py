@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 from airwave.audio.signing import UrlSigner
 from airwave.config import Settings
 from airwave.core.clock import Clock
 from airwave.errors import ApiError
-from airwave.store.db import Database, contention_error
+from airwave.store.db import Database, WouldBlock, contention_error, reads_only
 from airwave.store.private import private_dir
+
+__all__ = ["Services", "WouldBlock"]
 
 
 @dataclass
@@ -39,6 +42,17 @@ class Services:
     def busy_error(exc: BaseException) -> ApiError | None:
         """The answer for an exception that means the database is too busy (a lock wait ran out)."""
         return contention_error(exc)
+
+    @staticmethod
+    def reads_only() -> AbstractContextManager[None]:
+        """Within: a database write raises WouldBlock instead of waiting for its lock (work run
+        on the event loop reads only; what writes runs again in a worker thread)."""
+        return reads_only()
+
+    @property
+    def local_reads(self) -> bool:
+        """Reads are in-process work that never waits on a network (SQLite)."""
+        return self.database.is_sqlite
 
     def close(self) -> None:
         self.database.dispose()

@@ -6,6 +6,7 @@ import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +88,25 @@ def await_listener_deletion(db: Session, listener_id: int) -> None:
         )
 
 
+class WouldBlock(Exception):
+    """A write was asked for inside `reads_only()`: the caller runs the work again where it may
+    wait (a worker thread). Raised before any lock or connection is taken."""
+
+
+_READS_ONLY: ContextVar[bool] = ContextVar("airwave_reads_only", default=False)
+
+
+@contextmanager
+def reads_only() -> Iterator[None]:
+    """Within: `Database.write()` raises WouldBlock. For work run on the event loop, which must
+    never wait for a write lock."""
+    token = _READS_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _READS_ONLY.reset(token)
+
+
 def _busy() -> ApiError:
     return ApiError(
         ErrorCode.READONLY_MODE,
@@ -155,9 +175,10 @@ class Database:
         @event.listens_for(engine, "begin")
         def _begin(conn: Any) -> None:
             # Writers take the lock up front so two writers queue instead of deadlocking.
-            conn.exec_driver_sql(
-                "BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE) else "BEGIN"
-            )
+            if conn.get_execution_options().get(_WRITE):
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+            else:  # takes no lock, so cannot be busy: straight to the driver, on every read
+                conn.connection.dbapi_connection.execute("BEGIN")
 
     @contextmanager
     def read(self) -> Iterator[Session]:
@@ -177,6 +198,8 @@ class Database:
 
         A wait for the write lock past the busy timeout answers 503 READONLY_MODE with Retry-After.
         """
+        if _READS_ONLY.get():
+            raise WouldBlock("a write inside reads_only()")
         if self._writer is not None and not self._writer.acquire(timeout=self.busy_timeout):
             raise _busy()
         try:

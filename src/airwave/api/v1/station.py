@@ -212,6 +212,7 @@ class StationList(ResponseModel):
     "station/getStations",
     request=GetStationsRequest,
     response=StationList,
+    quick=True,
     notes="""
     Most recently played first, then never-played stations by creation time, newest first
     (`sortedBy: "lastPlayedTime"`). `index` echoes `startIndex`. The shuffle station is not

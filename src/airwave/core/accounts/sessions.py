@@ -5,11 +5,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import bindparam, delete, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import bindparam, delete, inspect, select, update
+from sqlalchemy.orm import Session, make_transient_to_detached
 
 from airwave.config import Settings
 from airwave.core.accounts import passwords, throttle
@@ -17,6 +19,7 @@ from airwave.core.accounts.accounts import DELETION_WAIT, find_listener, usernam
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.db import Database, await_listener_deletion, wait_longer
 from airwave.store.models import AuthSession, Listener, PasswordReset
+from airwave.store.prepared import Prepared
 
 # Refresh last_seen at most this often: activity is tracked to the minute, not per request.
 TOUCH_INTERVAL = timedelta(seconds=60)
@@ -132,7 +135,8 @@ def start_session(
 
 def resume_session(db: Session, now: datetime, token: str, username: str | None) -> Issued:
     """Re-enter a live session by its token (login with existingAuthToken and no password)."""
-    found = _live_session(db, now, token)
+    row = db.execute(_SESSION_ENTITIES_BY_TOKEN, {"token_hash": _digest(token)}).first()
+    found = None if row is None or row[0].expires_at <= now else (row[0], row[1])
     if found is None:
         raise ApiError(
             ErrorCode.AUTH_INVALID_TOKEN, "existingAuthToken is unknown, expired or logged out"
@@ -152,21 +156,54 @@ def resume_session(db: Session, now: datetime, token: str, username: str | None)
     return Issued(listener, session, token, cookie, is_new=False)
 
 
-# Built once: this lookup runs on every authenticated call.
-_SESSION_BY_TOKEN = (
+# Built once: this lookup runs on every authenticated call. Plain columns, not entities: the
+# row becomes two detached objects directly, without the ORM's loading machinery.
+_SESSION_TABLE = AuthSession.__table__
+_LISTENER_TABLE = Listener.__table__
+_SESSION_BY_TOKEN = Prepared(
+    select(*_SESSION_TABLE.columns, *_LISTENER_TABLE.columns)
+    .join_from(
+        _SESSION_TABLE, _LISTENER_TABLE, _LISTENER_TABLE.c.id == _SESSION_TABLE.c.listener_id
+    )
+    .where(_SESSION_TABLE.c.token_hash == bindparam("token_hash"))
+)
+
+
+# The same lookup for a write: the session is changed in the caller's transaction.
+_SESSION_ENTITIES_BY_TOKEN = (
     select(AuthSession, Listener)
     .join(Listener, Listener.id == AuthSession.listener_id)
     .where(AuthSession.token_hash == bindparam("token_hash"))
 )
 
 
+def _attribute_keys(cls: type) -> tuple[type, tuple[str, ...]]:
+    mapper = inspect(cls)
+    return cls, tuple(mapper.get_property_by_column(c).key for c in cls.__table__.columns)
+
+
+_SESSION_KEYS = _attribute_keys(AuthSession)
+_LISTENER_KEYS = _attribute_keys(Listener)
+_SPLIT = len(_SESSION_KEYS[1])
+
+
+def _detached(kind: tuple[type, tuple[str, ...]], values: Sequence[object]) -> Any:
+    """An object of a mapped class as a query would have loaded it, then detached."""
+    cls, keys = kind
+    obj = inspect(cls).class_manager.new_instance()
+    obj.__dict__.update(zip(keys, values, strict=True))
+    make_transient_to_detached(obj)
+    return obj
+
+
 def _live_session(db: Session, now: datetime, token: str) -> tuple[AuthSession, Listener] | None:
-    row = db.execute(_SESSION_BY_TOKEN, {"token_hash": _digest(token)}).first()
+    row = _SESSION_BY_TOKEN.first(db, token_hash=_digest(token))
     if row is None:
         return None
-    session, listener = row
+    session: AuthSession = _detached(_SESSION_KEYS, row[:_SPLIT])
     if session.expires_at <= now:
         return None
+    listener: Listener = _detached(_LISTENER_KEYS, row[_SPLIT:])
     return session, listener
 
 

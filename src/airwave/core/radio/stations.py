@@ -27,9 +27,12 @@ from airwave.store.models import (
     Track,
     TrackGenre,
 )
+from airwave.store.prepared import Prepared
 
-_COUNT = select(func.count(Station.id)).where(
-    Station.listener_id == bindparam("listener_id"), Station.is_shuffle.is_(False)
+_COUNT = Prepared(  # on every getStations
+    select(func.count(Station.id)).where(
+        Station.listener_id == bindparam("listener_id"), Station.is_shuffle.is_(False)
+    )
 )
 
 
@@ -37,7 +40,7 @@ def count_stations(db: Session, listener_id: int) -> int:
     """The listener's stations as getStations lists them: all but the shuffle station, which
     `station/shuffle` names (clients that know shuffle add it themselves; listing it too would
     show it twice)."""
-    return db.scalar(_COUNT, {"listener_id": listener_id}) or 0
+    return _COUNT.scalar(db, listener_id=listener_id) or 0
 
 
 def list_stations(
