@@ -67,13 +67,14 @@ def refresh_similarity(
     The neighbour table is rebuilt before the (slower) sound analysis so new tracks play on stations
     right away, and again after it when the analysis changed anything.
     """
-    from airwave.core.catalog import space
+    from airwave.core.catalog import similarity_index
     from airwave.library import profiler
 
     settings = services.settings
+    store = settings.data_dir / similarity_index.STORE
     if progress:
         progress("similarity", 0, 1)
-    space.build(services.database, services.clock.now)
+    similarity_index.build(services.database, services.clock.now, store=store)
     if not settings.analyze_audio:
         return None
     report = profiler.run(
@@ -86,7 +87,7 @@ def refresh_similarity(
     if report.analysed or report.failed:
         if progress:
             progress("similarity", 0, 1)
-        space.build(services.database, services.clock.now)
+        similarity_index.build(services.database, services.clock.now, store=store)
         log.info(
             "sound analysed",
             extra={

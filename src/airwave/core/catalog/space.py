@@ -1,5 +1,4 @@
-"""The similarity space: sound profiles and tags in one vector per track, and each track's nearest
-neighbours.
+"""The similarity space: sound profiles and tags in one vector per track.
 
 A track's vector is the concatenation of unit-length blocks, each scaled by the square root of its
 weight, so the dot product of two vectors is the weighted sum of the blocks' cosines:
@@ -11,8 +10,11 @@ weight, so the dot product of two vectors is the weighted sum of the blocks' cos
 - era: the release year as an angle (a decade apart is still close, sixty years is orthogonal);
 - composer: the composer's direction, when tagged.
 
-The neighbour table is rebuilt whenever the catalogue or its profiles change; a station only ever
-reads the neighbour lists of a bounded set of tracks, so a fragment costs the same at any size.
+The z-scores and the PCA are a `SoundModel` fitted on the library; keeping it fixed between builds
+lets a track's vector depend on that track alone, so a build can redo only the tracks that
+changed (core/catalog/similarity_index.py). Each track's neighbour list lives in
+`track_neighbors`; a station only ever reads the lists of a bounded set of tracks, so a fragment
+costs the same at any size.
 """
 
 from __future__ import annotations
@@ -20,62 +22,68 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from airwave.library import names
-from airwave.store.db import Database
-from airwave.store.models import (
-    Genre,
-    SimilarityIndex,
-    Track,
-    TrackGenre,
-    TrackNeighbors,
-    TrackProfile,
-)
+from airwave.store.models import Genre, Track, TrackGenre, TrackNeighbors, TrackProfile
 
 NEIGHBORS = 80  # neighbours kept per track
-EXACT_LIMIT = (
-    40_000  # above this many tracks the search is approximate (inverted file over k-means cells)
-)
 WEIGHTS = {"sound": 0.50, "genre": 0.25, "identity": 0.15, "era": 0.05, "composer": 0.05}
 SOUND_DIMS = 16
 TAG_DIMS = 16
+COMPOSER_DIMS = 8
+PCA_SAMPLE = 20_000  # profiles the PCA is fitted on
+CHUNK = 65_536  # rows transformed at a time: bounded temporaries at any size
 PRESENT = Track.missing_since.is_(None)
 
 
-@dataclass(frozen=True)
-class BuildReport:
-    tracks: int
-    profiled: int
-    seconds: float
-    rebuilt: bool
+def dimension(feature_dim: int | None = None) -> int:
+    """Width of a track's vector (the sound block's is fixed by SOUND_DIMS whatever the
+    features)."""
+    return SOUND_DIMS + 2 * TAG_DIMS + 2 + COMPOSER_DIMS
 
 
 @dataclass
 class Catalogue:
-    """The columns the space is built from, one row per present track."""
+    """The columns the space is built from, one row per present track (ids ascending)."""
 
     ids: np.ndarray  # int64
     artist: np.ndarray
     album: np.ndarray
     year: np.ndarray  # 0 = unknown
-    composer: list[str | None]
-    genres: list[list[tuple[str, str]]]  # (genre name key, category) per track
+    composer: np.ndarray  # index into composers, -1 = none
+    composers: list[str]
+    genre_rows: np.ndarray  # (track row, genre id) pairs: rows into ids ...
+    genre_ids: np.ndarray  # ... and the genre
+    genres: dict[int, tuple[str, str]]  # genre id -> (name key, category)
     features: np.ndarray | None  # float32 (n, d) raw sound features; NaN rows = not analysed
 
+    def __len__(self) -> int:
+        return len(self.ids)
 
-@functools.lru_cache(maxsize=1 << 17)
+
+@functools.lru_cache(maxsize=1 << 12)
+def _cached_direction(kind: str, key: object, dims: int) -> np.ndarray:
+    return _direction(kind, key, dims)
+
+
 def _direction(kind: str, key: object, dims: int) -> np.ndarray:
     """A fixed pseudo-random unit vector for a name: the same everywhere, no table needed."""
     digest = hashlib.blake2b(f"{kind}:{key}".encode(), digest_size=8).digest()
     vec = np.random.default_rng(int.from_bytes(digest, "little")).standard_normal(dims)
     return (vec / np.linalg.norm(vec)).astype(np.float32)
+
+
+def _directions(kind: str, keys: np.ndarray, dims: int) -> np.ndarray:
+    """Directions of many names at once: (len(keys), dims)."""
+    out = np.empty((len(keys), dims), np.float32)
+    for i, key in enumerate(keys.tolist()):
+        out[i] = _direction(kind, key, dims)
+    return out
 
 
 def _unit_rows(block: np.ndarray) -> np.ndarray:
@@ -91,187 +99,281 @@ def _group_scale(groups: tuple[str, ...] | None, width: int) -> np.ndarray:
     return np.array([1.0 / math.sqrt(sizes[g]) for g in groups])
 
 
+def _known(features: np.ndarray) -> np.ndarray:
+    return ~np.isnan(features).any(axis=1)
+
+
+@dataclass(frozen=True)
+class SoundModel:
+    """How raw sound features become the sound block: z-score (library mean and spread), clip
+    outliers, weigh the feature groups equally, project on the main PCA directions."""
+
+    mean: np.ndarray  # float64 (d,)
+    std: np.ndarray  # float64 (d,), 1.0 where a feature does not vary
+    weight: np.ndarray  # float64 (d,) group weights
+    basis: np.ndarray  # float64 (take, d)
+    fitted: int  # profiled tracks it was fitted on
+
+    @classmethod
+    def fit(cls, features: np.ndarray, groups: tuple[str, ...] | None = None) -> SoundModel | None:
+        """The model of a library's features (rows of NaN: not analysed); None below 3 profiles."""
+        known = np.flatnonzero(_known(features))
+        if len(known) < 3:
+            return None
+        total = np.zeros(features.shape[1])
+        for start in range(0, len(known), CHUNK):
+            total += features[known[start : start + CHUNK]].astype(np.float64).sum(axis=0)
+        mean = total / len(known)
+        spread = np.zeros(features.shape[1])
+        for start in range(0, len(known), CHUNK):
+            part = features[known[start : start + CHUNK]].astype(np.float64) - mean
+            spread += (part * part).sum(axis=0)
+        std = np.sqrt(spread / len(known))
+        std = np.where(std > 1e-9, std, 1.0)
+        weight = _group_scale(groups, features.shape[1])
+        sample = (
+            known
+            if len(known) <= PCA_SAMPLE
+            else np.sort(known[np.random.default_rng(0).choice(len(known), PCA_SAMPLE, False)])
+        )
+        z = cls._z(features[sample], mean, std, weight)
+        _, _, vt = np.linalg.svd(z - z.mean(axis=0), full_matrices=False)
+        return cls(mean, std, weight, vt[:SOUND_DIMS].copy(), len(known))
+
+    @staticmethod
+    def _z(x: np.ndarray, mean: np.ndarray, std: np.ndarray, weight: np.ndarray) -> np.ndarray:
+        return np.clip((x.astype(np.float64) - mean) / std, -4.0, 4.0) * weight
+
+    def transform(self, features: np.ndarray) -> np.ndarray:
+        """The sound block of these rows: unit length, zeros where not analysed."""
+        out = np.zeros((len(features), SOUND_DIMS), np.float32)
+        if features.shape[1] != len(self.mean):
+            return out
+        for start in range(0, len(features), CHUNK):
+            part = features[start : start + CHUNK]
+            known = _known(part)
+            if known.any():
+                z = self._z(part[known], self.mean, self.std, self.weight)
+                block = out[start : start + CHUNK]
+                block[known, : len(self.basis)] = (z @ self.basis.T).astype(np.float32)
+                out[start : start + CHUNK] = _unit_rows(block)
+        return out
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {
+            "mean": self.mean,
+            "std": self.std,
+            "weight": self.weight,
+            "basis": self.basis,
+            "fitted": np.array([self.fitted]),
+        }
+
+    @classmethod
+    def from_arrays(cls, a: dict[str, np.ndarray]) -> SoundModel:
+        return cls(a["mean"], a["std"], a["weight"], a["basis"], int(a["fitted"][0]))
+
+
 def sound_block(
     features: np.ndarray, dims: int = SOUND_DIMS, groups: tuple[str, ...] | None = None
 ) -> np.ndarray:
-    """Z-score each feature over the library, clip outliers, weigh the groups of features equally,
-    keep the main PCA directions, unit length."""
-    out = np.zeros((features.shape[0], dims), dtype=np.float32)
-    known = ~np.isnan(features).any(axis=1)
-    if known.sum() < 3:
-        return out
-    x = features[known].astype(np.float64)
-    mean, std = x.mean(axis=0), x.std(axis=0)
-    z = np.clip((x - mean) / np.where(std > 1e-9, std, 1.0), -4.0, 4.0)
-    z *= _group_scale(groups, z.shape[1])
-    sample = (
-        z if len(z) <= 20_000 else z[np.random.default_rng(0).choice(len(z), 20_000, replace=False)]
-    )
-    _, _, vt = np.linalg.svd(sample - sample.mean(axis=0), full_matrices=False)
-    take = min(dims, vt.shape[0])
-    reduced = z @ vt[:take].T
-    out[known, :take] = reduced.astype(np.float32)
-    return _unit_rows(out)
+    """The sound block of a whole library, its model fitted on it."""
+    model = SoundModel.fit(features, groups)
+    if model is None:
+        return np.zeros((features.shape[0], dims), np.float32)
+    return model.transform(features)[:, :dims]
 
 
-def vectors(cat: Catalogue) -> np.ndarray:
-    """One row per track: the weighted blocks described in the module docstring."""
-    n = len(cat.ids)
-    blocks: list[tuple[str, np.ndarray]] = []
-    if cat.features is not None and len(cat.features):
+def vectors(
+    cat: Catalogue, model: SoundModel | None = None, rows: np.ndarray | None = None
+) -> np.ndarray:
+    """One vector per track (of `rows`, default all): the weighted blocks of the module docstring.
+
+    `model` None: fitted on the catalogue's own features."""
+    if model is None and cat.features is not None:
         from airwave.library.analysis import FEATURE_GROUPS
 
-        blocks.append(("sound", sound_block(cat.features, groups=FEATURE_GROUPS)))
+        model = SoundModel.fit(cat.features, FEATURE_GROUPS)
+    everything = rows is None
+    rows = np.arange(len(cat)) if rows is None else np.asarray(rows, np.int64)
+    n = len(rows)
+    if model is not None and cat.features is not None:
+        sound = model.transform(cat.features if everything else cat.features[rows])
     else:
-        blocks.append(("sound", np.zeros((n, SOUND_DIMS), np.float32)))
+        sound = np.zeros((n, SOUND_DIMS), np.float32)
+    # genres: sum of the genre's and half its category's direction over the track's genres
     genre = np.zeros((n, TAG_DIMS), np.float32)
-    for i, tags in enumerate(cat.genres):
-        for key, category in tags:
-            genre[i] += _direction("genre", key, TAG_DIMS) + 0.5 * _direction(
-                "category", category, TAG_DIMS
-            )
-    blocks.append(("genre", _unit_rows(genre)))
-    identity = np.zeros((n, TAG_DIMS), np.float32)
-    artist_dirs: dict[int, np.ndarray] = {}
-    album_dirs: dict[int, np.ndarray] = {}
-    for i in range(n):
-        a, al = int(cat.artist[i]), int(cat.album[i])
-        if a not in artist_dirs:
-            artist_dirs[a] = _direction("artist", a, TAG_DIMS)
-        if al not in album_dirs:
-            album_dirs[al] = _direction("album", al, TAG_DIMS)
-        identity[i] = artist_dirs[a] + 0.5 * album_dirs[al]
-    blocks.append(("identity", _unit_rows(identity)))
-    theta = (cat.year.astype(np.float32) - 1900.0) * (math.pi / 2 / 60.0)
+    where = np.full(len(cat), -1, np.int64)
+    where[rows] = np.arange(n)
+    pick = where[cat.genre_rows] >= 0 if len(cat.genre_rows) else np.zeros(0, bool)
+    if pick.any():
+        gids, inverse = np.unique(cat.genre_ids[pick], return_inverse=True)
+        table = np.stack(
+            [
+                _cached_direction("genre", cat.genres[g][0], TAG_DIMS)
+                + 0.5 * _cached_direction("category", cat.genres[g][1], TAG_DIMS)
+                for g in gids.tolist()
+            ]
+        )
+        np.add.at(genre, where[cat.genre_rows[pick]], table[inverse])
+    # identity: the artist's direction plus half the album's
+    artists, a_inv = np.unique(cat.artist[rows], return_inverse=True)
+    albums, al_inv = np.unique(cat.album[rows], return_inverse=True)
+    identity = (
+        _directions("artist", artists, TAG_DIMS)[a_inv]
+        + 0.5 * _directions("album", albums, TAG_DIMS)[al_inv]
+    )
+    year = cat.year[rows]
+    theta = (year.astype(np.float32) - 1900.0) * (math.pi / 2 / 60.0)
     era = np.stack([np.cos(theta), np.sin(theta)], axis=1).astype(np.float32)
-    era[cat.year <= 0] = 0.0
-    blocks.append(("era", era))
-    composer = np.zeros((n, 8), np.float32)
-    for i, name in enumerate(cat.composer):
-        if name:
-            composer[i] = _direction("composer", names.search_key(name), 8)
-    blocks.append(("composer", composer))
+    era[year <= 0] = 0.0
+    composer = np.zeros((n, COMPOSER_DIMS), np.float32)
+    codes = cat.composer[rows]
+    if (codes >= 0).any():
+        used, c_inv = np.unique(codes[codes >= 0], return_inverse=True)
+        table = np.stack(
+            [
+                _cached_direction("composer", names.search_key(cat.composers[c]), COMPOSER_DIMS)
+                for c in used.tolist()
+            ]
+        )
+        composer[codes >= 0] = table[c_inv]
+    blocks = (
+        ("sound", sound),
+        ("genre", _unit_rows(genre)),
+        ("identity", _unit_rows(identity)),
+        ("era", era),
+        ("composer", composer),
+    )
     return np.concatenate(
         [math.sqrt(WEIGHTS[name]) * block for name, block in blocks], axis=1
     ).astype(np.float32)
 
 
-def _top_k(sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Column indices and values of each row's k largest entries, best first."""
-    k = min(k, sims.shape[1])
-    idx = (
-        np.argpartition(sims, sims.shape[1] - k, axis=1)[:, -k:]
-        if k < sims.shape[1]
-        else np.broadcast_to(np.arange(k), sims.shape).copy()
-    )
-    vals = np.take_along_axis(sims, idx, axis=1)
-    order = np.argsort(-vals, axis=1, kind="stable")
-    return np.take_along_axis(idx, order, axis=1), np.take_along_axis(vals, order, axis=1)
+# --- what a track's vector depends on, as one number -----------------------------------------
+
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 
 
-def _exact(x: np.ndarray, k: int, block: int = 2048) -> tuple[np.ndarray, np.ndarray]:
-    n = len(x)
-    out_idx = np.zeros((n, min(k, n - 1)), np.int64)
-    out_sim = np.zeros(out_idx.shape, np.float32)
-    for start in range(0, n, block):
-        sims = x[start : start + block] @ x.T
-        rows = np.arange(sims.shape[0])
-        sims[rows, start + rows] = -np.inf  # a track is not its own neighbour
-        idx, vals = _top_k(sims, out_idx.shape[1])
-        out_idx[start : start + block], out_sim[start : start + block] = idx, vals
-    return out_idx, out_sim
+def _mix(values: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser: a well-spread uint64 of each value."""
+    z = values.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
 
 
-def _kmeans(x: np.ndarray, cells: int, rng: np.random.Generator, iterations: int = 8) -> np.ndarray:
-    sample = x[rng.choice(len(x), min(len(x), cells * 40), replace=False)]
-    centroids = sample[rng.choice(len(sample), cells, replace=False)].copy()
-    for _ in range(iterations):
-        assign = np.argmax(sample @ centroids.T, axis=1)
-        for c in range(cells):
-            members = sample[assign == c]
-            if len(members):
-                centroids[c] = members.mean(axis=0)
-        centroids = _unit_rows(centroids) if np.any(centroids) else centroids
-    return centroids
+def _name_hash(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
 
 
-def _approximate(
-    x: np.ndarray, k: int, rng: np.random.Generator, probes: int = 6
-) -> tuple[np.ndarray, np.ndarray]:
-    """Inverted-file search: each track is compared with the tracks of the few cells nearest its
-    own."""
-    n = len(x)
-    cells = max(16, int(math.sqrt(n) * 1.5))
-    centroids = _kmeans(x, cells, rng)
-    assign = np.empty(n, np.int64)
-    for start in range(0, n, 65536):
-        assign[start : start + 65536] = np.argmax(x[start : start + 65536] @ centroids.T, axis=1)
-    members = [np.flatnonzero(assign == c) for c in range(cells)]
-    near_cells = _top_k(centroids @ centroids.T, probes)[0]
-    out_idx = np.zeros((n, k), np.int64)
-    out_sim = np.full((n, k), -np.inf, np.float32)
-    for c in range(cells):
-        queries = members[c]
-        if not len(queries):
-            continue
-        pool = np.concatenate([members[o] for o in near_cells[c]])
-        for start in range(0, len(queries), 4096):
-            q = queries[start : start + 4096]
-            sims = x[q] @ x[pool].T
-            sims[pool[None, :] == q[:, None]] = -np.inf
-            idx, vals = _top_k(sims, k)
-            width = idx.shape[1]
-            out_idx[q, :width], out_sim[q, :width] = pool[idx], vals
-    return out_idx, out_sim
+def input_hashes(cat: Catalogue) -> np.ndarray:
+    """A uint64 per track that changes when anything its vector is made from changes (the sound
+    model aside: a new model means a full build)."""
+    h = _mix(cat.artist)
+    h = _mix(h ^ _mix(cat.album + (1 << 40)))
+    h = _mix(h ^ _mix(cat.year + (2 << 40)))
+    composer = np.zeros(len(cat), np.uint64)
+    if cat.composers:
+        keys = np.array(
+            [_name_hash(names.search_key(c)) for c in cat.composers] + [0], dtype=np.uint64
+        )
+        composer = keys[cat.composer]  # -1 picks the trailing 0
+    h = _mix(h ^ composer)
+    if len(cat.genre_rows):
+        known = {g: _name_hash(f"{k}\x00{c}") for g, (k, c) in cat.genres.items()}
+        per_genre = np.array([known.get(g, 0) for g in cat.genre_ids.tolist()], np.uint64)
+        genre = np.zeros(len(cat), np.uint64)
+        np.add.at(genre, cat.genre_rows, _mix(per_genre))
+        h = _mix(h ^ genre)
+    if cat.features is not None:
+        for start in range(0, len(cat), CHUNK):
+            words = np.ascontiguousarray(cat.features[start : start + CHUNK]).view(np.uint32)
+            part = h[start : start + CHUNK]
+            for column in range(words.shape[1]):
+                part = _mix(part ^ words[:, column].astype(np.uint64))
+            h[start : start + CHUNK] = part
+    return h
 
 
-def nearest(x: np.ndarray, k: int = NEIGHBORS, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's k nearest other rows by dot product (exact for small catalogues)."""
-    if len(x) < 2:
-        return np.zeros((len(x), 0), np.int64), np.zeros((len(x), 0), np.float32)
-    if len(x) <= EXACT_LIMIT:
-        return _exact(x, k)
-    return _approximate(x, k, np.random.default_rng(seed))
+# --- reading the catalogue ---------------------------------------------------------------------
 
 
 def load_catalogue(db: Session, feature_dim: int | None) -> Catalogue:
-    rows = db.execute(
+    """The present tracks' columns, as arrays (no Python object per track beyond the fetch)."""
+    ids_parts, artist_parts, album_parts, year_parts, composer_parts = [], [], [], [], []
+    composer_code: dict[str, int] = {}
+    result = db.execute(
         select(Track.id, Track.artist_id, Track.album_id, Track.year, Track.composer)
         .where(PRESENT)
         .order_by(Track.id)
-    ).all()
-    ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
-    position = {int(t): i for i, t in enumerate(ids)}
-    genres: list[list[tuple[str, str]]] = [[] for _ in rows]
-    for track_id, key, category in db.execute(
-        select(TrackGenre.track_id, Genre.name_key, Genre.category).join(
-            Genre, Genre.id == TrackGenre.genre_id
+        .execution_options(yield_per=CHUNK)
+    )
+    for part in result.partitions():
+        columns = list(zip(*part))
+        ids_parts.append(np.array(columns[0], np.int64))
+        artist_parts.append(np.array(columns[1], np.int64))
+        album_parts.append(np.array(columns[2], np.int64))
+        year_parts.append(np.array([y or 0 for y in columns[3]], np.int64))
+        composer_parts.append(
+            np.array(
+                [
+                    -1 if c is None else composer_code.setdefault(c, len(composer_code))
+                    for c in columns[4]
+                ],
+                np.int64,
+            )
         )
-    ):
-        i = position.get(track_id)
-        if i is not None:
-            genres[i].append((key, category))
+
+    def joined(parts: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+    ids = joined(ids_parts)
+    genre_pairs = db.execute(select(TrackGenre.track_id, TrackGenre.genre_id)).all()
+    genre_track = np.array([t for t, _ in genre_pairs], np.int64)
+    genre_id = np.array([g for _, g in genre_pairs], np.int64)
+    del genre_pairs
+    rows = _rows_of(ids, genre_track)
+    keep = rows >= 0
+    genres = {g: (k, c) for g, k, c in db.execute(select(Genre.id, Genre.name_key, Genre.category))}
     features = None
     if feature_dim:
-        features = np.full((len(rows), feature_dim), np.nan, np.float32)
-        for track_id, blob in db.execute(
-            select(TrackProfile.track_id, TrackProfile.features).where(
-                TrackProfile.features.is_not(None)
+        features = np.full((len(ids), feature_dim), np.nan, np.float32)
+        result = db.execute(
+            select(TrackProfile.track_id, TrackProfile.features)
+            .where(TrackProfile.features.is_not(None))
+            .execution_options(yield_per=CHUNK)
+        )
+        width = feature_dim * 4
+        for part in result.partitions():
+            fitting = [(t, b) for t, b in part if len(b) == width]
+            if not fitting:
+                continue
+            at = _rows_of(ids, np.array([t for t, _ in fitting], np.int64))
+            block = np.frombuffer(b"".join(b for _, b in fitting), np.float32).reshape(
+                -1, feature_dim
             )
-        ):
-            i = position.get(track_id)
-            vec = np.frombuffer(blob, np.float32)
-            if i is not None and len(vec) == feature_dim and np.isfinite(vec).all():
-                features[i] = vec
+            ok = (at >= 0) & np.isfinite(block).all(axis=1)
+            features[at[ok]] = block[ok]
     return Catalogue(
         ids=ids,
-        artist=np.fromiter((r[1] for r in rows), np.int64, len(rows)),
-        album=np.fromiter((r[2] for r in rows), np.int64, len(rows)),
-        year=np.fromiter((r[3] or 0 for r in rows), np.int64, len(rows)),
-        composer=[r[4] for r in rows],
+        artist=joined(artist_parts),
+        album=joined(album_parts),
+        year=joined(year_parts),
+        composer=joined(composer_parts),
+        composers=list(composer_code),
+        genre_rows=rows[keep],
+        genre_ids=genre_id[keep],
         genres=genres,
         features=features,
     )
+
+
+def _rows_of(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Row of each wanted id in the sorted `ids`, -1 where absent."""
+    if not len(ids):
+        return np.full(len(wanted), -1, np.int64)
+    at = np.clip(np.searchsorted(ids, wanted), 0, len(ids) - 1)
+    return np.where(ids[at] == wanted, at, -1)
 
 
 def signature(db: Session) -> tuple[str, int]:
@@ -291,79 +393,6 @@ def signature(db: Session) -> tuple[str, int]:
     ).one()
     text = repr((tuple(tracks), tuple(profiles), tuple(tags)))
     return hashlib.sha256(text.encode()).hexdigest(), int(tracks[0])
-
-
-def build(
-    database: Database,
-    now: Callable[[], object],
-    *,
-    force: bool = False,
-    feature_dim: int | None = None,
-    progress: Callable[[str], None] | None = None,
-) -> BuildReport:
-    """Rebuild the neighbour table when the catalogue changed since the last build."""
-    started = time.perf_counter()
-    if feature_dim is None:
-        from airwave.library.analysis import FEATURE_DIM
-
-        feature_dim = FEATURE_DIM
-    with database.read() as db:
-        sig, count = signature(db)
-        current = db.scalar(select(SimilarityIndex.signature).where(SimilarityIndex.id == 1))
-        if current == sig and not force:
-            return BuildReport(count, 0, 0.0, False)
-        cat = load_catalogue(db, feature_dim)
-    if progress:
-        progress(f"similarity: {len(cat.ids)} tracks")
-    profiled = int((~np.isnan(cat.features).any(axis=1)).sum()) if cat.features is not None else 0
-    x = vectors(cat)
-    idx, sims = nearest(x)
-    write_neighbors(database, cat.ids, idx, sims, now(), sig, time.perf_counter() - started)
-    return BuildReport(len(cat.ids), profiled, time.perf_counter() - started, True)
-
-
-def write_neighbors(
-    database: Database,
-    track_ids: np.ndarray,
-    idx: np.ndarray,
-    sims: np.ndarray,
-    at: object,
-    sig: str,
-    seconds: float,
-    batch: int = 5000,
-) -> None:
-    """Replace the neighbour table in one transaction, so readers see the old or the new one."""
-    ids32 = track_ids.astype("<i4")
-    sims16 = np.clip(np.nan_to_num(sims, neginf=-1.0), -1, 1).astype("<f2")
-    finite = np.isfinite(sims)
-    when = TrackNeighbors.__table__.c.built_at.type.process_bind_param(at, None)  # type: ignore[attr-defined]
-    statement = (
-        "INSERT INTO track_neighbors (track_id, neighbor_ids, similarities, built_at) "
-        "VALUES (%s, %s, %s, %s)"
-    )
-    with database.write() as db:
-        db.execute(delete(TrackNeighbors))
-        conn = db.connection()
-        if conn.dialect.name == "sqlite":  # stored the way SQLAlchemy's SQLite DateTime writes it
-            statement = statement.replace("%s", "?")
-            when = when.strftime("%Y-%m-%d %H:%M:%S.%f")
-        rows = []
-        for i in range(len(track_ids)):
-            keep = finite[i]
-            rows.append(
-                (int(track_ids[i]), ids32[idx[i][keep]].tobytes(), sims16[i][keep].tobytes(), when)
-            )
-            if len(rows) == batch:
-                conn.exec_driver_sql(statement, rows)
-                rows = []
-        if rows:
-            conn.exec_driver_sql(statement, rows)
-        db.execute(delete(SimilarityIndex))
-        db.execute(
-            insert(SimilarityIndex).values(
-                id=1, signature=sig, tracks=len(track_ids), built_at=at, seconds=seconds
-            )
-        )
 
 
 def decode(ids_blob: bytes, sims_blob: bytes) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,210 @@
+"""Nearest neighbours by dot product: exact for small catalogues, a faiss inverted file above.
+
+The index is labelled with track ids and kept on disk (with what the build needs to tell which
+tracks changed), so a later build adds, replaces and removes tracks instead of starting over.
+faiss-cpu was chosen by bench/index.py among hnswlib, faiss (HNSW and IVF), usearch and voyager:
+making all 80-neighbour lists is a batch of queries as many as the vectors, where scanning a few
+cells beats walking a graph.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+LIBRARY = "faiss-cpu"  # the distribution that makes the index
+CELLS_PER_SQRT = 4  # cells: 4 * sqrt(tracks)
+TRAIN_PER_CELL = 40  # k-means sample per cell
+PROBES = 16  # cells a query looks into
+STATE_FILE = "state.json"
+
+
+def threads() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+
+
+def exact(
+    x: np.ndarray, k: int, queries: np.ndarray | None = None, budget: int = 4_000_000
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rows (positions in x) and similarities of each query row's k nearest other rows, best
+    first; -1 and -inf pad rows with fewer. Blocks of queries keep the temporaries near `budget`
+    cells."""
+    queries = np.arange(len(x)) if queries is None else np.asarray(queries, np.int64)
+    k = max(0, min(k, len(x) - 1))
+    out_idx = np.full((len(queries), k), -1, np.int64)
+    out_sim = np.full((len(queries), k), -np.inf, np.float32)
+    if k == 0:
+        return out_idx, out_sim
+    block = max(16, budget // max(1, len(x)))
+    for start in range(0, len(queries), block):
+        q = queries[start : start + block]
+        sims = x[q] @ x.T
+        sims[np.arange(len(q)), q] = -np.inf  # a track is not its own neighbour
+        idx = np.argpartition(sims, sims.shape[1] - k, axis=1)[:, -k:]
+        vals = np.take_along_axis(sims, idx, axis=1)
+        order = np.argsort(-vals, axis=1, kind="stable")
+        out_idx[start : start + block] = np.take_along_axis(idx, order, axis=1)
+        out_sim[start : start + block] = np.take_along_axis(vals, order, axis=1)
+    return out_idx, out_sim
+
+
+def _faiss():  # imported on a build only: a server that never builds never loads it
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle threads sleep, not spin
+    import faiss
+
+    faiss.omp_set_num_threads(threads())
+    return faiss
+
+
+class Graph:
+    """An inverted file (faiss IndexIVFFlat) over vectors labelled with track ids: the vectors in
+    cells around k-means centroids, a query compared with the cells nearest it (inner product)."""
+
+    def __init__(self, index: object, dim: int) -> None:
+        self.index = index
+        self.dim = dim
+
+    @classmethod
+    def create(cls, x: np.ndarray, labels: np.ndarray) -> Graph:
+        faiss = _faiss()
+        n, dim = x.shape
+        cells = max(1, min(n // 8, int(CELLS_PER_SQRT * math.sqrt(n))))
+        index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, cells, faiss.METRIC_INNER_PRODUCT)
+        index.cp.seed = 1
+        sample = min(n, cells * TRAIN_PER_CELL)
+        pick = np.sort(np.random.default_rng(1).choice(n, sample, replace=False))
+        index.train(np.ascontiguousarray(x[pick], np.float32))
+        index.set_direct_map_type(faiss.DirectMap.Hashtable)
+        index.nprobe = min(cells, PROBES)
+        for start in range(0, n, 65_536):
+            part = np.ascontiguousarray(x[start : start + 65_536], np.float32)
+            index.add_with_ids(part, labels[start : start + 65_536].astype(np.int64))
+        return cls(index, dim)
+
+    @classmethod
+    def load(cls, path: Path, dim: int) -> Graph:
+        faiss = _faiss()
+        index = faiss.read_index(str(path))
+        if index.d != dim:
+            raise ValueError("the saved index has another dimension")
+        return cls(index, dim)
+
+    def save(self, path: Path) -> None:
+        _faiss().write_index(self.index, str(path))
+
+    @property
+    def dead(self) -> int:
+        """Vectors kept for removed tracks (none: an inverted file removes them)."""
+        return 0
+
+    def upsert(self, labels: np.ndarray, x: np.ndarray) -> None:
+        """Add these tracks, or move them to their new vectors."""
+        if not len(labels):
+            return
+        self.remove(labels)
+        self.index.add_with_ids(  # type: ignore[attr-defined]
+            np.ascontiguousarray(x, np.float32), labels.astype(np.int64)
+        )
+
+    def remove(self, labels: np.ndarray) -> None:
+        if len(labels):
+            faiss = _faiss()
+            self.index.remove_ids(faiss.IDSelectorArray(labels.astype(np.int64)))  # type: ignore[attr-defined]
+
+    def vectors(self, labels: np.ndarray) -> np.ndarray:
+        out = np.zeros((len(labels), self.dim), np.float32)
+        for i, label in enumerate(labels.tolist()):
+            out[i] = self.index.reconstruct(int(label))  # type: ignore[attr-defined]
+        return out
+
+    def query(
+        self, x: np.ndarray, k: int, own: np.ndarray, live: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Labels and similarities of each row's k nearest among `live` vectors, best first,
+        without the row's own label `own`; -1 and -inf pad."""
+        m = len(x)
+        out_ids = np.full((m, k), -1, np.int64)
+        out_sims = np.full((m, k), -np.inf, np.float32)
+        want = min(k + 1, live)
+        if m == 0 or want <= 0:
+            return out_ids, out_sims
+        sims, labels = self.index.search(np.ascontiguousarray(x, np.float32), want)  # type: ignore[attr-defined]
+        drop = (labels == np.asarray(own, np.int64)[:, None]) | (labels < 0)
+        if want > k:  # asked one more for the row itself: where it is not there, the last goes
+            extra = ~(labels == np.asarray(own, np.int64)[:, None]).any(axis=1)
+            drop[extra, -1] = True
+        order = np.argsort(drop, axis=1, kind="stable")
+        width = min(k, want)
+        labels = np.take_along_axis(labels, order, axis=1)[:, :width]
+        sims = np.take_along_axis(sims, order, axis=1)[:, :width]
+        drop = np.take_along_axis(drop, order, axis=1)[:, :width]
+        labels[drop], sims[drop] = -1, -np.inf
+        out_ids[:, :width], out_sims[:, :width] = labels, sims
+        return out_ids, out_sims
+
+
+@dataclass
+class State:
+    """What the last build on this host left beside the graph: the table it wrote (generation),
+    how vectors were made (recipe, the sound model), and per track its input hash and the
+    similarity of its last kept neighbour."""
+
+    generation: str
+    recipe: str
+    ids: np.ndarray  # int64 ascending
+    hashes: np.ndarray  # uint64
+    kth: np.ndarray  # float32: similarity a newcomer must beat to enter the track's list
+    model: dict[str, np.ndarray]  # SoundModel arrays, empty when there was none
+
+    def save(self, folder: Path, graph: Graph) -> None:
+        """Graph and arrays under names of this generation, then the pointer file (atomically)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        tag = self.generation[:16]
+        graph.save(folder / f"graph-{tag}.bin")
+        np.savez(
+            folder / f"arrays-{tag}.npz",
+            ids=self.ids,
+            hashes=self.hashes,
+            kth=self.kth,
+            **{f"model_{k}": v for k, v in self.model.items()},
+        )
+        pointer = folder / (STATE_FILE + ".tmp")
+        pointer.write_text(
+            json.dumps({"generation": self.generation, "recipe": self.recipe, "tag": tag})
+        )
+        os.replace(pointer, folder / STATE_FILE)
+        for stale in folder.glob("*-*.*"):
+            if tag not in stale.name:
+                stale.unlink(missing_ok=True)
+
+    @classmethod
+    def load(cls, folder: Path, dim: int) -> tuple[State, Graph] | None:
+        """The saved state and graph, or None when there is none or it cannot be read."""
+        try:
+            meta = json.loads((folder / STATE_FILE).read_text())
+            tag = meta["tag"]
+            with np.load(folder / f"arrays-{tag}.npz") as arrays:
+                model = {k[6:]: arrays[k] for k in arrays.files if k.startswith("model_")}
+                state = cls(
+                    meta["generation"],
+                    meta["recipe"],
+                    arrays["ids"],
+                    arrays["hashes"],
+                    arrays["kth"],
+                    model,
+                )
+            graph = Graph.load(folder / f"graph-{tag}.bin", dim)
+        except (OSError, ValueError, KeyError, RuntimeError):
+            return None
+        return state, graph
+
+    @staticmethod
+    def clear(folder: Path) -> None:
+        (folder / STATE_FILE).unlink(missing_ok=True)
+        for stale in folder.glob("*-*.*"):
+            stale.unlink(missing_ok=True)
