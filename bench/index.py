@@ -179,7 +179,7 @@ def _old_approximate(x: np.ndarray, k: int, probes: int = 6) -> tuple[np.ndarray
 
 
 def old_nearest(x: np.ndarray) -> np.ndarray:
-    return _old_exact(x, K) if len(x) <= 40_000 else _old_approximate(x, K)[0]
+    return (_old_exact(x, K) if len(x) <= 40_000 else _old_approximate(x, K))[0]
 
 
 # --------------------------------------------------------------------------- one measurement
@@ -384,6 +384,7 @@ def catalogue_db(n: int) -> Path:
                 "UPDATE tracks SET missing_since = '2025-01-01 00:00:00.000000' WHERE id > ?",
                 (n,),
             )
+        with services.database.engine.connect() as conn:
             conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         services.close()
@@ -425,12 +426,12 @@ def db_worker(step: str, folder: Path) -> None:
     print("RESULT " + json.dumps(out), flush=True)
 
 
-def db_part(sizes: list[int], rounds: int) -> None:
+def db_part(sizes: list[int], rounds: int, with_old: bool = True) -> None:
     for n in sizes:
         source = catalogue_db(n)
         figures: dict[str, list[dict]] = {}
         for _ in range(rounds):
-            for method in ("old", "new"):
+            for method in ("old", "new") if with_old else ("new",):
                 work = Path(tempfile.mkdtemp(prefix="airwave-bench-index-")) / "data"
                 try:
                     shutil.copytree(source, work, ignore=shutil.ignore_patterns("done"))
@@ -445,7 +446,8 @@ def db_part(sizes: list[int], rounds: int) -> None:
                             )
                 finally:
                     shutil.rmtree(work.parent, ignore_errors=True)
-        anchor = statistics.median(r["seconds"] for r in figures["old full"])
+        olds = figures.get("old full", [])
+        anchor = statistics.median(r["seconds"] for r in olds) if olds else float("nan")
         for name, results in figures.items():
             seconds = statistics.median(r["seconds"] for r in results)
             rss = statistics.median(r["peak_rss_mb"] for r in results)
@@ -516,7 +518,7 @@ def main() -> None:
                     line += f" build_vs_old={build / anchor:.2f}"
                 print(line + f" rounds={len(rs)}", flush=True)
     if args.db:
-        db_part(sizes, args.rounds)
+        db_part(sizes, args.rounds, with_old=not args.no_old)
     print(f"loadavg_after={os.getloadavg()[0]:.2f}", flush=True)
 
 
