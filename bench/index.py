@@ -357,6 +357,7 @@ def old_space_module(folder: Path):
         path.write_text(text)
     spec = importlib.util.spec_from_file_location("space_old", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules["space_old"] = module
     assert spec.loader is not None
     spec.loader.exec_module(module)
     return module

@@ -29,7 +29,7 @@ def threads() -> int:
 
 
 def exact(
-    x: np.ndarray, k: int, queries: np.ndarray | None = None, budget: int = 4_000_000
+    x: np.ndarray, k: int, queries: np.ndarray | None = None, budget: int = 1_000_000
 ) -> tuple[np.ndarray, np.ndarray]:
     """Rows (positions in x) and similarities of each query row's k nearest other rows, best
     first; -1 and -inf pad rows with fewer. Blocks of queries keep the temporaries near `budget`
