@@ -125,6 +125,7 @@ def fetch(package: str, cache: Path) -> Path:
         found = sorted(debs.glob(f"{package}_*.deb"))
     partial = target.with_name(target.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
+    partial.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(["dpkg-deb", "-x", str(found[-1]), str(partial)], check=True)
     partial.rename(target)
     return target
