@@ -50,6 +50,7 @@ def older_analysis(rev: str, where: Path) -> ModuleType:
     spec = importlib.util.spec_from_file_location("anchor_analysis", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 

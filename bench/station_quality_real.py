@@ -120,10 +120,13 @@ def tally(seed: Label, played: list[int], truth: dict[int, Label]) -> Tally:
     )
 
 
-def nearest_accuracy(database: Path, truth: dict[int, Label]) -> tuple[float, float, float]:
-    """Leave-one-album-out nearest-neighbour style accuracy: in the stored neighbour lists, and in
-    the sound block alone (as the similarity space builds it); and the in-style share of each
-    track's 20 nearest tracks by other artists in the stored lists (what a station draws from)."""
+def nearest_accuracy(
+    database: Path, truth: dict[int, Label]
+) -> tuple[float, float, float, float | None]:
+    """Leave-one-album-out nearest-neighbour style accuracy: in the stored neighbour lists, in
+    the sound block alone (as the similarity space builds it), and in the sound block drawn towards
+    each album's mean (where the space does so); and the in-style share of each track's 20 nearest
+    tracks by other artists in the stored lists (what a station draws from)."""
     from airwave.core.catalog import space
     from airwave.library.analysis import FEATURE_DIM
 
@@ -154,7 +157,7 @@ def nearest_accuracy(database: Path, truth: dict[int, Label]) -> tuple[float, fl
         hits += first is not None and truth[first].style == truth[t].style
     ids = [t for t in truth if blobs.get(t) is not None]
     features = np.stack([np.frombuffer(blobs[t], np.float32) for t in ids])
-    sound_hits = 0
+    sound_hits, album_hits = 0, None
     if features.shape[1] == FEATURE_DIM:
         from airwave.library import analysis
 
@@ -166,7 +169,21 @@ def nearest_accuracy(database: Path, truth: dict[int, Label]) -> tuple[float, fl
         sims[albums[:, None] == albums[None, :]] = -np.inf
         best = np.argmax(sims, axis=1)
         sound_hits = sum(truth[ids[i]].style == truth[ids[j]].style for i, j in enumerate(best))
-    return hits / max(total, 1), sound_hits / max(len(ids), 1), float(np.mean(near))
+        if hasattr(space, "album_sound"):  # since the sound profile v3
+            names = {k: n for n, k in enumerate(sorted(set(key.values())))}
+            artists = {a: n for n, a in enumerate(sorted({x.artist for x in truth.values()}))}
+            drawn = space.album_sound(
+                block,
+                np.array([names[key[t]] for t in ids]),
+                np.array([artists[truth[t].artist] for t in ids]),
+            )
+            sims = drawn @ drawn.T
+            sims[albums[:, None] == albums[None, :]] = -np.inf
+            best = np.argmax(sims, axis=1)
+            album_hits = sum(
+                truth[ids[i]].style == truth[ids[j]].style for i, j in enumerate(best)
+            ) / max(len(ids), 1)
+    return hits / max(total, 1), sound_hits / max(len(ids), 1), float(np.mean(near)), album_hits
 
 
 def thumbs(
@@ -248,10 +265,11 @@ def main() -> None:
             f"analysis tracks={analysed} cpu_ms_per_track={1000 / per_cpu:.0f} "
             f"tracks_per_cpu_s={per_cpu:.1f} wall_s={wall:.1f}"
         )
-        space_acc, sound_acc, near = nearest_accuracy(database, truth)
+        space_acc, sound_acc, near, album_acc = nearest_accuracy(database, truth)
+        drawn = "" if album_acc is None else f" sound_drawn_to_album={album_acc:.0%}"
         print(
-            f"nearest_other_album_same_style space={space_acc:.0%} sound_only={sound_acc:.0%} "
-            f"(leave-one-album-out, {len(truth)} tracks)"
+            f"nearest_other_album_same_style space={space_acc:.0%} sound_only={sound_acc:.0%}"
+            f"{drawn} (leave-one-album-out, {len(truth)} tracks)"
         )
         print(f"neighbours nearest_20_other_artists_in_style={near:.0%}")
         rng = random.Random(20)

@@ -15,6 +15,7 @@ from airwave.library.analysis import (
     FEATURE_DIM,
     FEATURE_GROUPS,
     FEATURE_NAMES,
+    LISTEN_SECONDS,
     PROFILE_VERSION,
     AnalysisError,
     SoundProfile,
@@ -259,13 +260,13 @@ def test_a_long_file_is_profiled_from_excerpts_spread_over_it(tmp_path: Path, su
     low, high = sine(200, 35, rate=44100), sine(3000, 30, rate=44100)
     path = write(tmp_path / f"long{suffix}", np.concatenate([low, high, low]))  # 100 s
     profile = analyze(path)
-    assert profile.duration == pytest.approx(30.0, abs=0.1)
-    # 10 s at 20-30 s (low), 45-55 s (high), 70-80 s (low): a third of the excerpt is high
+    assert profile.duration == pytest.approx(15.0, abs=0.1)
+    # 5 s at 22.5-27.5 s (low), 47.5-52.5 s (high), 72.5-77.5 s (low): a third of it is high
     assert 700 < profile.centroid_hz < 2000
     assert analyze(path, max_seconds=5).duration == pytest.approx(5.0, abs=0.1)
-    # up to 2 x max_seconds long: read from the start, so mostly the low part
+    # up to 2 x max_seconds long: read from the start, so the low part
     short = write(tmp_path / "short.flac", np.concatenate([low[: 20 * 44100], high[: 10 * 44100]]))
-    assert analyze(short).duration == pytest.approx(30.0, abs=0.05)
+    assert analyze(short).duration == pytest.approx(15.0, abs=0.05)
     assert analyze(short).centroid_hz < 1500
     edges = low[: 20 * 44100]
     only_high = write(tmp_path / "high.flac", np.concatenate([edges, high, high, high, edges]))
@@ -282,11 +283,13 @@ def test_a_file_of_unknown_duration_is_read_from_the_start(tmp_path: Path) -> No
     with av.open(str(path)) as container:
         assert container.duration is None and container.streams.audio[0].duration is None
     profile = analyze(path)
-    assert profile.duration == pytest.approx(30.0, abs=0.05)
+    assert profile.duration == pytest.approx(15.0, abs=0.05)
     assert profile.centroid_hz == pytest.approx(200, rel=0.1)
 
 
 def test_excerpt_starts() -> None:
+    assert _excerpt_starts(None, LISTEN_SECONDS) == [0.0]
+    assert _excerpt_starts(200.0, LISTEN_SECONDS) == pytest.approx([47.5, 97.5, 147.5])
     assert _excerpt_starts(None, 30.0) == [0.0]
     assert _excerpt_starts(60.0, 30.0) == [0.0]
     assert _excerpt_starts(200.0, 30.0) == pytest.approx([45.0, 95.0, 145.0])

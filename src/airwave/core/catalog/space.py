@@ -4,7 +4,9 @@ A track's vector is the concatenation of unit-length blocks, each scaled by the 
 weight, so the dot product of two vectors is the weighted sum of the blocks' cosines:
 
 - sound: z-scored sound features (library.analysis), each aspect of the sound (rhythm, loudness,
-  timbre, texture ...) given the same say however many numbers describe it, reduced by PCA;
+  timbre, texture ...) given the same say however many numbers describe it, reduced by PCA, then
+  drawn towards the mean of the track's album (one artist's album keeps to a style, and the mean
+  of its tracks tells that style more surely than one track's excerpts);
 - genre: a fixed random direction per genre (and a weaker one per genre category);
 - identity: the artist's direction plus half the album's (same artist and album sit close);
 - era: the release year as an angle (a decade apart is still close, sixty years is orthogonal);
@@ -34,6 +36,7 @@ from airwave.store.models import Genre, Track, TrackGenre, TrackNeighbors, Track
 NEIGHBORS = 80  # neighbours kept per track
 WEIGHTS = {"sound": 0.50, "genre": 0.25, "identity": 0.15, "era": 0.05, "composer": 0.05}
 SOUND_DIMS = 16
+ALBUM_SOUND_OWN = 0.3  # a track's own sound in its sound block; the rest is its album's mean
 TAG_DIMS = 16
 COMPOSER_DIMS = 8
 PCA_SAMPLE = 20_000  # profiles the PCA is fitted on
@@ -183,6 +186,32 @@ def sound_block(
     return model.transform(features)[:, :dims]
 
 
+def album_sound(
+    block: np.ndarray, album: np.ndarray, artist: np.ndarray, own: float = ALBUM_SOUND_OWN
+) -> np.ndarray:
+    """Each analysed track's sound drawn towards its album's mean, unit length again; albums of
+    several artists (compilations) and tracks without a profile keep their own."""
+    known = np.any(block != 0, axis=1)
+    if not known.any():
+        return block
+    albums, slot = np.unique(album, return_inverse=True)
+    pairs = np.unique(np.stack([slot, artist]), axis=1)
+    one_artist = np.bincount(pairs[0], minlength=len(albums)) == 1
+    counts = np.bincount(slot[known], minlength=len(albums)).astype(np.float64)
+    sums = np.stack(
+        [
+            np.bincount(slot[known], weights=block[known, d], minlength=len(albums))
+            for d in range(block.shape[1])
+        ],
+        axis=1,
+    )
+    means = sums / np.maximum(counts, 1.0)[:, None]
+    pull = known & one_artist[slot]
+    out = block.astype(np.float64)
+    out[pull] = own * out[pull] + (1.0 - own) * means[slot[pull]]
+    return _unit_rows(out.astype(np.float32))
+
+
 def vectors(
     cat: Catalogue, model: SoundModel | None = None, rows: np.ndarray | None = None
 ) -> np.ndarray:
@@ -197,7 +226,14 @@ def vectors(
     rows = np.arange(len(cat)) if rows is None else np.asarray(rows, np.int64)
     n = len(rows)
     if model is not None and cat.features is not None:
-        sound = model.transform(cat.features if everything else cat.features[rows])
+        if everything:
+            sound = album_sound(model.transform(cat.features), cat.album, cat.artist)
+        else:  # the album pull needs every track of the rows' albums
+            members = np.flatnonzero(np.isin(cat.album, np.unique(cat.album[rows])))
+            pulled = album_sound(
+                model.transform(cat.features[members]), cat.album[members], cat.artist[members]
+            )
+            sound = pulled[np.searchsorted(members, rows)]
     else:
         sound = np.zeros((n, SOUND_DIMS), np.float32)
     # genres: sum of the genre's and half its category's direction over the track's genres
@@ -286,12 +322,19 @@ def input_hashes(cat: Catalogue) -> np.ndarray:
         np.add.at(genre, cat.genre_rows, _mix(per_genre))
         h = _mix(h ^ genre)
     if cat.features is not None:
+        sound = np.zeros(len(cat), np.uint64)
         for start in range(0, len(cat), CHUNK):
             words = np.ascontiguousarray(cat.features[start : start + CHUNK]).view(np.uint32)
-            part = h[start : start + CHUNK]
+            part = sound[start : start + CHUNK]
             for column in range(words.shape[1]):
                 part = _mix(part ^ words[:, column].astype(np.uint64))
-            h[start : start + CHUNK] = part
+            sound[start : start + CHUNK] = part
+        h = _mix(h ^ sound)
+        # the album pull (album_sound): a track's vector moves with its album-mates' sound
+        _, slot = np.unique(cat.album, return_inverse=True)
+        album = np.zeros(int(slot.max()) + 1 if len(slot) else 0, np.uint64)
+        np.add.at(album, slot, _mix(sound ^ _mix(cat.artist)))
+        h = _mix(h ^ album[slot])
     return h
 
 
