@@ -32,9 +32,9 @@ DOWN_PUSH = 1.4
 DOWN_FLOOR = 0.25  # similarity to a thumbs-down below which there is no penalty
 ARTIST_DOWN_PENALTY = 0.2  # per thumbs-down on the artist beyond the first
 ALBUM_REPEAT_PENALTY = 0.04  # per recent spin of the album: exploration beyond the hard rules
-ARTIST_REPEAT_PENALTY = (
-    0.03  # per recent spin of the artist: a seed's own artist does not take over
-)
+# per recent spin of the artist: a seed's own artist does not take over (its album's tracks sound
+# alike in the space, so this outweighs a few of them)
+ARTIST_REPEAT_PENALTY = 0.05
 
 
 @dataclass
