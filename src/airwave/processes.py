@@ -31,10 +31,27 @@ def helper_context() -> BaseContext:
     return _forkserver() or multiprocessing.get_context("spawn")
 
 
+# Threads that take `fork_guard` around all their work (the library lease's renewal in
+# `airwave scan`), and forks made while holding it: such a thread never holds another lock
+# when a pool forks, so it does not make forking unsafe.
+fork_guard = threading.Lock()
+_fork_safe: set[int] = set()
+
+
+def declare_fork_safe(thread: threading.Thread, safe: bool = True) -> None:
+    """Declare a started thread one that does all its work under `fork_guard` (or, with
+    safe=False, forget it)."""
+    if thread.ident is not None:
+        (_fork_safe.add if safe else _fork_safe.discard)(thread.ident)
+
+
 def pool_context() -> BaseContext:
-    """fork in a single-threaded process (instant, and safe there); the helper context
-    otherwise."""
-    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+    """fork in a process with no other threads than fork-safe ones (instant, and safe there);
+    the helper context otherwise."""
+    others = [t for t in threading.enumerate() if t is not threading.current_thread()]
+    if "fork" in multiprocessing.get_all_start_methods() and all(
+        t.ident in _fork_safe for t in others
+    ):
         return multiprocessing.get_context("fork")
     return helper_context()
 

@@ -310,10 +310,9 @@ def test_a_vanished_track_stays_unavailable_and_comes_back(
             artist="Band",
             album="Record",
         )
-    server = start_server(
-        "--open-registration", "--library", str(root), env={"AIRWAVE_ANALYZE_AUDIO": "false"}
-    )
-    wait_indexed(server)
+    server = start_server("--open-registration", env={"AIRWAVE_ANALYZE_AUDIO": "false"})
+    # scanned by the command: a server with library folders holds the library (its lease)
+    assert "2 added" in server.cli("scan", "--library", str(root), "--no-analyze").stdout
     api = member(server)
     songs = api.ok("v3/sod/search", {"query": "song", "types": ["TR"]})["results"]
     pid = api.ok("v4/playlists/create", {"name": "Two", "tracks": songs})["pandoraId"]
@@ -342,10 +341,8 @@ def test_annotations_follow_a_scan_run_by_another_process(
         artist="Band",
         album="Record",
     )
-    server = start_server(
-        "--open-registration", "--library", str(root), env={"AIRWAVE_ANALYZE_AUDIO": "false"}
-    )
-    wait_indexed(server)
+    server = start_server("--open-registration", env={"AIRWAVE_ANALYZE_AUDIO": "false"})
+    assert "1 added" in server.cli("scan", "--library", str(root), "--no-analyze").stdout
     api = member(server)
     (track,) = api.ok("v3/sod/search", {"query": "old title", "types": ["TR"]})["results"]
     (album,) = api.ok("v3/sod/search", {"query": "record", "types": ["AL"]})["results"]
@@ -535,10 +532,9 @@ def test_the_librarys_playlist_files_become_the_operators_playlists(
         )
     listing = root / "Band" / "best of.m3u"
     listing.write_text("Record/03 Song 3.flac\nRecord/01 Song 1.flac\n../nowhere.mp3\n")
-    server = start_server(
-        "--open-registration", "--library", str(root), env={"AIRWAVE_ANALYZE_AUDIO": "false"}
-    )
-    wait_indexed(server)
+    server = start_server("--open-registration", env={"AIRWAVE_ANALYZE_AUDIO": "false"})
+    scanned = server.cli("scan", "--library", str(root), "--no-analyze")
+    assert "1 playlist files wait for an administrator account" in scanned.stdout
     done = server.admin(
         "user",
         "add",

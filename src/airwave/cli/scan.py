@@ -42,9 +42,8 @@ def scan(
 ) -> None:
     """Scan music folders into the catalogue, then analyse new tracks' sound (both resume when
     interrupted)."""
-    from airwave.core.library import sync_playlists
+    from airwave.core.library import LibraryHeld, hold_library
     from airwave.core.services import Services
-    from airwave.library.scanner import Scanner
 
     for root in library:
         if not root.is_dir():
@@ -55,41 +54,60 @@ def scan(
     )
     services = Services.open(settings)
     try:
-        while True:
-            with progress("scan") as update:
-                report = Scanner(
-                    services.database,
-                    now=services.clock.now,
-                    workers=workers or None,
-                    progress=update,
-                ).scan(library, full=full)
-            for path, message in report.errors:
-                err.print(f"[yellow]skipped[/yellow] {path}: {message}")
-            out.print(
-                f"{report.files_seen} files in {report.seconds:.2f} s "
-                f"({report.files_per_second:.0f} files/s): "
-                f"{report.added} added, {report.updated} updated, {report.moved} moved, "
-                f"{report.removed} removed, "
-                f"{report.unchanged} unchanged, {len(report.errors)} skipped "
-                f"({report.known_bad} known unreadable); "
-                f"{report.tags_read} tag reads"
-            )
-            if report.interrupted:
-                err.print("interrupted; run the same command again to finish")
-                raise typer.Exit(130)
-            if synced := sync_playlists(services, list(library)):
-                out.print(synced)
-            _index(services)
-            if not watch:
-                return
-            from watchfiles import watch as watch_changes
-
-            for _ in watch_changes(*[str(r) for r in library], debounce=1500):
-                break
+        with hold_library(services):
+            _scan(services, library, full=full, watch=watch, workers=workers)
+    except LibraryHeld as held:
+        err.print(
+            f"[red]error:[/red] another process scans this instance's library: {held.holder} "
+            f"holds its lease (renewed until {held.until:%H:%M:%S} UTC). A server with library "
+            "folders scans them itself (at start, on a Subsonic startScan, with --watch on "
+            "changes): stop it, or let the other scan end, then run this again."
+        )
+        raise typer.Exit(1) from None
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
     finally:
         services.close()
+
+
+def _scan(
+    services: Services, library: list[Path], *, full: bool, watch: bool, workers: int | None
+) -> None:
+    """Scan, then what follows a scan; with watch, again after every change."""
+    from airwave.core.library import sync_playlists
+    from airwave.library.scanner import Scanner
+
+    while True:
+        with progress("scan") as update:
+            report = Scanner(
+                services.database,
+                now=services.clock.now,
+                workers=workers or None,
+                progress=update,
+            ).scan(library, full=full)
+        for path, message in report.errors:
+            err.print(f"[yellow]skipped[/yellow] {path}: {message}")
+        out.print(
+            f"{report.files_seen} files in {report.seconds:.2f} s "
+            f"({report.files_per_second:.0f} files/s): "
+            f"{report.added} added, {report.updated} updated, {report.moved} moved, "
+            f"{report.removed} removed, "
+            f"{report.unchanged} unchanged, {len(report.errors)} skipped "
+            f"({report.known_bad} known unreadable); "
+            f"{report.tags_read} tag reads"
+        )
+        if report.interrupted:
+            err.print("interrupted; run the same command again to finish")
+            raise typer.Exit(130)
+        if synced := sync_playlists(services, list(library)):
+            out.print(synced)
+        _index(services)
+        if not watch:
+            return
+        from watchfiles import watch as watch_changes
+
+        for _ in watch_changes(*[str(r) for r in library], debounce=1500):
+            break
 
 
 def _index(services: Services) -> None:

@@ -19,16 +19,18 @@ import hmac
 import json
 import logging
 import os
-import socket
 import threading
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from sqlalchemy import func, select
 
 from airwave.core.accounts import app_passwords, credentials, throttle
-from airwave.core.library import Library
+from airwave.core.library import LIBRARY_LEASE, Library
+from airwave.core.members import gone_from_this_host, member_id
+from airwave.core.members import node_name as node_name  # the edges name the host by it
+from airwave.core.members import now as _now
 from airwave.core.services import Services
 from airwave.store import cluster
 from airwave.store.db import head_revision
@@ -36,42 +38,13 @@ from airwave.store.models import Listener
 
 log = logging.getLogger("airwave.cluster")
 
-HOUSEKEEPING, LIBRARY = "housekeeping", "library"
+HOUSEKEEPING, LIBRARY = "housekeeping", LIBRARY_LEASE
 WORKER_ENV = "AIRWAVE_WORKER_INDEX"  # set by the supervisor of `serve --workers N`: 1..N
 
 
 def schema_current(services: Services) -> bool:
     """The database's schema is at the newest migration (a server is ready to answer)."""
     return services.database.current_revision() == head_revision()
-
-
-def node_name(services: Services) -> str:
-    return services.settings.node_name or socket.gethostname()
-
-
-def member_id(services: Services, pid: int | None = None) -> str:
-    """This process as other members see it: `host/pid`."""
-    return f"{node_name(services)}/{pid or os.getpid()}"
-
-
-def gone_from_this_host(services: Services, holder: str) -> bool:
-    """A member of this host whose process is no more (killed, or the host restarted): its
-    leases need not be waited out. Members of other hosts are never judged from here."""
-    host, _, pid = holder.rpartition("/")
-    if host != node_name(services) or not pid.isdigit() or int(pid) == os.getpid():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except OSError:  # alive, another user's
-        return False
-    return False
-
-
-def _now() -> datetime:
-    """Leases are about real time between processes: never a test's fixed clock."""
-    return datetime.now(UTC)
 
 
 # --- shared configuration -------------------------------------------------------------------------

@@ -6,11 +6,15 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from airwave import processes
+from airwave.core import members
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
 from airwave.library import workers
@@ -20,6 +24,7 @@ from airwave.library.scanner import Scanner, ScanReport, recorded_roots
 from airwave.store import cluster
 
 log = logging.getLogger("airwave.library")
+LIBRARY_LEASE = "library"  # held by whoever scans: one server process, or `airwave scan`
 
 
 @dataclass
@@ -31,6 +36,7 @@ class ScanStatus:
     scans: int = 0
     indexed: int = 0  # scans whose similarity space (neighbours, sound profiles) is complete
     last: ScanReport | None = None
+    last_total_seconds: float = 0.0  # the last scan and what followed it (playlists, similarity)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def as_dict(self) -> dict[str, object]:
@@ -50,8 +56,11 @@ class ScanStatus:
                 "updated": r.updated,
                 "removed": r.removed,
                 "moved": r.moved,
+                "unchanged": r.unchanged,
+                "tag_reads": r.tags_read,
                 "errors": len(r.errors),
-                "seconds": round(r.seconds, 2),
+                "seconds": round(r.seconds, 3),
+                "total_seconds": round(self.last_total_seconds, 3),
             }
         return out
 
@@ -147,6 +156,62 @@ def sync_playlists(services: Services, roots: list[Path]) -> str | None:
     )
 
 
+class LibraryHeld(Exception):
+    """Another live process holds the library lease (a server, or another `airwave scan`)."""
+
+    def __init__(self, holder: str, until: datetime) -> None:
+        super().__init__(f"the library is held by {holder} until {until:%H:%M:%S} UTC")
+        self.holder, self.until = holder, until
+
+
+@contextmanager
+def hold_library(services: Services) -> Iterator[None]:
+    """Hold the instance's library lease for a scan outside the server (`airwave scan`): renewed
+    while the block runs, given up when it ends. LibraryHeld, at once, while another live
+    process holds it; a server that starts meanwhile scans only after this one is done."""
+    me = members.member_id(services)
+    ttl = timedelta(seconds=services.settings.lease_ttl)
+
+    def dead(holder: str) -> bool:
+        return members.gone_from_this_host(services, holder)
+
+    def take(wait: float | None = None) -> cluster.Lease | None:
+        """None when taken (or renewed); else the lease as another holds it."""
+        now = members.now()
+        with services.database.write(wait) as db:
+            if cluster.take_lease(db, LIBRARY_LEASE, me, now, ttl, dead):
+                return None
+            return next(lease for lease in cluster.leases(db) if lease.name == LIBRARY_LEASE)
+
+    held = take()
+    if held is not None:
+        raise LibraryHeld(held.holder or "?", held.expires_at)
+    stop = threading.Event()
+
+    def renew() -> None:
+        while not stop.wait(max(0.2, services.settings.lease_ttl / 4)):
+            try:
+                with processes.fork_guard:  # the scan's own batches may hold the writer a while
+                    other = take(wait=services.settings.lease_ttl / 2)
+            except Exception as exc:  # a busy database: the next round tries again
+                log.warning("could not renew the library lease: %s", exc)
+                continue
+            if other is not None:
+                log.error("library lease lost", extra={"holder": other.holder, "member": me})
+
+    renewer = threading.Thread(target=renew, name="library-lease", daemon=True)
+    renewer.start()
+    processes.declare_fork_safe(renewer)  # the command's tag readers may still be forked
+    try:
+        yield
+    finally:
+        stop.set()
+        renewer.join()
+        processes.declare_fork_safe(renewer, False)
+        with services.database.write() as db:
+            cluster.release_lease(db, LIBRARY_LEASE, me)
+
+
 class Library:
     """Scans the configured folders into the catalogue, one scan at a time.
 
@@ -173,6 +238,7 @@ class Library:
 
     def scan(self, full: bool = False) -> ScanReport:
         stop = self._stop  # this scan's; a later start makes a new one
+        started = time.perf_counter()
         with self.status.lock:
             self.status.state, self.status.done, self.status.total = "scanning", 0, 0
             self.on_change()
@@ -183,8 +249,11 @@ class Library:
                     workers=self.services.settings.scan_workers or os.cpu_count() or 1,
                     progress=self._progress,
                 ).scan(self.roots, full=full)
-            finally:
+            except BaseException:
                 self.status.state = "idle"
+                raise
+            # not idle in between: whoever sees this scan counted sees it idle only once done
+            self.status.state = "indexing"
             self.status.last = report
             self.status.scans += 1
             log.info(
@@ -200,12 +269,12 @@ class Library:
             )
             for path, message in report.errors[:50]:
                 log.warning("skipped file", extra={"path": path, "reason": message})
-            sync_playlists(self.services, self.roots)
             try:
-                self.status.state = "indexing"
+                sync_playlists(self.services, self.roots)
                 refresh_similarity(self.services, progress=self._progress, should_stop=stop.is_set)
                 self.status.indexed += 1
             finally:
+                self.status.last_total_seconds = time.perf_counter() - started
                 self.status.state = "idle"
                 self.on_change()
         return report

@@ -33,12 +33,18 @@ def _background_worker(niceness: int) -> None:
 def pool(workers: int, niceness: int = 0) -> ProcessPoolExecutor:
     """A process pool whose workers end when this process dies, even by SIGKILL; `niceness` lowers
     their CPU priority."""
+    context = processes.pool_context()
     executor = ProcessPoolExecutor(
         max_workers=workers,
-        mp_context=processes.pool_context(),
+        mp_context=context,
         initializer=_background_worker,
         initargs=(niceness,),
     )
+    if context.get_start_method() == "fork":
+        # A fork pool starts all its workers at its first task: here, while no fork-safe
+        # thread is in the middle of its work.
+        with processes.fork_guard:
+            executor.submit(int).result()
     with _live_lock:
         _live.add(executor)
     return executor

@@ -193,14 +193,16 @@ class Database:
             raise mapped from exc
 
     @contextmanager
-    def write(self) -> Iterator[Session]:
+    def write(self, wait: float | None = None) -> Iterator[Session]:
         """A transaction that commits when the block ends normally and rolls back otherwise.
 
-        A wait for the write lock past the busy timeout answers 503 READONLY_MODE with Retry-After.
+        A wait for the write lock past the busy timeout (or `wait` seconds, for this process's
+        own writers) answers 503 READONLY_MODE with Retry-After.
         """
         if _READS_ONLY.get():
             raise WouldBlock("a write inside reads_only()")
-        if self._writer is not None and not self._writer.acquire(timeout=self.busy_timeout):
+        timeout = self.busy_timeout if wait is None else wait
+        if self._writer is not None and not self._writer.acquire(timeout=timeout):
             raise _busy()
         try:
             with self._write() as session, session.begin():
