@@ -1,21 +1,32 @@
-"""How fast `airwave scan` builds and refreshes a catalogue, beside mpd's database update.
+"""How fast Airwave builds and refreshes a catalogue and starts, beside mpd in the same run.
 
 A library of N tagged files (default 20,000: MP3, FLAC and Ogg Vorbis in
 `Artist/Album (Year)/NN Title.ext`, realistic tags, some multi-valued genres, MusicBrainz
 track ids, a cover.jpg in some album folders) is generated once per run (or reused with
 --library DIR). Every file is then read once so that both tools start from the same warm
-page cache. Airwave is measured through its real CLI in a subprocess
-(`airwave scan --library DIR --data-dir FRESH`, SQLite, no AIRWAVE_* variables): wall time
-of the command, peak RSS of the parent and of the whole process tree (tag-reading workers
-included), then the same command again for the unchanged rescan. mpd (Debian package)
-builds its database of the same tree from a throw-away config on a unix socket; its full
-build and an unchanged `update` are timed by polling its protocol.
+page cache. The figures of issue 17, each measured in --rounds rounds (default 3) with
+Airwave and mpd taking turns to go first, medians printed with the ratio:
 
-    .venv/bin/python bench/scan.py [--files 20000] [--library DIR] [--keep] [--skip-mpd]
+- full scan from process start: `airwave scan --no-analyze --library DIR --data-dir FRESH`
+  (the real CLI in a subprocess, SQLite, no AIRWAVE_* variables; sound analysis is another
+  figure, bench/analysis.py) against mpd (Debian package) building its database of the same
+  tree from a throw-away config on a unix socket, from process start to database written;
+- unchanged rescan by the command (the same command again) against mpd's `update` with nothing
+  changed;
+- unchanged rescan inside a running server (`airwave serve --library DIR`, one process): a
+  Subsonic startScan by an administrator until /healthz shows the scan done, and the
+  server's own time for the scan and what follows it;
+- start to first 200 on an existing data dir: `airwave serve` (default workers, and
+  --workers 1) until GET /healthz answers 200, against mpd starting on its database until it
+  answers `status`.
+
+    .venv/bin/python bench/scan.py [--files 20000] [--library DIR] [--rounds 3] [--keep]
+                                   [--skip-mpd]
 
 Prints one line per figure and the ratios measured in the same run; never asserts. The machine
-has to be otherwise idle: `idle_before` and each figure's `other_cpu_s` (CPU-seconds the rest of
-the machine used while it was measured) show when it was not.
+has to be otherwise idle: `idle_before`, each figure's `other_cpu_s` (CPU-seconds the rest of
+the machine used while it was measured) and the load average before and after show when it was
+not.
 """
 
 from __future__ import annotations
@@ -28,6 +39,7 @@ import re
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,10 +60,12 @@ FORMATS = ("mp3", "flac", "ogg")
 TEMPLATE_SECONDS = 0.5
 RATE = 44100
 COVER_SHARE = 0.3  # albums with a cover.jpg beside the tracks
-TARGET_FILES_PER_S = 4000
-TARGET_MPD_RATIO = 0.6
-TARGET_RESCAN_S = 1.0
-TARGET_RSS_MB = 300
+TARGET_MPD_RATIO = 0.6  # full scan files/s from process start, against mpd's
+TARGET_RESCAN_S = 0.5  # unchanged rescan by the command
+TARGET_SERVER_RESCAN_S = 0.2  # unchanged rescan inside a running server
+TARGET_START_S = 0.4  # start to first 200 on an existing data dir
+TARGET_RSS_MB = 200
+ADMIN, ADMIN_PASSWORD = "benchadmin", "bench admin password"
 _SUMMARY = re.compile(r"(\d+) files in ([\d.]+) s \((\d+) files/s\)")
 _TAG_READS = re.compile(r"(\d+) tag reads")
 
@@ -405,6 +419,16 @@ def process_cpu_s(pid: int) -> float:
         return 0.0
 
 
+def tree_cpu_s(pid: int) -> float:
+    """user + system CPU-seconds of a live process and its live descendants."""
+    total, frontier = 0.0, [pid]
+    while frontier:
+        current = frontier.pop()
+        total += process_cpu_s(current)
+        frontier.extend(_children(current))
+    return total
+
+
 def idle_share(seconds: float = 1.0) -> float:
     """Share of the machine's CPU left idle over a short window: is anything else running?"""
     busy, started = machine_busy_s(), time.perf_counter()
@@ -520,7 +544,11 @@ def airwave_env() -> dict[str, str]:
 
 
 def run_airwave(library: Path, data_dir: Path) -> AirwaveRun:
-    cmd = [str(AIRWAVE), "scan", "--library", str(library), "--data-dir", str(data_dir)]
+    """`airwave scan --no-analyze`: the catalogue alone, as issue 17's figure is defined."""
+    cmd = [
+        *(str(AIRWAVE), "scan", "--no-analyze"),
+        *("--library", str(library), "--data-dir", str(data_dir)),
+    ]
     with tempfile.TemporaryFile() as out_file, tempfile.TemporaryFile() as err_file:
         busy = machine_busy_s()
         started = time.perf_counter()
@@ -764,85 +792,181 @@ def find_or_install_mpd() -> tuple[str | None, str]:
     return shutil.which("mpd") or "/usr/bin/mpd", "installed now with apt-get"
 
 
-def compare_with_mpd(
-    library: Path, tmp: Path, args: argparse.Namespace, full: AirwaveRun, again: AirwaveRun
-) -> None:
-    """mpd's figures on the same tree and the ratios; a line saying why when mpd cannot run."""
-    mpd, how = find_or_install_mpd()
-    if mpd is None:
-        print(f"mpd unavailable: {how}; no ratio", flush=True)
-        return
-    warm_cache(library)
+# --------------------------------------------------------------------------- starts and servers
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def http_status(port: int, path: str) -> int | None:
+    """The status of one HTTP/1.0 GET, or None while nothing listens yet."""
     try:
-        run = run_mpd(mpd, library, tmp, args.timeout)
-    except (RuntimeError, OSError) as exc:
-        print(f"mpd failed: {exc}; no ratio", flush=True)
-        return
-    files_per_s = run.songs / run.full_seconds
-    mismatch = "" if run.songs == args.files else f" WARNING songs!={args.files}"
-    print(
-        f"mpd full files={run.songs} seconds={run.full_seconds:.2f} files_per_s={files_per_s:.0f} "
-        f"peak_rss_mb={run.max_rss_mb:.0f} ({run.version}, {how}; seconds from process "
-        "start to database "
-        "written; mpd's default log level, which logs every added file) "
-        f"{run.full_other_cpu}{mismatch}",
-        flush=True,
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(f"GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".encode())
+            head = sock.makefile("rb").readline()
+    except OSError:
+        return None
+    parts = head.split()
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+
+
+def http_json(port: int, path: str) -> dict:
+    import json
+
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(f"GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        data = sock.makefile("rb").read()
+    return json.loads(data.partition(b"\r\n\r\n")[2] or b"{}")
+
+
+def start_airwave(data_dir: Path, port: int, *args: str, env: dict[str, str] | None = None):  # noqa: ANN201
+    return subprocess.Popen(
+        [str(AIRWAVE), "serve", "--data-dir", str(data_dir), "--port", str(port), *args],
+        env={**airwave_env(), **(env or {})},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
-    print(
-        f"mpd rescan_unchanged seconds={run.rescan_seconds:.3f} (`update` with nothing changed) "
-        f"{run.rescan_other_cpu}",
-        flush=True,
-    )
-    # mpd's update swings with where its threads run (on a 2-vCPU VM: ~2x faster on one CPU, or with
-    # the
-    # other CPU busy), so the same build pinned to one CPU is shown beside it, with its ratio.
+
+
+def stop_airwave(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)  # no drain
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def airwave_first_200(data_dir: Path, timeout: float, *args: str) -> tuple[float, str]:
+    """Seconds from `airwave serve` (an existing data dir, no library) to GET /healthz 200."""
+    port = free_port()
+    busy = machine_busy_s()
+    started = time.perf_counter()
+    proc = start_airwave(data_dir, port, *args)
     try:
-        pinned = run_mpd(
-            mpd,
-            library,
-            tmp.with_name(tmp.name + "-pinned"),
-            args.timeout,
-            cpus={max(os.sched_getaffinity(0))},
-        )
-    except (RuntimeError, OSError) as exc:
-        pinned = None
-        print(f"mpd full_one_cpu failed: {exc}", flush=True)
-    if pinned is not None:
-        print(
-            f"mpd full_one_cpu files={pinned.songs} seconds={pinned.full_seconds:.2f} "
-            f"files_per_s={pinned.songs / pinned.full_seconds:.0f} (the same build with mpd "
-            "pinned to one CPU) "
-            f"{pinned.full_other_cpu}",
-            flush=True,
-        )
-    ratio = (full.files / full.seconds) / files_per_s
-    internal = (full.files / full.scan_seconds) / files_per_s
-    print(
-        f"ratio full_scan airwave/mpd={ratio:.3f} (files/s, both timed from process start; "
-        "with the "
-        f"scanner's own clock {internal:.3f}) target>={TARGET_MPD_RATIO}",
-        flush=True,
+        while (status := http_status(port, "/healthz")) != 200:
+            if proc.poll() is not None:
+                raise RuntimeError(f"airwave serve exited with {proc.returncode}")
+            if time.perf_counter() - started > timeout:
+                raise RuntimeError(f"airwave serve answered no 200 within {timeout:g} s ({status})")
+            time.sleep(0.002)
+        seconds = time.perf_counter() - started
+        other = other_cpu(machine_busy_s() - busy, tree_cpu_s(proc.pid))
+    finally:
+        stop_airwave(proc)
+    return seconds, other
+
+
+def mpd_first_answer(mpd: str, tmp: Path, timeout: float) -> tuple[float, str]:
+    """Seconds from starting mpd on the database it built to its answer to `status`."""
+    (tmp / "socket").unlink(missing_ok=True)
+    busy = machine_busy_s()
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [mpd, "--no-daemon", str(tmp / "mpd.conf")],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
-    if pinned is not None:
-        one_cpu = (full.files / full.seconds) / (pinned.songs / pinned.full_seconds)
-        print(
-            f"ratio full_scan airwave/mpd_one_cpu={one_cpu:.3f} (against mpd's faster placement)",
-            flush=True,
-        )
-    print(
-        f"ratio rescan mpd_seconds/airwave_seconds={run.rescan_seconds / again.seconds:.3f} "
-        f"(with the scanner's own clock {run.rescan_seconds / again.scan_seconds:.3f})",
-        flush=True,
+    client: MpdClient | None = None
+    try:
+        client = MpdClient(str(tmp / "socket"), proc.pid, started + timeout)
+        client.command("status", started + timeout)
+        seconds = time.perf_counter() - started
+        other = other_cpu(machine_busy_s() - busy, process_cpu_s(proc.pid))
+    finally:
+        if client is not None:
+            client.close()
+        _stop(proc)
+    return seconds, other
+
+
+@dataclass
+class ServerRescans:
+    start_scan_s: float  # the scan at the server's start (unchanged library), its own clock
+    external_s: list[float]  # startScan sent -> /healthz shows it done, polled every 2 ms
+    total_s: list[float]  # the server's own clock: scan and what follows (playlists, similarity)
+    scanner_s: list[float]  # the server's own clock: the scanner alone
+    tag_reads: int
+
+
+def server_rescans(library: Path, data_dir: Path, rounds: int, timeout: float) -> ServerRescans:
+    """Unchanged rescans inside one running server holding the library."""
+    user = subprocess.run(
+        [str(AIRWAVE), "user", "add", ADMIN, "--admin", "--password-stdin"]
+        + ["--data-dir", str(data_dir)],
+        input=ADMIN_PASSWORD + "\n",
+        capture_output=True,
+        text=True,
+        env=airwave_env(),
     )
+    if user.returncode != 0 and "exists" not in user.stderr + user.stdout:
+        raise RuntimeError(f"airwave user add failed: {user.stderr.strip()}")
+    port = free_port()
+    env = {"AIRWAVE_ANALYZE_AUDIO": "false", "AIRWAVE_WORKERS": "1", "AIRWAVE_ACCESS_LOG": "false"}
+    proc = start_airwave(data_dir, port, "--library", str(library), env=env)
+    try:
+        deadline = time.perf_counter() + timeout
+
+        def library_status() -> dict:
+            return http_json(port, "/healthz").get("library", {})
+
+        def wait_scans(count: int) -> dict:
+            while True:
+                if http_status(port, "/livez") == 200:
+                    status = library_status()
+                    if status.get("scans", 0) >= count and status.get("state") == "idle":
+                        return status
+                if proc.poll() is not None:
+                    raise RuntimeError(f"airwave serve exited with {proc.returncode}")
+                if time.perf_counter() > deadline:
+                    raise RuntimeError("the server's scan did not end in time")
+                time.sleep(0.002)
+
+        first = wait_scans(1)
+        # total_seconds: published since the lease change; older servers: the scanner's own
+        total = lambda last: last.get("total_seconds", float("nan"))  # noqa: E731
+        out = ServerRescans(total(first["last"]), [], [], [], 0)
+        from urllib.parse import urlencode
+
+        query = urlencode(
+            {"u": ADMIN, "p": ADMIN_PASSWORD, "v": "1.16.1", "c": "bench", "f": "json"}
+        )
+        for n in range(2, rounds + 2):
+            started = time.perf_counter()
+            answer = http_json(port, f"/rest/startScan?{query}")
+            if answer.get("subsonic-response", {}).get("status") != "ok":
+                raise RuntimeError(f"startScan failed: {answer}")
+            status = wait_scans(n)
+            out.external_s.append(time.perf_counter() - started)
+            out.total_s.append(total(status["last"]))
+            out.scanner_s.append(status["last"]["seconds"])
+            out.tag_reads += status["last"].get("tag_reads", 0)
+        return out
+    finally:
+        stop_airwave(proc)
 
 
 # --------------------------------------------------------------------------- main
 
 
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def figures(values: list[float], fmt: str = ".3f") -> str:
+    return "[" + " ".join(format(v, fmt) for v in values) + "]"
+
+
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        description="Full scan files/s, unchanged rescan seconds and peak RSS of `airwave scan` "
-        "on a generated library, beside mpd's database update of the same tree in the same run.",
+        description="Full scan files/s, unchanged rescans (command and server), start to first "
+        "200 and peak RSS of Airwave on a generated library, beside mpd in the same run.",
     )
     parser.add_argument("--files", type=int, default=20_000, help="library size (default 20000)")
     parser.add_argument(
@@ -850,6 +974,7 @@ def parse_args() -> argparse.Namespace:
         type=Path,
         help="library folder to reuse (generated there when absent or of another size; kept)",
     )
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of each figure (default 3)")
     parser.add_argument(
         "--keep", action="store_true", help="keep the temporary folder (library, data dirs, mpd)"
     )
@@ -860,11 +985,155 @@ def parse_args() -> argparse.Namespace:
     args = parser.parse_args()
     if not 1 <= args.files <= 1_000_000:
         parser.error("--files must be between 1 and 1000000")
+    if not 1 <= args.rounds <= 50:
+        parser.error("--rounds must be between 1 and 50")
     return args
 
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
+
+
+def measure(args: argparse.Namespace, library: Path, tmp: Path) -> None:
+    mpd: str | None = None
+    if not args.skip_mpd:
+        mpd, how = find_or_install_mpd()
+        if mpd is None:
+            print(f"mpd unavailable: {how}; no ratio", flush=True)
+        else:
+            version = subprocess.run([mpd, "--version"], capture_output=True, text=True)
+            print(f"mpd {version.stdout.splitlines()[0]} ({how})", flush=True)
+
+    # -- full scan and the command's unchanged rescan, taking turns with mpd
+    fulls: list[AirwaveRun] = []
+    rescans: list[AirwaveRun] = []
+    mpds: list[MpdRun] = []
+    for r in range(args.rounds):
+        order = ("airwave", "mpd") if r % 2 == 0 else ("mpd", "airwave")
+        for who in order:
+            warm_cache(library)
+            if who == "airwave":
+                full = run_airwave(library, tmp / f"airwave-data-{r}")
+                again = run_airwave(library, tmp / f"airwave-data-{r}")
+                fulls.append(full)
+                rescans.append(again)
+                m = full.memory
+                print(
+                    f"round {r + 1} airwave full seconds={full.seconds:.2f} "
+                    f"files_per_s={full.files / full.seconds:.0f} "
+                    f"scanner_seconds={full.scan_seconds:.2f} "
+                    f"startup_and_after_s={full.seconds - full.scan_seconds:.2f} "
+                    f"peak_rss_mb={m.parent_hwm_kb / 1024:.0f} "
+                    f"tree_peak_rss_mb={m.tree_rss_kb / 1024:.0f} "
+                    f"cpu_s={full.cpu_seconds:.1f} "
+                    f"{other_cpu(full.machine_busy, full.cpu_seconds)}; "
+                    f"rescan seconds={again.seconds:.3f} scanner_seconds={again.scan_seconds:.3f} "
+                    f"tag_reads={again.tag_reads} "
+                    f"{other_cpu(again.machine_busy, again.cpu_seconds)}",
+                    flush=True,
+                )
+            elif mpd is not None:
+                run = run_mpd(mpd, library, tmp / f"mpd-{r}", args.timeout)
+                mpds.append(run)
+                mismatch = "" if run.songs == args.files else f" WARNING songs!={args.files}"
+                print(
+                    f"round {r + 1} mpd full seconds={run.full_seconds:.2f} "
+                    f"files_per_s={run.songs / run.full_seconds:.0f} "
+                    f"peak_rss_mb={run.max_rss_mb:.0f} {run.full_other_cpu}; "
+                    f"rescan seconds={run.rescan_seconds:.3f} {run.rescan_other_cpu}{mismatch}",
+                    flush=True,
+                )
+    print(f"  airwave said: {fulls[0].output}", flush=True)
+    full_s = median([f.seconds for f in fulls])
+    rate = median([f.files / f.seconds for f in fulls])
+    print(
+        f"scan full (airwave scan --no-analyze, from process start) files={fulls[0].files} "
+        f"median_seconds={full_s:.2f} median_files_per_s={rate:.0f} "
+        f"scanner_files_per_s={median([f.files / f.scan_seconds for f in fulls]):.0f} "
+        f"peak_rss_mb={median([f.memory.parent_hwm_kb / 1024 for f in fulls]):.0f} "
+        f"(target <{TARGET_RSS_MB}) rounds={figures([f.seconds for f in fulls], '.2f')}",
+        flush=True,
+    )
+    print(
+        f"scan rescan_unchanged (the command) median_seconds="
+        f"{median([a.seconds for a in rescans]):.3f} "
+        f"scanner_seconds={median([a.scan_seconds for a in rescans]):.3f} "
+        f"tag_reads={sum(a.tag_reads for a in rescans)} target<{TARGET_RESCAN_S:g} "
+        f"rounds={figures([a.seconds for a in rescans])}",
+        flush=True,
+    )
+    if mpds:
+        mpd_rate = median([m.songs / m.full_seconds for m in mpds])
+        mpd_rescan = median([m.rescan_seconds for m in mpds])
+        print(
+            f"mpd full median_seconds={median([m.full_seconds for m in mpds]):.2f} "
+            f"median_files_per_s={mpd_rate:.0f} rescan_unchanged median_seconds={mpd_rescan:.3f}",
+            flush=True,
+        )
+        print(
+            f"ratio full_scan airwave/mpd={rate / mpd_rate:.3f} (files/s from process start, "
+            f"medians of {args.rounds} interleaved rounds) target>={TARGET_MPD_RATIO}",
+            flush=True,
+        )
+        print(
+            f"ratio rescan_unchanged airwave_command/mpd="
+            f"{median([a.seconds for a in rescans]) / mpd_rescan:.2f} (seconds)",
+            flush=True,
+        )
+
+    # -- unchanged rescans inside a running server
+    rescan = server_rescans(library, tmp / "airwave-data-0", args.rounds, args.timeout)
+    print(
+        f"scan rescan_unchanged (inside a running server, startScan) "
+        f"median_seconds={median(rescan.total_s):.3f} (the server's clock: scan, playlists, "
+        f"similarity check) scanner_seconds={median(rescan.scanner_s):.3f} "
+        f"request_to_done_s={median(rescan.external_s):.3f} (startScan sent, with its "
+        f"password check, until /healthz shows it done) at_start_s={rescan.start_scan_s:.3f} "
+        f"tag_reads={rescan.tag_reads} target<{TARGET_SERVER_RESCAN_S:g} "
+        f"rounds={figures(rescan.total_s)}",
+        flush=True,
+    )
+
+    # -- start to first 200, taking turns with mpd's start
+    data = tmp / "airwave-data-0"
+    starts: dict[str, list[float]] = {"default": [], "workers1": [], "mpd": []}
+    others: dict[str, list[str]] = {k: [] for k in starts}
+    kinds = ["default", "workers1"] + (["mpd"] if mpds else [])
+    airwave_first_200(data, args.timeout)  # not counted: the first start after the scans
+    for r in range(args.rounds + 2):
+        for kind in kinds if r % 2 == 0 else list(reversed(kinds)):
+            if kind == "mpd":
+                assert mpd is not None
+                seconds, other = mpd_first_answer(mpd, tmp / "mpd-0", args.timeout)
+            else:
+                extra = ("--workers", "1") if kind == "workers1" else ()
+                seconds, other = airwave_first_200(data, args.timeout, *extra)
+            starts[kind].append(seconds)
+            others[kind].append(other.split("=")[1])
+    print(
+        f"start first_200 (airwave serve, existing data dir, {fulls[0].files} tracks, default "
+        f"workers={os.cpu_count()}) median_seconds={median(starts['default']):.3f} "
+        f"target<{TARGET_START_S:g} rounds={figures(starts['default'])} "
+        f"other_cpu_s={','.join(others['default'])}",
+        flush=True,
+    )
+    print(
+        f"start first_200 (airwave serve --workers 1) "
+        f"median_seconds={median(starts['workers1']):.3f} rounds={figures(starts['workers1'])} "
+        f"other_cpu_s={','.join(others['workers1'])}",
+        flush=True,
+    )
+    if starts["mpd"]:
+        print(
+            f"mpd start first_answer (existing database, `status`) "
+            f"median_seconds={median(starts['mpd']):.3f} rounds={figures(starts['mpd'])}",
+            flush=True,
+        )
+        print(
+            f"ratio start airwave/mpd={median(starts['default']) / median(starts['mpd']):.2f} "
+            f"(workers 1: {median(starts['workers1']) / median(starts['mpd']):.2f})",
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -881,61 +1150,22 @@ def main() -> None:
         idle = idle_share()
         print(
             f"config library={library} files={args.files} formats=mp3,flac,ogg(vorbis) "
-            f"covers={covers} "
-            f"bytes_total={size} ({how}) cache=warm (all {count} files read once before measuring) "
-            f"cpus={os.cpu_count()} idle_before={idle:.0%} airwave_db=sqlite(fresh data dir) "
-            f"scan_workers=default",
+            f"covers={covers} bytes_total={size} ({how}) cache=warm (all {count} files read "
+            f"before each measurement) cpus={os.cpu_count()} idle_before={idle:.0%} "
+            f"airwave_db=sqlite scan_workers=default rounds={args.rounds} "
+            f"loadavg_1m_start={load_start:.2f}",
             flush=True,
         )
         if idle < 0.9:
             print(
-                f"warning: the machine was only {idle:.0%} idle before measuring; other "
-                "work skews every "
-                "figure (see other_cpu_s)",
+                f"warning: the machine was only {idle:.0%} idle before measuring; other work "
+                "skews every figure (see other_cpu_s)",
                 flush=True,
             )
-
-        full = run_airwave(library, tmp / "airwave-data")
-        m = full.memory
+        measure(args, library, tmp)
         print(
-            f"scan full files={full.files} seconds={full.seconds:.2f} "
-            f"files_per_s={full.files / full.seconds:.0f} "
-            f"peak_rss_mb={m.parent_hwm_kb / 1024:.0f} (parent; wait4 largest process "
-            f"{full.max_rss_mb:.0f}) "
-            f"tree_peak_rss_mb={m.tree_rss_kb / 1024:.0f} "
-            f"tree_peak_pss_mb={m.tree_pss_kb / 1024:.0f} "
-            f"worker_peak_rss_mb={m.worker_hwm_kb / 1024:.0f} processes={m.processes} "
-            f"cpu_s={full.cpu_seconds:.1f} {other_cpu(full.machine_busy, full.cpu_seconds)} "
-            f"targets: files_per_s>={TARGET_FILES_PER_S} "
-            f"peak_rss_mb<{TARGET_RSS_MB}",
-            flush=True,
-        )
-        print(
-            f"scan full scanner_seconds={full.scan_seconds:.2f} "
-            f"scanner_files_per_s={full.files / full.scan_seconds:.0f} "
-            f"(scanner's own clock: no interpreter start-up, imports or migrations) "
-            f"startup_s={full.seconds - full.scan_seconds:.2f}",
-            flush=True,
-        )
-        print(f"  airwave said: {full.output}", flush=True)
-
-        again = run_airwave(library, tmp / "airwave-data")
-        print(
-            f"scan rescan_unchanged files={again.files} seconds={again.seconds:.3f} "
-            f"tag_reads={again.tag_reads} "
-            f"scanner_seconds={again.scan_seconds:.2f} "
-            f"peak_rss_mb={again.memory.parent_hwm_kb / 1024:.0f} "
-            f"{other_cpu(again.machine_busy, again.cpu_seconds)} "
-            f"target: seconds<{TARGET_RESCAN_S:g} tag_reads=0",
-            flush=True,
-        )
-
-        if args.skip_mpd:
-            print("mpd skipped (--skip-mpd)", flush=True)
-        else:
-            compare_with_mpd(library, tmp / "mpd", args, full, again)
-        print(
-            f"machine loadavg_1m_start={load_start:.2f} loadavg_1m_end={os.getloadavg()[0]:.2f}",
+            f"machine loadavg_1m_start={load_start:.2f} loadavg_1m_end={os.getloadavg()[0]:.2f} "
+            f"idle_after={idle_share():.0%}",
             flush=True,
         )
     except KeyboardInterrupt:
