@@ -99,7 +99,7 @@ def _scan(
         if report.interrupted:
             err.print("interrupted; run the same command again to finish")
             raise typer.Exit(130)
-        if synced := sync_playlists(services, list(library)):
+        if synced := sync_playlists(services, list(library), report.playlist_files):
             out.print(synced)
         _index(services)
         if not watch:

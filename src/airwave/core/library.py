@@ -13,8 +13,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from sqlalchemy import select
+
 from airwave import processes
 from airwave.core import members
+from airwave.core.catalog import freshness
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
 from airwave.library import workers
@@ -22,6 +25,7 @@ from airwave.library.containment import Roots
 from airwave.library.profiler import ProfileReport
 from airwave.library.scanner import Scanner, ScanReport, recorded_roots
 from airwave.store import cluster
+from airwave.store.models import Playlist
 
 log = logging.getLogger("airwave.library")
 LIBRARY_LEASE = "library"  # held by whoever scans: one server process, or `airwave scan`
@@ -76,14 +80,16 @@ def refresh_similarity(
     The neighbour table is rebuilt before the (slower) sound analysis so new tracks play on stations
     right away, and again after it when the analysis changed anything.
     """
-    from airwave.core.catalog import similarity_index
     from airwave.library import profiler
 
     settings = services.settings
-    store = settings.data_dir / similarity_index.STORE
     if progress:
         progress("similarity", 0, 1)
-    similarity_index.build(services.database, services.clock.now, store=store)
+    if not freshness.is_current(services.database):  # else not even numpy is imported
+        from airwave.core.catalog import similarity_index
+
+        store = settings.data_dir / similarity_index.STORE
+        similarity_index.build(services.database, services.clock.now, store=store)
     if not settings.analyze_audio:
         return None
     report = profiler.run(
@@ -94,8 +100,11 @@ def refresh_similarity(
         should_stop=should_stop,
     )
     if report.analysed or report.failed:
+        from airwave.core.catalog import similarity_index
+
         if progress:
             progress("similarity", 0, 1)
+        store = settings.data_dir / similarity_index.STORE
         similarity_index.build(services.database, services.clock.now, store=store)
         log.info(
             "sound analysed",
@@ -121,10 +130,15 @@ def serving_roots(services: Services, library: Library | None) -> Roots:
     return Roots([*known, ads], deny=[services.settings.data_dir])
 
 
-def sync_playlists(services: Services, roots: list[Path]) -> str | None:
+def sync_playlists(
+    services: Services, roots: list[Path], files_seen: int | None = None
+) -> str | None:
     """The library's playlist files (.m3u, .m3u8, .xspf) as playlists of the operator (the
     first administrator), kept in step scan after scan. A line saying what changed, if
-    anything did."""
+    anything did. `files_seen`: how many the scan saw; with none there and no playlist made
+    from a file before, there is nothing to do (and nothing to walk)."""
+    if files_seen == 0 and not _file_playlists(services):
+        return None
     from airwave.core import playlists
 
     files = playlists.library_files(roots)
@@ -154,6 +168,15 @@ def sync_playlists(services: Services, roots: list[Path]) -> str | None:
         f"playlist files: {synced.made} new, {synced.updated} changed, {synced.removed} gone; "
         f"{synced.unmatched} entries match no track"
     )
+
+
+def _file_playlists(services: Services) -> bool:
+    """Whether any playlist was made from a playlist file."""
+    with services.database.read() as db:
+        return (
+            db.scalar(select(Playlist.id).where(Playlist.source_path.is_not(None)).limit(1))
+            is not None
+        )
 
 
 class LibraryHeld(Exception):
@@ -270,7 +293,7 @@ class Library:
             for path, message in report.errors[:50]:
                 log.warning("skipped file", extra={"path": path, "reason": message})
             try:
-                sync_playlists(self.services, self.roots)
+                sync_playlists(self.services, self.roots, report.playlist_files)
                 refresh_similarity(self.services, progress=self._progress, should_stop=stop.is_set)
                 self.status.indexed += 1
             finally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -43,6 +44,7 @@ BATCH = 500
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".webp", ".gif")
 COVER_NAMES = ("cover", "folder", "front", "album")
 LYRICS_EXTENSIONS = (".lrc", ".txt")
+PLAYLIST_EXTENSIONS = (".m3u", ".m3u8", ".xspf")
 VARIOUS_ARTISTS = "Various Artists"
 Progress = Callable[[str, int, int], None]
 
@@ -60,6 +62,7 @@ class ScanReport:
     known_bad: int = 0
     seconds: float = 0.0
     interrupted: bool = False
+    playlist_files: int = 0  # seen in the folders: none, and there are no playlists to follow
 
     @property
     def files_per_second(self) -> float:
@@ -81,6 +84,7 @@ class Walk:
     artist_images: dict[str, str] = field(default_factory=dict)  # directory -> artist image path
     errors: list[tuple[str, str]] = field(default_factory=list)
     roots: containment.Roots = field(default_factory=lambda: containment.Roots(()))
+    playlist_files: int = 0  # .m3u, .m3u8, .xspf seen (core.library keeps playlists of them)
 
 
 def walk(roots: Iterable[Path]) -> Walk:
@@ -88,16 +92,18 @@ def walk(roots: Iterable[Path]) -> Walk:
     with its neighbours; links out, non-regular and over-size files go to `errors`, unread."""
     absolute = [str(Path(r).absolute()) for r in roots]
     result = Walk(roots=containment.Roots(absolute))
-    seen_dirs: set[tuple[int, int]] = set()
-    stack = list(absolute)
+    seen_dirs: set[str] = set()  # real paths: a folder reached twice (through links) is read once
+    # (folder, its real path when known): a folder that is no link lies where its parent really
+    # is, so only links and the roots are resolved (realpath costs a stat per path component)
+    stack: list[tuple[str, str | None]] = [(a, None) for a in absolute]
     while stack:
-        directory = stack.pop()
+        directory, real_dir = stack.pop()
         try:
-            st = os.stat(directory)
-            if (st.st_dev, st.st_ino) in seen_dirs:
+            if real_dir is None:
+                real_dir = os.path.realpath(directory)
+            if real_dir in seen_dirs:
                 continue
-            seen_dirs.add((st.st_dev, st.st_ino))
-            real_dir = os.path.realpath(directory)
+            seen_dirs.add(real_dir)
             if not result.roots.allows(real_dir):
                 result.errors.append(
                     (directory, f"folder resolves outside the library (to {real_dir})")
@@ -110,16 +116,18 @@ def walk(roots: Iterable[Path]) -> Walk:
         by_stem: dict[str, list[str]] = defaultdict(list)
         audio: list[os.DirEntry[str]] = []
         for entry in entries:
-            if entry.name.startswith("."):
+            name = entry.name
+            if name.startswith("."):
                 continue
             try:
                 if entry.is_dir(follow_symlinks=True):
-                    stack.append(entry.path)
+                    real = None if entry.is_symlink() else os.path.join(real_dir, name)
+                    stack.append((entry.path, real))
                     continue
             except OSError:
                 continue
-            stem, ext = os.path.splitext(entry.name)
-            ext = ext.lower()
+            dot = name.rfind(".")
+            stem, ext = (name[:dot], name[dot:].lower()) if dot > 0 else (name, "")
             if ext in AUDIO_EXTENSIONS:
                 try:
                     entry.path.encode("utf-8")
@@ -147,20 +155,34 @@ def walk(roots: Iterable[Path]) -> Walk:
                     result.artist_images[directory] = entry.path
             elif ext in LYRICS_EXTENSIONS:
                 by_stem[stem].append(entry.path)
+            elif ext in PLAYLIST_EXTENSIONS:
+                result.playlist_files += 1
         for entry in audio:
             try:
                 st = entry.stat(follow_symlinks=True)
             except OSError as exc:
                 result.errors.append((entry.path, f"cannot stat: {exc.strerror or exc}"))
                 continue
-            if not _acceptable(entry, real_dir, result, containment.AUDIO_MAX_BYTES, st):
+            # A regular file that is no link lies in this (allowed) folder and audio has no size
+            # cap: nothing more to judge. Links and anything else are judged in full.
+            if (entry.is_symlink() or not stat.S_ISREG(st.st_mode)) and not _acceptable(
+                entry, real_dir, result, containment.AUDIO_MAX_BYTES, st
+            ):
                 continue
-            stem = os.path.splitext(entry.name)[0]
-            sidecars = sorted(by_stem.get(stem, []), key=lambda p: not p.lower().endswith(".lrc"))
-            lyrics = next(
-                (p for p in sidecars if _acceptable_path(p, result, containment.LYRICS_MAX_BYTES)),
-                None,
-            )
+            lyrics = None
+            if by_stem:
+                sidecars = sorted(
+                    by_stem.get(os.path.splitext(entry.name)[0], []),
+                    key=lambda p: not p.lower().endswith(".lrc"),
+                )
+                lyrics = next(
+                    (
+                        p
+                        for p in sidecars
+                        if _acceptable_path(p, result, containment.LYRICS_MAX_BYTES)
+                    ),
+                    None,
+                )
             result.files.append(FoundFile(entry.path, st.st_size, st.st_mtime_ns, lyrics))
     result.files.sort(key=lambda f: f.path)
     return result
@@ -236,6 +258,7 @@ class Scanner:
         found = walk(roots)
         report.errors.extend(found.errors)
         report.files_seen = len(found.files)
+        report.playlist_files = found.playlist_files
         root_prefixes = tuple(str(Path(r).absolute()).rstrip(os.sep) + os.sep for r in roots)
         record_roots(self.database, [str(Path(r).absolute()) for r in roots], self.now())
         with self.database.read() as db:
@@ -349,7 +372,13 @@ class CatalogWriter:
         self.now = now
         self.found = found
         self.folder_covers: dict[str, EmbeddedPicture | None] = {}
-        with database.read() as db:
+        self._loaded = False  # the caches are read at the first write: a rescan may have none
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        with self.database.read() as db:
             self.artists = {k: i for i, k in db.execute(select(Artist.id, Artist.name_key))}
             self.albums = {
                 (a, k): i
@@ -373,8 +402,9 @@ class CatalogWriter:
         key = names.merge_key(name)[:512]
         found = self.artists.get(key)
         if found is None:
-            found = db.scalar(
-                insert(Artist).returning(Artist.id),
+            found = _new_id(
+                db,
+                Artist,
                 {
                     "name": name[:512],
                     "name_key": key,
@@ -397,8 +427,9 @@ class CatalogWriter:
         key = (artist_id, names.merge_key(tags.album)[:512])
         found = self.albums.get(key)
         if found is None:
-            found = db.scalar(
-                insert(Album).returning(Album.id),
+            found = _new_id(
+                db,
+                Album,
                 {
                     "title": tags.album,
                     "title_key": key[1],
@@ -429,8 +460,9 @@ class CatalogWriter:
         key = names.merge_key(name)[:128]
         found = self.genres.get(key)
         if found is None:
-            found = db.scalar(
-                insert(Genre).returning(Genre.id),
+            found = _new_id(
+                db,
+                Genre,
                 {"name": name[:128], "name_key": key, "category": names.genre_category(name)},
             )
             self.genres[key] = found
@@ -448,8 +480,9 @@ class CatalogWriter:
     ) -> int:
         found = self.artwork.get(content_hash)
         if found is None:
-            found = db.scalar(
-                insert(Artwork).returning(Artwork.id),
+            found = _new_id(
+                db,
+                Artwork,
                 {
                     "content_hash": content_hash,
                     "source_path": source,
@@ -480,12 +513,14 @@ class CatalogWriter:
             picture.height,
             picture.dominant_color,
         )
-        db.execute(update(model).where(model.id == row_id).values(art_id=art_id))
+        table = model.__table__
+        db.connection().execute(update(table).where(table.c.id == row_id).values(art_id=art_id))
         (self.album_art if model is Album else self.artist_art).add(row_id)
 
     # ------------------------------------------------------------------ batches
 
     def write(self, batch: list[TrackTags | ReadError], known: dict, report: ScanReport) -> None:
+        self._load()
         with self.database.write() as db:
             stamps.bump_catalog(db)
             new_files, file_updates, genre_rows, entries = [], [], [], []
@@ -689,6 +724,7 @@ class CatalogWriter:
 
     def remove(self, rows: list) -> int:
         """Files gone from disk: their tracks become missing (not deleted) and leave search."""
+        self._load()
         track_ids = [r.track_id for r in rows if r.track_id is not None]
         with self.database.write() as db:
             stamps.bump_catalog(db)
@@ -785,6 +821,19 @@ class CatalogWriter:
             }
             for i, n, c in rows
         ]
+
+
+_INSERTS: dict[type, object] = {}
+
+
+def _new_id(db: Session, model: type[Artist | Album | Genre | Artwork], values: dict) -> int:
+    """Insert one row and return its id, through the connection: a few thousand of these in a
+    large first scan cost a fraction of what the session's ORM path costs."""
+    statement = _INSERTS.get(model)
+    if statement is None:
+        table = model.__table__
+        statement = _INSERTS[model] = insert(table).returning(table.c.id)
+    return db.connection().execute(statement, values).scalar_one()
 
 
 def _path_hash(path: str) -> str:

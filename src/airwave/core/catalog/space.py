@@ -27,9 +27,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from airwave.core.catalog.freshness import signature  # noqa: F401  # space.signature, as before
 from airwave.library import names
 from airwave.store.models import Genre, Track, TrackGenre, TrackNeighbors, TrackProfile
 
@@ -417,25 +418,6 @@ def _rows_of(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
         return np.full(len(wanted), -1, np.int64)
     at = np.clip(np.searchsorted(ids, wanted), 0, len(ids) - 1)
     return np.where(ids[at] == wanted, at, -1)
-
-
-def signature(db: Session) -> tuple[str, int]:
-    """What the neighbour table depends on: present tracks, their tags and their profiles."""
-    tracks = db.execute(
-        select(
-            func.count(Track.id), func.coalesce(func.sum(Track.id), 0), func.max(Track.added_at)
-        ).where(PRESENT)
-    ).one()
-    profiles = db.execute(
-        select(func.count(TrackProfile.track_id), func.max(TrackProfile.analyzed_at))
-    ).one()
-    tags = db.execute(
-        select(
-            func.count(), func.coalesce(func.sum(TrackGenre.genre_id * 7 + TrackGenre.track_id), 0)
-        ).select_from(TrackGenre)
-    ).one()
-    text = repr((tuple(tracks), tuple(profiles), tuple(tags)))
-    return hashlib.sha256(text.encode()).hexdigest(), int(tracks[0])
 
 
 def decode(ids_blob: bytes, sims_blob: bytes) -> tuple[np.ndarray, np.ndarray]:
