@@ -47,6 +47,7 @@ _AUDIO = re.compile(r"/audio/([A-Za-z0-9_-]{1,200})(?:\.[A-Za-z0-9]{1,5})?")
 _RECEIPT = re.compile(r"/audio/(receipt|skip)/([A-Za-z0-9_-]{1,200})")
 _OUTCOMES: dict[str, plays.Outcome] = {"receipt": "completed", "skip": "skipped"}
 MAX_RECEIPT_BODY = 4096
+WARM_UP_DELAY = 2.0  # seconds after the start before the transcode helpers are warmed up
 NO_SPACE_RETRY_AFTER = 60  # seconds a client waits to ask again while the cache's disk is full
 
 
@@ -57,12 +58,20 @@ class AudioRoutes:
         self.services = services
         self.roots = roots  # where track files may really live
         self.cache: TranscodeCache = cache.for_settings(services.settings)
+        self._warm_up: threading.Timer | None = None
 
     def start(self) -> None:
-        """At server start: warm up what transcodes need, in the background."""
-        threading.Thread(target=self.cache.start, name="transcode-warm-up", daemon=True).start()
+        """At server start: warm up what transcodes need, in the background, once the server
+        had a moment to start listening (the warm-up is a process importing PyAV and numpy: on
+        a small machine it would hold a core while the workers start). A transcode asked for
+        sooner starts what it needs itself."""
+        self._warm_up = threading.Timer(WARM_UP_DELAY, self.cache.start)
+        self._warm_up.name, self._warm_up.daemon = "transcode-warm-up", True
+        self._warm_up.start()
 
     def close(self) -> None:
+        if self._warm_up is not None:
+            self._warm_up.cancel()
         self.cache.close()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
