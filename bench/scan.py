@@ -21,7 +21,10 @@ Airwave and mpd taking turns to go first, medians printed with the ratio:
   answers `status`.
 
     .venv/bin/python bench/scan.py [--files 20000] [--library DIR] [--rounds 3] [--keep]
-                                   [--skip-mpd]
+                                   [--skip-mpd] [--baseline-src DIR]
+
+With --baseline-src, another checkout's code (say main's, `git archive main src | tar -x -C
+DIR`) is measured the same way, taking turns with this one's: before and after in one run.
 
 Prints one line per figure and the ratios measured in the same run; never asserts. The machine
 has to be otherwise idle: `idle_before`, each figure's `other_cpu_s` (CPU-seconds the rest of
@@ -539,8 +542,18 @@ class AirwaveRun:
     output: str
 
 
+_SOURCE: list[Path | None] = [None]  # the Airwave source measured now: None = this checkout
+
+
 def airwave_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("AIRWAVE_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRWAVE_")}
+    if _SOURCE[0] is not None:  # --baseline-src: the same commands on another checkout's code
+        env["PYTHONPATH"] = str(_SOURCE[0] / "src")
+    return env
+
+
+def use_source(source: Path | None) -> None:
+    _SOURCE[0] = source
 
 
 def run_airwave(library: Path, data_dir: Path) -> AirwaveRun:
@@ -843,7 +856,8 @@ def stop_airwave(proc: subprocess.Popen) -> None:
 
 
 def airwave_first_200(data_dir: Path, timeout: float, *args: str) -> tuple[float, str]:
-    """Seconds from `airwave serve` (an existing data dir, no library) to GET /healthz 200."""
+    """Seconds from `airwave serve` (an existing data dir, no library) to GET /healthz 200; the
+    CPU-seconds its processes used until then, and the rest of the machine meanwhile."""
     port = free_port()
     busy = machine_busy_s()
     started = time.perf_counter()
@@ -856,10 +870,11 @@ def airwave_first_200(data_dir: Path, timeout: float, *args: str) -> tuple[float
                 raise RuntimeError(f"airwave serve answered no 200 within {timeout:g} s ({status})")
             time.sleep(0.002)
         seconds = time.perf_counter() - started
-        other = other_cpu(machine_busy_s() - busy, tree_cpu_s(proc.pid))
+        cpu = tree_cpu_s(proc.pid)
+        other = other_cpu(machine_busy_s() - busy, cpu)
     finally:
         stop_airwave(proc)
-    return seconds, other
+    return seconds, f"cpu_s={cpu:.2f} {other}"
 
 
 def mpd_first_answer(mpd: str, tmp: Path, timeout: float) -> tuple[float, str]:
@@ -878,12 +893,13 @@ def mpd_first_answer(mpd: str, tmp: Path, timeout: float) -> tuple[float, str]:
         client = MpdClient(str(tmp / "socket"), proc.pid, started + timeout)
         client.command("status", started + timeout)
         seconds = time.perf_counter() - started
-        other = other_cpu(machine_busy_s() - busy, process_cpu_s(proc.pid))
+        cpu = process_cpu_s(proc.pid)
+        other = other_cpu(machine_busy_s() - busy, cpu)
     finally:
         if client is not None:
             client.close()
         _stop(proc)
-    return seconds, other
+    return seconds, f"cpu_s={cpu:.2f} {other}"
 
 
 @dataclass
@@ -980,6 +996,12 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--skip-mpd", action="store_true", help="measure Airwave only")
     parser.add_argument(
+        "--baseline-src",
+        type=Path,
+        help="another Airwave checkout (e.g. `git archive main src | tar -x -C DIR`): its code "
+        "measured the same way, taking turns with this one's (PYTHONPATH=DIR/src)",
+    )
+    parser.add_argument(
         "--timeout", type=float, default=600.0, help="seconds allowed per measured step"
     )
     args = parser.parse_args()
@@ -1003,23 +1025,29 @@ def measure(args: argparse.Namespace, library: Path, tmp: Path) -> None:
         else:
             version = subprocess.run([mpd, "--version"], capture_output=True, text=True)
             print(f"mpd {version.stdout.splitlines()[0]} ({how})", flush=True)
+    # this checkout's code, and with --baseline-src another's, taking turns
+    sources: dict[str, Path | None] = {"airwave": None}
+    if args.baseline_src:
+        sources["baseline"] = args.baseline_src.absolute()
 
     # -- full scan and the command's unchanged rescan, taking turns with mpd
-    fulls: list[AirwaveRun] = []
-    rescans: list[AirwaveRun] = []
+    fulls: dict[str, list[AirwaveRun]] = {k: [] for k in sources}
+    rescans: dict[str, list[AirwaveRun]] = {k: [] for k in sources}
     mpds: list[MpdRun] = []
     for r in range(args.rounds):
-        order = ("airwave", "mpd") if r % 2 == 0 else ("mpd", "airwave")
-        for who in order:
+        order = [*sources, "mpd"]
+        for who in order if r % 2 == 0 else list(reversed(order)):
             warm_cache(library)
-            if who == "airwave":
-                full = run_airwave(library, tmp / f"airwave-data-{r}")
-                again = run_airwave(library, tmp / f"airwave-data-{r}")
-                fulls.append(full)
-                rescans.append(again)
+            if who in sources:
+                use_source(sources[who])
+                data = tmp / f"{who}-data-{r}"
+                full = run_airwave(library, data)
+                again = run_airwave(library, data)
+                fulls[who].append(full)
+                rescans[who].append(again)
                 m = full.memory
                 print(
-                    f"round {r + 1} airwave full seconds={full.seconds:.2f} "
+                    f"round {r + 1} {who} full seconds={full.seconds:.2f} "
                     f"files_per_s={full.files / full.seconds:.0f} "
                     f"scanner_seconds={full.scan_seconds:.2f} "
                     f"startup_and_after_s={full.seconds - full.scan_seconds:.2f} "
@@ -1028,7 +1056,7 @@ def measure(args: argparse.Namespace, library: Path, tmp: Path) -> None:
                     f"cpu_s={full.cpu_seconds:.1f} "
                     f"{other_cpu(full.machine_busy, full.cpu_seconds)}; "
                     f"rescan seconds={again.seconds:.3f} scanner_seconds={again.scan_seconds:.3f} "
-                    f"tag_reads={again.tag_reads} "
+                    f"cpu_s={again.cpu_seconds:.2f} tag_reads={again.tag_reads} "
                     f"{other_cpu(again.machine_busy, again.cpu_seconds)}",
                     flush=True,
                 )
@@ -1043,95 +1071,98 @@ def measure(args: argparse.Namespace, library: Path, tmp: Path) -> None:
                     f"rescan seconds={run.rescan_seconds:.3f} {run.rescan_other_cpu}{mismatch}",
                     flush=True,
                 )
-    print(f"  airwave said: {fulls[0].output}", flush=True)
-    full_s = median([f.seconds for f in fulls])
-    rate = median([f.files / f.seconds for f in fulls])
-    print(
-        f"scan full (airwave scan --no-analyze, from process start) files={fulls[0].files} "
-        f"median_seconds={full_s:.2f} median_files_per_s={rate:.0f} "
-        f"scanner_files_per_s={median([f.files / f.scan_seconds for f in fulls]):.0f} "
-        f"peak_rss_mb={median([f.memory.parent_hwm_kb / 1024 for f in fulls]):.0f} "
-        f"(target <{TARGET_RSS_MB}) rounds={figures([f.seconds for f in fulls], '.2f')}",
-        flush=True,
-    )
-    print(
-        f"scan rescan_unchanged (the command) median_seconds="
-        f"{median([a.seconds for a in rescans]):.3f} "
-        f"scanner_seconds={median([a.scan_seconds for a in rescans]):.3f} "
-        f"tag_reads={sum(a.tag_reads for a in rescans)} target<{TARGET_RESCAN_S:g} "
-        f"rounds={figures([a.seconds for a in rescans])}",
-        flush=True,
-    )
+    use_source(None)
+    mpd_rate = median([m.songs / m.full_seconds for m in mpds]) if mpds else float("nan")
+    mpd_rescan = median([m.rescan_seconds for m in mpds]) if mpds else float("nan")
     if mpds:
-        mpd_rate = median([m.songs / m.full_seconds for m in mpds])
-        mpd_rescan = median([m.rescan_seconds for m in mpds])
         print(
             f"mpd full median_seconds={median([m.full_seconds for m in mpds]):.2f} "
             f"median_files_per_s={mpd_rate:.0f} rescan_unchanged median_seconds={mpd_rescan:.3f}",
             flush=True,
         )
+    for who in sources:
+        print(f"  {who} said: {fulls[who][0].output}", flush=True)
+        rate = median([f.files / f.seconds for f in fulls[who]])
         print(
-            f"ratio full_scan airwave/mpd={rate / mpd_rate:.3f} (files/s from process start, "
-            f"medians of {args.rounds} interleaved rounds) target>={TARGET_MPD_RATIO}",
+            f"{who} scan full (airwave scan --no-analyze, from process start) "
+            f"files={fulls[who][0].files} "
+            f"median_seconds={median([f.seconds for f in fulls[who]]):.2f} "
+            f"median_files_per_s={rate:.0f} "
+            f"scanner_files_per_s={median([f.files / f.scan_seconds for f in fulls[who]]):.0f} "
+            f"cpu_s={median([f.cpu_seconds for f in fulls[who]]):.1f} "
+            f"peak_rss_mb={median([f.memory.parent_hwm_kb / 1024 for f in fulls[who]]):.0f} "
+            f"(target <{TARGET_RSS_MB}) rounds={figures([f.seconds for f in fulls[who]], '.2f')}",
             flush=True,
         )
+        again = median([a.seconds for a in rescans[who]])
         print(
-            f"ratio rescan_unchanged airwave_command/mpd="
-            f"{median([a.seconds for a in rescans]) / mpd_rescan:.2f} (seconds)",
+            f"{who} scan rescan_unchanged (the command) median_seconds={again:.3f} "
+            f"scanner_seconds={median([a.scan_seconds for a in rescans[who]]):.3f} "
+            f"cpu_s={median([a.cpu_seconds for a in rescans[who]]):.2f} "
+            f"tag_reads={sum(a.tag_reads for a in rescans[who])} target<{TARGET_RESCAN_S:g} "
+            f"rounds={figures([a.seconds for a in rescans[who]])}",
             flush=True,
         )
+        if mpds:
+            print(
+                f"ratio {who} full_scan airwave/mpd={rate / mpd_rate:.3f} (files/s from process "
+                f"start, medians of {args.rounds} interleaved rounds) target>={TARGET_MPD_RATIO}; "
+                f"rescan_unchanged airwave_command/mpd={again / mpd_rescan:.2f} (seconds)",
+                flush=True,
+            )
 
     # -- unchanged rescans inside a running server
-    rescan = server_rescans(library, tmp / "airwave-data-0", args.rounds, args.timeout)
-    print(
-        f"scan rescan_unchanged (inside a running server, startScan) "
-        f"median_seconds={median(rescan.total_s):.3f} (the server's clock: scan, playlists, "
-        f"similarity check) scanner_seconds={median(rescan.scanner_s):.3f} "
-        f"request_to_done_s={median(rescan.external_s):.3f} (startScan sent, with its "
-        f"password check, until /healthz shows it done) at_start_s={rescan.start_scan_s:.3f} "
-        f"tag_reads={rescan.tag_reads} target<{TARGET_SERVER_RESCAN_S:g} "
-        f"rounds={figures(rescan.total_s)}",
-        flush=True,
-    )
+    for who, source in sources.items():
+        use_source(source)
+        rescan = server_rescans(library, tmp / f"{who}-data-0", args.rounds, args.timeout)
+        print(
+            f"{who} scan rescan_unchanged (inside a running server, startScan) "
+            f"median_seconds={median(rescan.total_s):.3f} (the server's clock: scan, playlists, "
+            f"similarity check) scanner_seconds={median(rescan.scanner_s):.3f} "
+            f"request_to_done_s={median(rescan.external_s):.3f} (startScan sent, with its "
+            f"password check, until /healthz shows it done) at_start_s={rescan.start_scan_s:.3f} "
+            f"tag_reads={rescan.tag_reads} target<{TARGET_SERVER_RESCAN_S:g} "
+            f"rounds={figures(rescan.scanner_s)} (scanner)",
+            flush=True,
+        )
+    use_source(None)
 
     # -- start to first 200, taking turns with mpd's start
-    data = tmp / "airwave-data-0"
-    starts: dict[str, list[float]] = {"default": [], "workers1": [], "mpd": []}
-    others: dict[str, list[str]] = {k: [] for k in starts}
-    kinds = ["default", "workers1"] + (["mpd"] if mpds else [])
-    airwave_first_200(data, args.timeout)  # not counted: the first start after the scans
+    kinds = [(who, w) for who in sources for w in ("default", "workers1")]
+    kinds += [("mpd", "")] if mpds else []
+    starts: dict[tuple[str, str], list[float]] = {k: [] for k in kinds}
+    cpus: dict[tuple[str, str], list[float]] = {k: [] for k in kinds}
+    others: dict[tuple[str, str], list[str]] = {k: [] for k in kinds}
+    for who, source in sources.items():  # not counted: the first start after the scans
+        use_source(source)
+        airwave_first_200(tmp / f"{who}-data-0", args.timeout)
     for r in range(args.rounds + 2):
-        for kind in kinds if r % 2 == 0 else list(reversed(kinds)):
-            if kind == "mpd":
+        for who, workers in kinds if r % 2 == 0 else list(reversed(kinds)):
+            if who == "mpd":
                 assert mpd is not None
                 seconds, other = mpd_first_answer(mpd, tmp / "mpd-0", args.timeout)
             else:
-                extra = ("--workers", "1") if kind == "workers1" else ()
-                seconds, other = airwave_first_200(data, args.timeout, *extra)
-            starts[kind].append(seconds)
-            others[kind].append(other.split("=")[1])
-    print(
-        f"start first_200 (airwave serve, existing data dir, {fulls[0].files} tracks, default "
-        f"workers={os.cpu_count()}) median_seconds={median(starts['default']):.3f} "
-        f"target<{TARGET_START_S:g} rounds={figures(starts['default'])} "
-        f"other_cpu_s={','.join(others['default'])}",
-        flush=True,
-    )
-    print(
-        f"start first_200 (airwave serve --workers 1) "
-        f"median_seconds={median(starts['workers1']):.3f} rounds={figures(starts['workers1'])} "
-        f"other_cpu_s={','.join(others['workers1'])}",
-        flush=True,
-    )
-    if starts["mpd"]:
+                use_source(sources[who])
+                extra = ("--workers", "1") if workers == "workers1" else ()
+                seconds, other = airwave_first_200(tmp / f"{who}-data-0", args.timeout, *extra)
+            starts[who, workers].append(seconds)
+            cpus[who, workers].append(float(other.split()[0].split("=")[1]))
+            others[who, workers].append(other.split()[1].split("=")[1])
+    use_source(None)
+    mpd_start = median(starts["mpd", ""]) if mpds else float("nan")
+    for who, workers in kinds:
+        label = {
+            "default": f"airwave serve, default workers={os.cpu_count()}",
+            "workers1": "airwave serve --workers 1",
+            "": "mpd on its database, until it answers `status`",
+        }[workers]
+        ratio = "" if who == "mpd" else f" ratio/mpd={median(starts[who, workers]) / mpd_start:.2f}"
         print(
-            f"mpd start first_answer (existing database, `status`) "
-            f"median_seconds={median(starts['mpd']):.3f} rounds={figures(starts['mpd'])}",
-            flush=True,
-        )
-        print(
-            f"ratio start airwave/mpd={median(starts['default']) / median(starts['mpd']):.2f} "
-            f"(workers 1: {median(starts['workers1']) / median(starts['mpd']):.2f})",
+            f"{who} start first_200 ({label}, existing data dir of {args.files} tracks) "
+            f"median_seconds={median(starts[who, workers]):.3f} target<{TARGET_START_S:g} "
+            f"rounds={figures(starts[who, workers])} "
+            f"cpu_s_until_200={median(cpus[who, workers]):.2f} "
+            f"other_cpu_s={','.join(others[who, workers])}{ratio}",
             flush=True,
         )
 
