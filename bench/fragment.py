@@ -15,7 +15,14 @@ keep-alive client asks for fragments round-robin over the stations, one request 
 not throughput. The client's figure is the one that counts; the server's own time per request (from
 its access log) is shown beside it.
 
-    .venv/bin/python bench/fragment.py [--sizes 10000,100000,1000000] [--requests 1000] [--profile]
+    .venv/bin/python bench/fragment.py [--sizes 10000,100000,1000000] [--requests 400] [--rounds 3]
+        [--conditions idle,busy] [--baseline-src DIR] [--profile]
+
+Each round measures every condition in turn: `idle`, then `busy` (one process spinning on one core
+the whole time: "one core busy running something else"); figures are the medians over the rounds
+of each round's percentiles, and the server's CPU time per call. --baseline-src serves every size a
+second time from another source tree (PYTHONPATH=DIR/src, e.g. `git archive main src | tar -x -C
+DIR`), measured in the same rounds, interleaved call by call, and prints after/before ratios.
 
 --profile samples the server with py-spy in an extra pass after the measured one (never during it)
 and the similarity build while it runs (py-spy needs ptrace rights: root, or
@@ -67,6 +74,7 @@ from support.server import Server
 
 TARGET_P99_MS = 25.0
 TARGET_RATIO = 2.0
+TARGET_CPU_MS = 5.0
 CATALOG_VERSION = 1  # bump when the synthetic catalogue changes: cached copies are then rebuilt
 GENRES = 60
 CATEGORIES = 12
@@ -479,12 +487,14 @@ FRAGMENT_PARTS = (
 # client
 
 
-def start_server(data_dir: Path, log: Path, rules: str) -> Server:
-    """`airwave serve` on the run's data dir, through the shared test harness; its log in `log`."""
+def start_server(data_dir: Path, log: Path, rules: str, source: Path | None = None) -> Server:
+    """`airwave serve` on the run's data dir, through the shared test harness; its log in `log`;
+    from the source tree `source` (its src/ first on PYTHONPATH) when given."""
     env = {
         "AIRWAVE_FRAGMENT_LIMIT": str(10**9),
         "AIRWAVE_ANALYZE_AUDIO": "false",
         "AIRWAVE_RADIO_RULES": rules,
+        "PYTHONPATH": str(source / "src") if source is not None else "",
     }
     return Server(Backend("sqlite", data_dir), env=env, log_file=log, clean_env=True).start(
         timeout=60
@@ -590,18 +600,23 @@ class Run:
 
 @dataclass
 class Instance:
-    """One catalogue size: its server, a logged-in client and the stations, and what was
-    measured."""
+    """One catalogue size served by one source tree: its server, a logged-in client and the
+    stations, and what was measured (per condition and round)."""
 
     size: int
+    code: str  # "this" (the tree the bench runs from) or "baseline" (--baseline-src)
     server: Server
     client: Client
     run_dir: Path
     seeds: list[str] = field(default_factory=list)
     station_ids: list[str] = field(default_factory=list)
     asked: int = 0  # getFragment calls so far (round-robin position over the stations)
-    run: Run = field(default_factory=Run)
-    cpu_s: float = 0.0  # the server's CPU seconds over the measured calls
+    runs: dict[tuple[str, int], Run] = field(default_factory=dict)
+    cpu_s: dict[tuple[str, int], float] = field(default_factory=dict)  # server CPU per phase
+
+    @property
+    def label(self) -> str:
+        return f"code={self.code} catalog={self.size}"
 
     def fragment(self, tag: str, run: Run | None = None) -> None:
         """One getFragment on the next station in turn."""
@@ -630,49 +645,58 @@ class Instance:
             shutil.rmtree(self.run_dir, ignore_errors=True)
 
 
-# --------------------------------------------------------------------------- CPU accounting
-
-
 # --------------------------------------------------------------------------- one size: catalogue,
 # server, stations
 
 
-def prepare(size: int, args: argparse.Namespace, work: Path, profiler: Profiler | None) -> Instance:
+def prepare(
+    size: int,
+    args: argparse.Namespace,
+    work: Path,
+    profiler: Profiler | None,
+    source: Path | None = None,
+) -> Instance:
     db_file, info = ensure_catalogue(size, args.cache, args.rebuild, profiler)
-    steps = info["steps"]
-    how = "cached build; its figures are from when it was built" if info["cached"] else "built now"
-    inserted = info["insert_s"]
-    print(
-        f"catalog size={size} tracks={info['tracks']} profiled={info['profiled']} "
-        f"artists={max(4, size // 12)} "
-        f"albums={max(4, size // 12, size // 10)} genres={GENRES} db_mb={info['db_mb']:.0f} "
-        f"({how})",
-        flush=True,
-    )
-    print(
-        f"insert catalog={size} seconds={sum(inserted.values()):.1f} "
-        + " ".join(f"{k}_s={v:.1f}" for k, v in inserted.items())
-        + " (bench set-up, not Airwave code)",
-        flush=True,
-    )
-    step_text = " ".join(f"{k.lstrip('_')}_s={steps[k]:.2f}" for k in BUILD_STEPS if k in steps)
-    print(
-        f"similarity_build catalog={size} seconds={info['build_s']:.1f} {step_text} "
-        f"peak_rss_mb={info['peak_rss_mb']:.0f} (space.build force=True; nested steps are "
-        "inside their callers)",
-        flush=True,
-    )
-    if profiler and not info["cached"] and profiler.last is not None:
-        print_build_profile(profiler.last, size)
+    code = "baseline" if source is not None else "this"
+    if source is None:  # the catalogue's figures once per size
+        steps = info["steps"]
+        how = (
+            "cached build; its figures are from when it was built"
+            if info["cached"]
+            else "built now"
+        )
+        inserted = info["insert_s"]
+        print(
+            f"catalog size={size} tracks={info['tracks']} profiled={info['profiled']} "
+            f"artists={max(4, size // 12)} "
+            f"albums={max(4, size // 12, size // 10)} genres={GENRES} db_mb={info['db_mb']:.0f} "
+            f"({how})",
+            flush=True,
+        )
+        print(
+            f"insert catalog={size} seconds={sum(inserted.values()):.1f} "
+            + " ".join(f"{k}_s={v:.1f}" for k, v in inserted.items())
+            + " (bench set-up, not Airwave code)",
+            flush=True,
+        )
+        step_text = " ".join(f"{k.lstrip('_')}_s={steps[k]:.2f}" for k in BUILD_STEPS if k in steps)
+        print(
+            f"similarity_build catalog={size} seconds={info['build_s']:.1f} {step_text} "
+            f"peak_rss_mb={info['peak_rss_mb']:.0f} (space.build force=True; nested steps are "
+            "inside their callers)",
+            flush=True,
+        )
+        if profiler and not info["cached"] and profiler.last is not None:
+            print_build_profile(profiler.last, size)
 
-    run_dir = work / f"run-{size}"
+    run_dir = work / f"run-{size}-{code}"
     shutil.rmtree(run_dir, ignore_errors=True)
     run_dir.mkdir(parents=True)
     shutil.copyfile(db_file, run_dir / "airwave.db")
     password = secrets.token_urlsafe(12)
     add_listener(run_dir, password)
-    server = start_server(run_dir, run_dir / "server.log", args.rules)
-    inst = Instance(size, server, Client(server.url), run_dir)
+    server = start_server(run_dir, run_dir / "server.log", args.rules, source)
+    inst = Instance(size, code, server, Client(server.url), run_dir)
     try:
         inst.client.login(password)
         inst.seeds = station_seeds(size, args.stations, random.Random(size))
@@ -680,16 +704,9 @@ def prepare(size: int, args: argparse.Namespace, work: Path, profiler: Profiler 
         try:
             inst.station_ids, setup = set_up_stations(inst.client, inst.seeds)
         except ApiError as exc:
-            log = tail(server.log_file, 200)
-            if "signer" in log or "audio_url_lifetime" in log:
-                raise RuntimeError(
-                    f"{exc}\nthe server lacks Services.signer / "
-                    "Settings.audio_url_lifetime; until the "
-                    "audio module lands, run with PYTHONPATH=/tmp/awshim (a local shim)"
-                ) from None
             raise RuntimeError(f"{exc}\n{tail(server.log_file)}") from None
         print(
-            f"setup catalog={size} stations={len(inst.station_ids)} seeds=AR/TR/GE thumbs_up={UPS} "
+            f"setup {inst.label} stations={len(inst.station_ids)} seeds=AR/TR/GE thumbs_up={UPS} "
             f"thumbs_down={DOWNS} per_station seconds={time.perf_counter() - started:.1f} "
             + " ".join(f"{k}_p50_ms={v:.1f}" for k, v in setup.items()),
             flush=True,
@@ -717,52 +734,137 @@ def print_build_profile(path: Path, size: int) -> None:
         )
 
 
-def report(inst: Instance, args: argparse.Namespace) -> float:
-    run, size = inst.run, inst.size
-    lat = run.latencies_ms
-    served = len(lat) - sum(run.errors.values())
-    errors = " errors=" + ",".join(f"{k}:{v}" for k, v in run.errors.items()) if run.errors else ""
-    p50 = pct(lat, 50)
-    print(
-        f"getFragment p50_ms={p50:.2f} p90_ms={pct(lat, 90):.2f} p99_ms={pct(lat, 99):.2f} "
-        f"max_ms={max(lat):.2f} "
-        f"mean_ms={float(np.mean(lat)):.2f} catalog={size} requests={len(lat)} "
-        f"stations={len(inst.station_ids)} "
-        f"tracks_per_fragment={run.tracks / max(1, served):.2f}{errors} "
-        f"target_p99_ms<{TARGET_P99_MS:g}",
-        flush=True,
+def _median(values: list[float]) -> float:
+    return float(np.median(values)) if values else float("nan")
+
+
+@dataclass
+class Figures:
+    """One instance under one condition: medians over the rounds of each round's figures."""
+
+    p50: float
+    p90: float
+    p99: float
+    max_ms: float
+    server_p50: float
+    server_p99: float
+    cpu_ms: float  # the server's CPU time per call
+    rounds_p99: list[float]
+    tracks_per_fragment: float
+    errors: Counter[str]
+
+
+def figures(inst: Instance, condition: str, rounds: int, own: dict[str, float]) -> Figures:
+    p50s, p90s, p99s, maxes, s50, s99, cpus, tracks, calls = [], [], [], [], [], [], [], 0, 0
+    errors: Counter[str] = Counter()
+    for r in range(rounds):
+        run = inst.runs[(condition, r)]
+        lat = run.latencies_ms
+        p50s.append(pct(lat, 50))
+        p90s.append(pct(lat, 90))
+        p99s.append(pct(lat, 99))
+        maxes.append(max(lat))
+        server = [own[i] for i in run.request_ids if i in own]
+        if server:
+            s50.append(pct(server, 50))
+            s99.append(pct(server, 99))
+        cpus.append(inst.cpu_s[(condition, r)] * 1000 / max(1, len(lat)))
+        errors += run.errors
+        tracks += run.tracks
+        calls += len(lat) - sum(run.errors.values())
+    return Figures(
+        _median(p50s),
+        _median(p90s),
+        _median(p99s),
+        _median(maxes),
+        _median(s50),
+        _median(s99),
+        _median(cpus),
+        p99s,
+        tracks / max(1, calls),
+        errors,
     )
-    kinds: dict[str, list[float]] = {}
-    for n, ms in zip(run.stations, lat):
-        kinds.setdefault(inst.seeds[n][0], []).append(ms)
-    for kind, values in sorted(kinds.items()):
-        name = {"R": "artist", "S": "track", "G": "genre"}[kind]
-        print(
-            f"getFragment_by_seed seed={name} p50_ms={pct(values, 50):.2f} "
-            f"p90_ms={pct(values, 90):.2f} "
-            f"p99_ms={pct(values, 99):.2f} catalog={size} requests={len(values)}",
-            flush=True,
+
+
+def report(instances: list[Instance], args: argparse.Namespace) -> None:
+    """One line per instance and condition, the seed kinds, the size ratio and the targets."""
+    table: dict[tuple[str, int, str], Figures] = {}
+    for inst in instances:
+        own = server_durations(
+            inst.server.log_file,
+            {i for run in inst.runs.values() for i in run.request_ids},
         )
-    own = list(server_durations(inst.server.log_file, set(run.request_ids)).values())
-    if own:
-        print(
-            f"getFragment_server p50_ms={pct(own, 50):.2f} p90_ms={pct(own, 90):.2f} "
-            f"p99_ms={pct(own, 99):.2f} "
-            f"max_ms={max(own):.2f} catalog={size} requests={len(own)} (the server's "
-            "access-log duration_ms: "
-            "no client or socket time)",
-            flush=True,
-        )
-    print(
-        "getFragment_cpu "
-        f"server_cpu_ms_per_request={inst.cpu_s * 1000 / max(1, len(lat)):.2f} "
-        f"catalog={size} "
-        "(the server process's CPU time over the measured calls: less sensitive than "
-        "latency to waiting for a CPU "
-        "on a busy machine)",
-        flush=True,
-    )
-    return p50
+        for condition in args.conditions:
+            f = figures(inst, condition, args.rounds, own)
+            table[(inst.code, inst.size, condition)] = f
+            errors = (
+                " errors=" + ",".join(f"{k}:{v}" for k, v in f.errors.items()) if f.errors else ""
+            )
+            print(
+                f"getFragment {inst.label} condition={condition} p50_ms={f.p50:.2f} "
+                f"p90_ms={f.p90:.2f} p99_ms={f.p99:.2f} max_ms={f.max_ms:.2f} "
+                f"server_cpu_ms_per_call={f.cpu_ms:.2f} server_p50_ms={f.server_p50:.2f} "
+                f"server_p99_ms={f.server_p99:.2f} "
+                f"rounds_p99_ms={'/'.join(f'{v:.1f}' for v in f.rounds_p99)} "
+                f"requests_per_round={args.requests} stations={len(inst.station_ids)} "
+                f"tracks_per_fragment={f.tracks_per_fragment:.2f}{errors} "
+                f"(medians over {args.rounds} rounds; server_* from the access log's duration_ms "
+                "and /proc CPU time)",
+                flush=True,
+            )
+        kinds: dict[str, list[float]] = {}
+        for (condition, _), run in inst.runs.items():
+            if condition != args.conditions[0]:
+                continue
+            for n, ms in zip(run.stations, run.latencies_ms):
+                kinds.setdefault(inst.seeds[n][0], []).append(ms)
+        for kind, values in sorted(kinds.items()):
+            name = {"R": "artist", "S": "track", "G": "genre"}[kind]
+            print(
+                f"  getFragment_by_seed {inst.label} condition={args.conditions[0]} seed={name} "
+                f"p50_ms={pct(values, 50):.2f} p90_ms={pct(values, 90):.2f} "
+                f"p99_ms={pct(values, 99):.2f} requests={len(values)} (all rounds pooled)",
+                flush=True,
+            )
+    codes = list(dict.fromkeys(inst.code for inst in instances))
+    sizes = sorted({inst.size for inst in instances})
+    small, large = sizes[0], sizes[-1]
+    for code in codes:
+        for condition in args.conditions:
+            if len(sizes) >= 2:
+                ratio = table[(code, large, condition)].p50 / table[(code, small, condition)].p50
+                print(
+                    f"ratio code={code} condition={condition} p50({large})/p50({small})="
+                    f"{ratio:.3f} target<{TARGET_RATIO:g}"
+                    + (
+                        ""
+                        if (small, large) == (10_000, 1_000_000)
+                        else " (the target is stated for 1M/10k)"
+                    ),
+                    flush=True,
+                )
+            for size in sizes:
+                f = table[(code, size, condition)]
+                print(
+                    f"target code={code} condition={condition} catalog={size} "
+                    f"p99_ms={f.p99:.2f} (<{TARGET_P99_MS:g}: "
+                    f"{'met' if f.p99 < TARGET_P99_MS else 'not met'}) "
+                    f"server_cpu_ms_per_call={f.cpu_ms:.2f} (<={TARGET_CPU_MS:g}: "
+                    f"{'met' if f.cpu_ms <= TARGET_CPU_MS else 'not met'})",
+                    flush=True,
+                )
+    if "baseline" in codes:
+        for condition in args.conditions:
+            for size in sizes:
+                now, before = table[("this", size, condition)], table[("baseline", size, condition)]
+                print(
+                    f"this_vs_baseline condition={condition} catalog={size} "
+                    f"p50_ms={now.p50:.2f}/{before.p50:.2f}={now.p50 / before.p50:.3f} "
+                    f"p99_ms={now.p99:.2f}/{before.p99:.2f}={now.p99 / before.p99:.3f} "
+                    f"server_cpu_ms_per_call={now.cpu_ms:.2f}/{before.cpu_ms:.2f}="
+                    f"{now.cpu_ms / before.cpu_ms:.3f} (same run, interleaved call by call)",
+                    flush=True,
+                )
 
 
 def profile_pass(inst: Instance, args: argparse.Namespace, profiler: Profiler) -> None:
@@ -782,34 +884,59 @@ def profile_pass(inst: Instance, args: argparse.Namespace, profiler: Profiler) -
         for label, pattern in FRAGMENT_PARTS
     )
     print(
-        f"fragment_profile catalog={inst.size} requests={requests} "
+        f"fragment_profile {inst.label} requests={requests} "
         f"sampled_ms_per_request={all_ms:.2f} "
         f"client_p50_ms={pct(run.latencies_ms, 50):.2f} ms_per_request(inclusive): {parts}",
         flush=True,
     )
     for func, count in top_self(stacks, "playlist.py:get_fragment", 12):
         print(
-            f"  fragment_self catalog={inst.size} ms_per_request={count * per_ms:.3f} frame={func}",
+            f"  fragment_self {inst.label} ms_per_request={count * per_ms:.3f} frame={func}",
             flush=True,
         )
 
 
+@contextmanager
+def busy_core(on: bool) -> Iterator[None]:
+    """One process spinning on a core for as long as the block runs: "one core busy running
+    something else"."""
+    if not on:
+        yield
+        return
+    burner = subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
+    time.sleep(0.3)  # running
+    try:
+        yield
+    finally:
+        burner.kill()
+        burner.wait()
+
+
 def measure(instances: list[Instance], args: argparse.Namespace) -> None:
-    """Warm-up, then the measured calls; with several sizes, interleaved (one call to each size in
-    turn, the order
-    rotating) so that whatever else the machine is doing weighs on every size alike."""
+    """Warm-up, then rounds; in each round every condition in turn, and within it one call to each
+    instance in turn (the order rotating), so whatever else the machine is doing weighs on every
+    size and code alike."""
     for inst in instances:
         for _ in range(args.warmup):
             inst.fragment("warm")
-    cpu = CpuWatch([inst.server.process.pid for inst in instances])
-    for i in range(args.requests):
-        for k in range(len(instances)):
-            inst = instances[(i + k) % len(instances)]
-            inst.fragment("m", inst.run)
-    summary, per_server = cpu.stop()
-    for inst, seconds in zip(instances, per_server):
-        inst.cpu_s = seconds
-    print(f"machine while measuring: {summary} sizes_interleaved={len(instances) > 1}", flush=True)
+    for r in range(args.rounds):
+        for condition in args.conditions:
+            for inst in instances:
+                inst.runs[(condition, r)] = Run()
+            with busy_core(condition == "busy"):
+                cpu = CpuWatch([inst.server.process.pid for inst in instances])
+                for i in range(args.requests):
+                    for k in range(len(instances)):
+                        inst = instances[(i + k) % len(instances)]
+                        inst.fragment(f"m{r}{condition}", inst.runs[(condition, r)])
+                summary, per_server = cpu.stop()
+            for inst, seconds in zip(instances, per_server):
+                inst.cpu_s[(condition, r)] = seconds
+            print(
+                f"machine round={r + 1} condition={condition}: {summary} "
+                f"instances_interleaved={len(instances)}",
+                flush=True,
+            )
 
 
 # --------------------------------------------------------------------------- main
@@ -818,7 +945,7 @@ def measure(instances: list[Instance], args: argparse.Namespace) -> None:
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description="getFragment latency over HTTP on synthetic catalogues of "
-        "several sizes, with the similarity build time of each."
+        "several sizes, idle and with one core busy, with the similarity build time of each."
     )
     parser.add_argument(
         "--sizes",
@@ -828,8 +955,20 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--requests",
         type=int,
-        default=1000,
-        help="measured getFragment calls per size (default 1000)",
+        default=400,
+        help="measured getFragment calls per size, condition and round (default 400)",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
+    parser.add_argument(
+        "--conditions",
+        default="idle,busy",
+        help="idle, busy (one core spinning meanwhile) or both (default idle,busy)",
+    )
+    parser.add_argument(
+        "--baseline-src",
+        type=Path,
+        default=None,
+        help="also serve every size from this source tree (its src/ on PYTHONPATH), interleaved",
     )
     parser.add_argument(
         "--warmup",
@@ -870,12 +1009,21 @@ def parse_args() -> argparse.Namespace:
         parser.error("--sizes takes integers such as 10000,100000")
     if not args.sizes or min(args.sizes) < 1000 or max(args.sizes) > 5_000_000:
         parser.error("sizes must be between 1000 and 5000000")
+    args.conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
+    if not args.conditions or not set(args.conditions) <= {"idle", "busy"}:
+        parser.error("--conditions takes idle, busy or idle,busy")
     if (
         not 1 <= args.requests <= 100_000
+        or not 1 <= args.rounds <= 20
         or not 0 <= args.warmup <= 10_000
         or not 3 <= args.stations <= 250
     ):
-        parser.error("--requests in [1, 100000], --warmup in [0, 10000], --stations in [3, 250]")
+        parser.error(
+            "--requests in [1, 100000], --rounds in [1, 20], --warmup in [0, 10000], "
+            "--stations in [3, 250]"
+        )
+    if args.baseline_src is not None and not (args.baseline_src / "src" / "airwave").is_dir():
+        parser.error("--baseline-src DIR needs DIR/src/airwave")
     return args
 
 
@@ -894,31 +1042,22 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="airwave-bench-fragment-run-"))
     print(
         f"config sizes={','.join(map(str, args.sizes))} requests={args.requests} "
-        f"warmup={args.warmup} "
+        f"rounds={args.rounds} conditions={','.join(args.conditions)} warmup={args.warmup} "
         f"stations={args.stations} rules={args.rules} db=sqlite client=httpx keep-alive, "
         "one request at a time "
         f"server=`airwave serve` subprocess per size (access log on) cpus={os.cpu_count()} "
-        f"loadavg_1m={os.getloadavg()[0]:.2f} cache={args.cache}",
+        f"baseline={args.baseline_src} loadavg_1m={os.getloadavg()[0]:.2f} cache={args.cache}",
         flush=True,
     )
     instances: list[Instance] = []
     try:
         for size in args.sizes:
             instances.append(prepare(size, args, work, profiler))
+            if args.baseline_src is not None:
+                instances.append(prepare(size, args, work, None, args.baseline_src))
         measure(instances, args)
-        p50s = {inst.size: report(inst, args) for inst in instances}
-        if len(p50s) >= 2:
-            small, large = min(p50s), max(p50s)
-            print(
-                f"ratio p50({large})/p50({small})={p50s[large] / p50s[small]:.3f} "
-                f"target<{TARGET_RATIO:g}"
-                + (
-                    ""
-                    if (small, large) == (10_000, 1_000_000)
-                    else " (the target is stated for 1M/10k)"
-                ),
-                flush=True,
-            )
+        report(instances, args)
+        print(f"machine after: loadavg_1m={os.getloadavg()[0]:.2f}", flush=True)
         if profiler is not None:
             for inst in instances:
                 profile_pass(inst, args, profiler)
