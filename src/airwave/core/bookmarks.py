@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from sqlalchemy import delete, exists, func, select
+from sqlalchemy import bindparam, delete, exists, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -112,14 +112,18 @@ def marked(db: Session, listener_id: int, kind: str, ref_ids: list[int] | set[in
     if not ref_ids:
         return set()
     return set(
-        db.scalars(
-            select(Bookmark.ref_id).where(
-                Bookmark.listener_id == listener_id,
-                Bookmark.kind == kind,
-                Bookmark.ref_id.in_(set(ref_ids)),
-            )
-        )
+        db.connection()
+        .execute(_MARKED, {"listener_id": listener_id, "kind": kind, "ids": list(set(ref_ids))})
+        .scalars()
     )
+
+
+_BOOKMARKS = Bookmark.__table__.c
+_MARKED = select(_BOOKMARKS.ref_id).where(  # built once: every fragment asks
+    _BOOKMARKS.listener_id == bindparam("listener_id"),
+    _BOOKMARKS.kind == bindparam("kind"),
+    _BOOKMARKS.ref_id.in_(bindparam("ids", expanding=True)),
+)
 
 
 def album_marked(db: Session, listener_id: int, album_id: int) -> bool:

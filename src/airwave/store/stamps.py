@@ -21,6 +21,9 @@ def bump_catalog(db: Session) -> None:
     )
 
 
+_STAMP = select(CatalogStamp.__table__.c.stamp).where(CatalogStamp.__table__.c.id == 1)
+
+
 def catalog_stamp(db: Session) -> int | None:
     """The stamp now (None: no stamp row, so nothing may be kept)."""
-    return db.scalar(select(CatalogStamp.stamp).where(CatalogStamp.id == 1))
+    return db.connection().execute(_STAMP).scalar()

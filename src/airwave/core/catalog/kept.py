@@ -6,6 +6,7 @@ database. A call costs one primary-key lookup of the stamp instead of the statem
 from __future__ import annotations
 
 import threading
+from collections.abc import Hashable
 from typing import Generic, TypeVar
 
 from sqlalchemy.orm import Session
@@ -23,17 +24,28 @@ class Kept(Generic[K, V]):
     def __init__(self, limit: int) -> None:
         self._limit = limit
         self._lock = threading.Lock()
-        self._stamp: int | None = None
+        self._stamp: Hashable | None = None
         self._values: dict[K, V] = {}
 
     def current(self, db: Session) -> dict[K, V] | None:
         """The values valid now, to read and to add to; None: keep nothing (no stamp). Call it
         before reading the catalogue: a change committed in between is then seen as a new stamp
         by the next call, never kept under the old one."""
-        stamp = stamps.catalog_stamp(db)
+        return self.at(stamps.catalog_stamp(db))
+
+    def at(self, stamp: Hashable | None) -> dict[K, V] | None:
+        """The values valid under `stamp`, read with stamp() before the catalogue (so that one
+        read serves several Kept in one call); None: keep nothing."""
         if stamp is None:
             return None
         with self._lock:
             if stamp != self._stamp or len(self._values) > self._limit:
                 self._stamp, self._values = stamp, {}
             return self._values
+
+
+def stamp(db: Session) -> tuple[str, int] | None:
+    """The catalogue stamp now, with the database it is of, for Kept.at(): values read from one
+    database are never taken for another's (tests open many in one process)."""
+    found = stamps.catalog_stamp(db)
+    return None if found is None else (str(db.get_bind().url), found)

@@ -381,9 +381,10 @@ def fragment_breaks(
     station_id: int,
     spins: Sequence[Spin],
     rng: random.Random,
+    durations: dict[int, float] | None = None,
 ) -> list[AdBreak]:
     """Ads for a fragment whose spins are already written: one after each `ad_interval_minutes` of
-    music.
+    music (`durations`: the spins' track lengths, when already read).
 
     The running total starts with the music issued since the listener's last fragment ad and
     restarts at each ad, so two ads are never adjacent (not even across fragments). None for tiers
@@ -396,11 +397,12 @@ def fragment_breaks(
         return []
     interval = settings.ad_interval_minutes * 60
     pending = listened_since_last_ad(db, listener.id, [s.id for s in spins])
-    durations = dict(
-        db.execute(
-            select(Track.id, Track.duration).where(Track.id.in_({s.track_id for s in spins}))
-        ).all()
-    )
+    if durations is None:
+        durations = dict(
+            db.execute(
+                select(Track.id, Track.duration).where(Track.id.in_({s.track_id for s in spins}))
+            ).all()
+        )
     breaks: list[AdBreak] = []
 
     def place(position: int, issued_at: datetime) -> None:

@@ -8,9 +8,8 @@ import secrets
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, insert, select
 from sqlalchemy.orm import Session
 
 from airwave import metrics
@@ -19,6 +18,7 @@ from airwave.core import bookmarks, collection, ids
 from airwave.core.catalog import catalog
 from airwave.core.plays import spin_by_token
 from airwave.core.radio import ads, delivery, listening, player, stations
+from airwave.core.radio.engine.known import Known
 from airwave.core.radio.engine.picker import Pick, Picker, Steering
 from airwave.core.radio.engine.rules import History, Played, Rules
 from airwave.core.services import Services
@@ -30,11 +30,61 @@ from airwave.store.models import (
     SkipEvent,
     Spin,
     Station,
+    StationSeed,
     TiredTrack,
     Track,
+    TrackProfile,
 )
 
 FRAGMENT_SIZE = 4
+# table columns: the statements a fragment runs every time go through SQLAlchemy Core, not the ORM
+_SPINS = Spin.__table__.c
+_FEEDBACK = Feedback.__table__.c
+_TRACKS = Track.__table__.c
+_TIRED = TiredTrack.__table__.c
+_SEEDS = StationSeed.__table__.c
+_PROFILES = TrackProfile.__table__.c
+
+# statements built once: building and hashing one costs more than running it
+_RECENT_SPINS = select(func.count()).select_from(
+    select(_SPINS.id)
+    .where(
+        _SPINS.listener_id == bindparam("listener_id"),
+        _SPINS.issued_at > bindparam("since"),
+        _SPINS.is_replay.is_(False),
+    )
+    .limit(bindparam("limit"))
+    .subquery()
+)
+_STATION_SPINS = select(
+    _SPINS.id, _SPINS.track_id, _SPINS.artist_id, _SPINS.album_id, _SPINS.issued_at
+).where(_SPINS.station_id == bindparam("station_id"), _SPINS.is_replay.is_(False))
+_LAST_SPINS = _STATION_SPINS.order_by(_SPINS.issued_at.desc(), _SPINS.id.desc()).limit(
+    bindparam("limit")
+)
+_WINDOW_SPINS = (
+    _STATION_SPINS.where(_SPINS.issued_at > bindparam("since"))
+    .order_by(_SPINS.issued_at.desc())
+    .limit(2000)
+)
+_TIRED_IDS = select(_TIRED.track_id).where(
+    _TIRED.listener_id == bindparam("listener_id"), _TIRED.until > bindparam("now")
+)
+_STATION_FEEDBACK = (
+    select(_FEEDBACK.track_id, _FEEDBACK.is_positive, _TRACKS.artist_id)
+    .join(Track.__table__, _TRACKS.id == _FEEDBACK.track_id)
+    .where(_FEEDBACK.station_id == bindparam("station_id"))
+    .order_by(_FEEDBACK.created_at.desc(), _FEEDBACK.id.desc())
+)
+_STATION_SEEDS = (  # as stations.seeds_of orders them
+    select(_SEEDS.kind, _SEEDS.ref_id)
+    .where(_SEEDS.station_id == bindparam("station_id"))
+    .order_by(_SEEDS.created_at, _SEEDS.id)
+)
+_INSERT_SPINS = insert(Spin.__table__).returning(_SPINS.id, _SPINS.token)
+_MEASURED_GAINS = select(_PROFILES.track_id, _PROFILES.gain_db).where(
+    _PROFILES.track_id.in_(bindparam("ids", expanding=True))
+)
 TIRED_FOR = timedelta(days=30)
 REASONS = ("Normal", "Skip", "ThumbsDown", "Tired")
 
@@ -48,6 +98,10 @@ class Fragment:
     ad_breaks: list[ads.AdBreak] = field(
         default_factory=list
     )  # free tier: ads placed between the spins
+    # read while choosing, so that the track objects need not read them again: the station's
+    # seeds (None: not read) and each station's thumbs-up (shuffle: the stations it drew from)
+    seeds: set[tuple[str, int]] | None = None
+    liked: dict[int, set[int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -117,13 +171,13 @@ def feedback_station(db: Session, spin: Spin) -> Station:
 
 def _check_rate(db: Session, settings: Settings, listener_id: int, now: datetime) -> None:
     since = now - timedelta(seconds=settings.fragment_window)
-    recent = (
-        select(Spin.id)
-        .where(Spin.listener_id == listener_id, Spin.issued_at > since, Spin.is_replay.is_(False))
-        .limit(settings.fragment_limit * FRAGMENT_SIZE + 1)
-        .subquery()
+    limit = settings.fragment_limit * FRAGMENT_SIZE + 1
+    spins = (
+        db.connection()
+        .execute(_RECENT_SPINS, {"listener_id": listener_id, "since": since, "limit": limit})
+        .scalar()
+        or 0
     )
-    spins = db.scalar(select(func.count()).select_from(recent)) or 0
     fragments = -(-spins // FRAGMENT_SIZE)
     if fragments >= settings.fragment_limit:
         raise ApiError(
@@ -183,50 +237,27 @@ def _spend_skip(
 def _history(db: Session, station_id: int, rules: Rules, now: datetime) -> History:
     """The station's recent spins (replays are on demand, not radio): the last N plus all in the
     window."""
-    base = select(Spin.id, Spin.track_id, Spin.artist_id, Spin.album_id, Spin.issued_at).where(
-        Spin.station_id == station_id, Spin.is_replay.is_(False)
-    )
-    rows = {
-        r[0]: r
-        for r in db.execute(
-            base.order_by(Spin.issued_at.desc(), Spin.id.desc()).limit(
-                max(rules.repeat_spins, rules.artist_run, rules.album_run)
-            )
-        )
-    }
-    for r in db.execute(
-        base.where(Spin.issued_at > now - rules.window).order_by(Spin.issued_at.desc()).limit(2000)
-    ):
+    last = max(rules.repeat_spins, rules.artist_run, rules.album_run)
+    conn = db.connection()
+    rows = {r[0]: r for r in conn.execute(_LAST_SPINS, {"station_id": station_id, "limit": last})}
+    for r in conn.execute(_WINDOW_SPINS, {"station_id": station_id, "since": now - rules.window}):
         rows[r[0]] = r
     ordered = sorted(rows.values(), key=lambda r: (r[4], r[0]), reverse=True)
     return History([Played(r[1], r[2], r[3], r[4]) for r in ordered], now, rules)
 
 
-def rules_for(db: Session, settings: Settings) -> Rules:
+def rules_for(db: Session, settings: Settings, known: Known | None = None) -> Rules:
     """The separation rules of this instance: strict, or relaxed to the size of a small library."""
     if settings.radio_rules == "strict":
         return Rules()
-    present = Track.missing_since.is_(None)
-
-    def at_most(
-        column: Any, limit: int
-    ) -> int:  # bounded: the rules only need to know "small or not"
-        inner = select(column).where(present).distinct().limit(limit).subquery()
-        return db.scalar(select(func.count()).select_from(inner)) or 0
-
-    return Rules.relaxed(
-        at_most(Track.id, 101), at_most(Track.artist_id, 4), at_most(Track.album_id, 3)
-    )
+    known = known if known is not None else Known(db)
+    return Rules.relaxed(*known.library_size())
 
 
 def tired_tracks(db: Session, listener_id: int, now: datetime) -> set[int]:
     """Tracks the listener asked not to hear for a while."""
     return set(
-        db.scalars(
-            select(TiredTrack.track_id).where(
-                TiredTrack.listener_id == listener_id, TiredTrack.until > now
-            )
-        )
+        db.connection().execute(_TIRED_IDS, {"listener_id": listener_id, "now": now}).scalars()
     )
 
 
@@ -239,15 +270,11 @@ def steering_for(
     tired: set[int],
 ) -> Steering:
     """Seeds, thumbs and bans of one (non-shuffle) station."""
-    feedback = db.execute(
-        select(Feedback.track_id, Feedback.is_positive, Track.artist_id)
-        .join(Track, Track.id == Feedback.track_id)
-        .where(Feedback.station_id == station.id)
-        .order_by(Feedback.created_at.desc(), Feedback.id.desc())
-    ).all()
+    conn = db.connection()
+    feedback = conn.execute(_STATION_FEEDBACK, {"station_id": station.id}).all()
     positives = [t for t, up, _ in feedback if up]
     negatives = [t for t, up, _ in feedback if not up]
-    seeds = [(s.kind, s.ref_id) for s in stations.seeds_of(db, station.id)]
+    seeds = [(kind, ref) for kind, ref in conn.execute(_STATION_SEEDS, {"station_id": station.id})]
     if station.is_thumbprint:
         liked = list(
             db.scalars(
@@ -302,6 +329,8 @@ def _opener(db: Session, station: Station, picker: Picker) -> list[Pick]:
     allow it (a thumbed-down, tired, explicit-filtered or vanished song does not open it)."""
     if station.initial_kind != "TR" or station.initial_ref is None:
         return []
+    if picker.history.spins:  # the station has played before (its history holds a spin)
+        return []
     if db.scalar(select(Spin.id).where(Spin.station_id == station.id).limit(1)) is not None:
         return []
     pinned = picker.pin(station.initial_ref, ids.music_id("track", station.initial_ref))
@@ -316,23 +345,35 @@ def fragment(
     station: Station,
     reason: str,
     now: datetime,
+    known: Known | None = None,
+    audio_encoding: str | None = None,
 ) -> Fragment:
-    """The next tracks of a station, with every rule of spec §6.4-6.6 applied; writes the spins."""
+    """The next tracks of a station, with every rule of spec §6.4-6.6 applied; writes the spins
+    (with the encoding delivered, when given)."""
+    known = known if known is not None else Known(db)
     policy = settings.tier(listener.tier)
     player.claim_player(db, listener, session, now, force=False)
     _check_rate(db, settings, listener.id, now)
     if reason == "Skip":
         _spend_skip(db, policy, listener.id, station.id, now)
-    rules = rules_for(db, settings)
+    rules = rules_for(db, settings, known)
     history = _history(db, station.id, rules, now)
     rng = engine_random(settings, station.id, len(history.spins))
     tired = tired_tracks(db, listener.id, now)
     picks: list[tuple[Pick, int | None]] = []
+    seeds: set[tuple[str, int]] | None = None
+    liked: dict[int, set[int]] = {}
+
+    def steer(source: Station) -> Steering:
+        steering = steering_for(db, source, listener, now, rng, tired)
+        liked[source.id] = set(steering.positives)
+        return steering
+
     if station.is_shuffle:
         members = stations.shuffle_member_ids(db, station.id)
         if not members and stations.count_stations(db, listener.id) == 0:
             # a new listener's shuffle, before any station of theirs: the whole library
-            picker = Picker(db, _library_steering(db, listener, rng, tired), history, rng)
+            picker = Picker(db, _library_steering(db, listener, rng, tired), history, rng, known)
             picks = [(p, None) for p in picker.pick(FRAGMENT_SIZE)]
         elif not members:
             raise ApiError(
@@ -344,25 +385,24 @@ def fragment(
             if member not in pickers:
                 source = db.get(Station, member)
                 assert source is not None
-                pickers[member] = Picker(
-                    db, steering_for(db, source, listener, now, rng, tired), history, rng
-                )
+                pickers[member] = Picker(db, steer(source), history, rng, known)
             got = pickers[member].pick(1)
             if not got:  # this station is exhausted: let another member fill the slot
                 for other in members:
                     if other not in pickers:
                         source = db.get(Station, other)
                         assert source is not None
-                        pickers[other] = Picker(
-                            db, steering_for(db, source, listener, now, rng, tired), history, rng
-                        )
+                        pickers[other] = Picker(db, steer(source), history, rng, known)
                     got = pickers[other].pick(1)
                     if got:
                         member = other
                         break
             picks += [(p, member) for p in got]
     else:
-        picker = Picker(db, steering_for(db, station, listener, now, rng, tired), history, rng)
+        steering = steer(station)
+        picker = Picker(db, steering, history, rng, known)
+        # a Thumbprint station steers by liked tracks, not by its seeds
+        seeds = None if station.is_thumbprint else set(steering.seeds)
         opener = _opener(db, station, picker)
         picks = [(p, None) for p in [*opener, *picker.pick(FRAGMENT_SIZE - len(opener))]]
     if not picks:
@@ -370,38 +410,42 @@ def fragment(
             ErrorCode.PLAYLIST_END,
             "this station has no playable track left; add a seed or remove some thumbs-down",
         )
-    spins = []
-    for offset, (pick, origin) in enumerate(picks):
-        spin = Spin(
-            token=secrets.token_urlsafe(18),
-            listener_id=listener.id,
-            session_id=session.id,
-            station_id=station.id,
-            origin_station_id=origin,
-            track_id=pick.track_id,
-            artist_id=pick.artist_id,
-            album_id=pick.album_id,
-            seed_music_id=pick.seed_music_id,
-            reason=reason,
-            issued_at=now + timedelta(microseconds=offset),
-            seconds_played=0.0,
-            is_replay=False,
-        )
-        db.add(spin)
-        spins.append(spin)
-    db.flush()
-    durations = db.scalars(
-        select(Track.duration).where(Track.id.in_([p.track_id for p, _ in picks]))
-    )
+    values = [
+        {
+            "token": secrets.token_urlsafe(18),
+            "listener_id": listener.id,
+            "session_id": session.id,
+            "station_id": station.id,
+            "origin_station_id": origin,
+            "track_id": pick.track_id,
+            "artist_id": pick.artist_id,
+            "album_id": pick.album_id,
+            "seed_music_id": pick.seed_music_id,
+            "reason": reason,
+            "audio_encoding": audio_encoding,
+            "is_replay": False,
+            "issued_at": now + timedelta(microseconds=offset),
+            "started_at": None,
+            "ended_at": None,
+            "seconds_played": 0.0,
+            "outcome": None,
+        }
+        for offset, (pick, origin) in enumerate(picks)
+    ]
+    # one statement for the fragment's spins (their ids told apart by their unique tokens); the
+    # Spin objects made of them are not in the session
+    inserted = db.connection().execute(_INSERT_SPINS, values)
+    new_ids = {token: spin_id for spin_id, token in inserted}
+    spins = [Spin(id=new_ids[row["token"]], **row) for row in values]
+    lengths = {t: m[3] for t, m in known.meta(p.track_id for p, _ in picks).items() if m}
     holder = db.get(Listener, listener.id)  # locked by claim_player above
     assert holder is not None
-    player.hold_player(
-        holder, now + timedelta(seconds=sum(d or 0 for d in durations)) + player.CLAIM_GRACE
-    )
-    breaks = ads.fragment_breaks(db, settings, listener, station.id, spins, rng)
+    player.hold_player(holder, now + timedelta(seconds=sum(lengths.values())) + player.CLAIM_GRACE)
+    db.flush()  # the claim and its hold in one statement, and a skip (counted below)
+    breaks = ads.fragment_breaks(db, settings, listener, station.id, spins, rng, lengths)
     left = skips_left(db, policy, listener.id, station.id, now)
     metrics.FRAGMENTS.labels(listener.tier).inc()
-    return Fragment(station, spins, left is None or left > 0, left, breaks)
+    return Fragment(station, spins, left is None or left > 0, left, breaks, seeds, liked)
 
 
 def track_started(
@@ -480,12 +524,21 @@ def add_tired(db: Session, listener: Listener, token: str, now: datetime) -> Non
         row.until = now + TIRED_FOR
 
 
-def ratings(db: Session, spins: list[Spin]) -> dict[int, int]:
-    """1 for spins whose track has a thumbs-up on its station."""
-    pairs = {(s.origin_station_id or s.station_id, s.track_id) for s in spins}
+def ratings(
+    db: Session, spins: list[Spin], liked: dict[int, set[int]] | None = None
+) -> dict[int, int]:
+    """1 for spins whose track has a thumbs-up on its station (`liked`: the thumbs-up already read
+    of some stations)."""
+    liked = liked or {}
+    known = {
+        s.id: int(s.track_id in liked[station])
+        for s in spins
+        if (station := s.origin_station_id or s.station_id) in liked
+    }
+    pairs = {(s.origin_station_id or s.station_id, s.track_id) for s in spins if s.id not in known}
     if not pairs:
-        return {}
-    liked = set(
+        return known
+    liked_pairs = set(
         db.execute(
             select(Feedback.station_id, Feedback.track_id).where(
                 Feedback.station_id.in_({p[0] for p in pairs}),
@@ -494,7 +547,12 @@ def ratings(db: Session, spins: list[Spin]) -> dict[int, int]:
             )
         ).all()
     )
-    return {s.id: int((s.origin_station_id or s.station_id, s.track_id) in liked) for s in spins}
+    return {
+        s.id: known[s.id]
+        if s.id in known
+        else int((s.origin_station_id or s.station_id, s.track_id) in liked_pairs)
+        for s in spins
+    }
 
 
 def on_demand(
@@ -628,28 +686,35 @@ def track_items(
     spins: list[Spin],
     audio_format: str | None,
     allow_skip: bool,
+    known: Known | None = None,
+    seeds: set[tuple[str, int]] | None = None,
+    liked: dict[int, set[int]] | None = None,
 ) -> list[TrackItem]:
-    """Freshly written spins as clients get them, with signed audio, receipt and skip URLs."""
-    views = {v.track.id: v for v in catalog.track_views(db, [s.track_id for s in spins])}
-    gains = catalog.gains(db, [v.track for v in views.values()])
-    rated = ratings(db, spins)
+    """Freshly written spins as clients get them, with signed audio, receipt and skip URLs
+    (`seeds`, `liked`: the station's seeds and thumbs-up when already read)."""
+    known = known if known is not None else Known(db)
+    shown = known.shown(s.track_id for s in spins)
+    gains = _gains(db, [v.view.track for v in shown.values()])
+    rated = ratings(db, spins, liked)
     saved = bookmarks.marked(db, listener.id, "TR", {s.track_id for s in spins})
-    seeds = {(s.kind, s.ref_id) for s in stations.seeds_of(db, station.id)}
+    if seeds is None:
+        seeds = {(s.kind, s.ref_id) for s in stations.seeds_of(db, station.id)}
     replays = settings.tier(listener.tier).replays
     rights = ["radio"] + (["skip"] if allow_skip else []) + (["replay"] if replays else [])
     out = []
     for spin in spins:
-        view = views[spin.track_id]
+        got = shown[spin.track_id]
+        view = got.view
         t, artist = view.track, view.artist
         encoding = delivery.encoding_for(settings, listener, audio_format, t.codec)
         out.append(
             TrackItem(
                 spin=spin,
                 view=view,
-                artist_picture=catalog.artist_picture(db, artist),
+                artist_picture=got.artist_picture,
                 links=issuer.track(listener.id, t.id, spin.id, encoding),
                 gain=gains.get(t.id),
-                lyrics=catalog.lyrics_of(t),
+                lyrics=got.lyrics,
                 station_id=station.id,
                 rating=rated.get(spin.id, 0),
                 is_seed=("TR", t.id) in seeds or ("AR", artist.id) in seeds,
@@ -662,6 +727,16 @@ def track_items(
             )
         )
     return out
+
+
+def _gains(db: Session, tracks: list[Track]) -> dict[int, float | None]:
+    """As catalog.gains: the ReplayGain tag, else the measured loudness (read only for tracks
+    without a tag)."""
+    gains: dict[int, float | None] = {t.id: t.rg_track_gain for t in tracks}
+    untagged = [t for t, gain in gains.items() if gain is None]
+    if untagged:
+        gains.update(db.connection().execute(_MEASURED_GAINS, {"ids": untagged}).all())
+    return gains
 
 
 def next_fragment(
@@ -679,11 +754,10 @@ def next_fragment(
     settings = services.settings
     station = stations.lock_station(db, listener.id, station_id)
     listening.check_cap(db, settings, listener, now)
-    result = fragment(db, settings, listener, session, station, reason, now)
+    known = Known(db)
+    # the play log says what was delivered
     delivered = delivery.encoding_for(settings, listener, audio_format)
-    for spin in result.spins:  # the play log says what was delivered
-        spin.audio_encoding = delivered
-    db.flush()
+    result = fragment(db, settings, listener, session, station, reason, now, known, delivered)
     issuer = delivery.Issuer(services, base_url, now)
     items: list[TrackItem | ads.AdItem] = list(
         track_items(
@@ -695,6 +769,9 @@ def next_fragment(
             result.spins,
             audio_format,
             result.allow_skip,
+            known,
+            result.seeds,
+            result.liked,
         )
     )
     for brk in reversed(result.ad_breaks):  # positions count music tracks: insert from the back

@@ -13,11 +13,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from airwave.core.catalog import space
 from airwave.core.ids import music_id
+from airwave.core.radio.engine.known import Known
 from airwave.core.radio.engine.rules import History, Played
 from airwave.store.models import Track, TrackGenre
 
@@ -72,54 +73,46 @@ class _Anchor:
     source: str
 
 
-def _seed_anchors(db: Session, steering: Steering, rng: random.Random) -> list[_Anchor]:
+def _seed_anchors(known: Known, steering: Steering, rng: random.Random) -> list[_Anchor]:
     anchors: list[_Anchor] = []
     for kind, ref in steering.seeds:
         if kind == "TR":
             anchors.append(_Anchor(ref, 1.0, music_id("track", ref)))
         elif kind == "AR":
-            own = list(
-                db.scalars(
-                    select(Track.id)
-                    .where(Track.artist_id == ref, space.PRESENT)
-                    .order_by(Track.id)
-                    .limit(400)
-                )
-            )
+            own = known.artist_tracks(ref)
             for track_id in rng.sample(own, min(len(own), ANCHORS_PER_SEED)):
                 anchors.append(_Anchor(track_id, 1.0, music_id("artist", ref)))
         elif kind == "GE":
-            for track_id in _genre_sample(db, ref, ANCHORS_PER_SEED, rng):
+            for track_id in _genre_sample(known, ref, ANCHORS_PER_SEED, rng):
                 anchors.append(_Anchor(track_id, 0.95, music_id("genre", ref)))
     return anchors
 
 
-def _genre_sample(db: Session, genre_id: int, count: int, rng: random.Random) -> list[int]:
+_GENRE_TRACKS = TrackGenre.__table__.c
+_TRACKS = Track.__table__.c
+# a genre's present tracks from a point of its index, in id order
+_GENRE_PAGE = (
+    select(_GENRE_TRACKS.track_id)
+    .join(Track.__table__, _TRACKS.id == _GENRE_TRACKS.track_id)
+    .where(_GENRE_TRACKS.genre_id == bindparam("genre_id"), _TRACKS.missing_since.is_(None))
+    .order_by(_GENRE_TRACKS.track_id)
+    .limit(bindparam("count"))
+)
+_GENRE_FROM = _GENRE_PAGE.where(_GENRE_TRACKS.track_id >= bindparam("start"))
+_GENRE_BEFORE = _GENRE_PAGE.where(_GENRE_TRACKS.track_id < bindparam("start"))
+
+
+def _genre_sample(known: Known, genre_id: int, count: int, rng: random.Random) -> list[int]:
     """Tracks of a genre from a random point of its index (wrapping around): bounded at any size."""
-    # two scalar subqueries: each is an index edge lookup, where one min/max query scans the genre
-    bounds = db.execute(
-        select(
-            select(func.min(TrackGenre.track_id))
-            .where(TrackGenre.genre_id == genre_id)
-            .scalar_subquery(),
-            select(func.max(TrackGenre.track_id))
-            .where(TrackGenre.genre_id == genre_id)
-            .scalar_subquery(),
-        )
-    ).one()
-    if bounds[0] is None:
+    bounds = known.genre_bounds(genre_id)
+    if bounds is None:
         return []
     start = rng.randint(bounds[0], bounds[1])
-    query = (
-        select(TrackGenre.track_id)
-        .join(Track, Track.id == TrackGenre.track_id)
-        .where(TrackGenre.genre_id == genre_id, space.PRESENT)
-        .order_by(TrackGenre.track_id)
-        .limit(count * 4)
-    )
-    found = list(db.scalars(query.where(TrackGenre.track_id >= start)))
+    params = {"genre_id": genre_id, "count": count * 4, "start": start}
+    conn = known.db.connection()
+    found = list(conn.execute(_GENRE_FROM, params).scalars())
     if len(found) < count * 4:
-        found += [t for t in db.scalars(query.where(TrackGenre.track_id < start)) if t not in found]
+        found += [t for t in conn.execute(_GENRE_BEFORE, params).scalars() if t not in found]
     return rng.sample(found, min(count, len(found)))
 
 
@@ -156,10 +149,16 @@ class Picker:
     """Picks tracks for one station fragment; `rng` makes it reproducible."""
 
     def __init__(
-        self, db: Session, steering: Steering, history: History, rng: random.Random
+        self,
+        db: Session,
+        steering: Steering,
+        history: History,
+        rng: random.Random,
+        known: Known | None = None,
     ) -> None:
         self.db, self.steering, self.history, self.rng = db, steering, history, rng
-        seeds = _seed_anchors(db, steering, rng)
+        self.known = known if known is not None else Known(db)
+        seeds = _seed_anchors(self.known, steering, rng)
         ups = [_Anchor(t, 1.0, music_id("track", t)) for t in steering.positives[:POSITIVE_ANCHORS]]
         downs = [
             _Anchor(t, 1.0, music_id("track", t)) for t in steering.negatives[:NEGATIVE_ANCHORS]
@@ -205,16 +204,11 @@ class Picker:
 
     def _load_meta(self, ids: list[int]) -> None:
         missing = [t for t in ids if t not in self.meta]
-        for start in range(0, len(missing), 900):
-            rows = self.db.execute(
-                select(Track.id, Track.artist_id, Track.album_id, Track.explicit).where(
-                    Track.id.in_(missing[start : start + 900]), space.PRESENT
-                )
-            )
-            for track_id, artist_id, album_id, explicit in rows:
-                self.meta[track_id] = (artist_id, album_id, bool(explicit))
-        for t in missing:
-            self.meta.setdefault(t, (-1, -1, True))  # gone from the catalogue: never eligible
+        if not missing:
+            return
+        for track_id, found in self.known.meta(missing).items():
+            # gone from the catalogue: never eligible
+            self.meta[track_id] = (-1, -1, True) if found is None else found[:3]
 
     def _eligible(self, track_id: int) -> bool:
         artist_id, album_id, explicit = self.meta[track_id]
@@ -327,9 +321,9 @@ class Picker:
     def _choose(self) -> tuple[int, float, str | None] | None:
         """Sample among the best OPTIONS eligible candidates, by softmax of their scores."""
         if self._ranked is None:
-            self._ranked = sorted(
-                ((t, s, src) for t, (s, src) in self.pool.items()), key=lambda o: (-o[1], o[0])
-            )
+            # best score first, then by id (ids are unique: the sort never compares sources)
+            ranked = sorted((-s, t, src) for t, (s, src) in self.pool.items())
+            self._ranked = [(t, -s, src) for s, t, src in ranked]
         album_recent = Counter(s.album_id for s in self.history.spins[:50])
         artist_recent = Counter(s.artist_id for s in self.history.spins[:50])
         options: list[tuple[int, float, str | None]] = []

@@ -53,6 +53,9 @@ class History:
     _albums: Counter[int] = field(default_factory=Counter)
     _artists: Counter[int] = field(default_factory=Counter)
     _recent: set[int] = field(default_factory=set)
+    # the album and the artist that filled the whole last run (None: no run is full)
+    _album_run: int | None = None
+    _artist_run: int | None = None
 
     def __post_init__(self) -> None:
         since = self.now - self.rules.window
@@ -60,32 +63,41 @@ class History:
             if spin.at > since:
                 self._albums[spin.album_id] += 1
                 self._artists[spin.artist_id] += 1
-        self._recent = {s.track_id for s in self.spins[: self.rules.repeat_spins]}
+        self._update()
+
+    def _update(self) -> None:
+        rules = self.rules
+        self._recent = {s.track_id for s in self.spins[: rules.repeat_spins]}
+        run = self.spins[: rules.album_run]
+        self._album_run = (
+            run[0].album_id
+            if len(run) == rules.album_run and all(s.album_id == run[0].album_id for s in run)
+            else None
+        )
+        run = self.spins[: rules.artist_run]
+        self._artist_run = (
+            run[0].artist_id
+            if len(run) == rules.artist_run and all(s.artist_id == run[0].artist_id for s in run)
+            else None
+        )
 
     def allows(self, track_id: int, artist_id: int, album_id: int) -> bool:
         """Whether playing this track now keeps every rule."""
         rules = self.rules
-        if track_id in self._recent:
-            return False
-        if (
-            self._albums[album_id] >= rules.album_cap
-            or self._artists[artist_id] >= rules.artist_cap
-        ):
-            return False
-        run = self.spins[: rules.album_run]
-        if len(run) == rules.album_run and all(s.album_id == album_id for s in run):
-            return False
-        run = self.spins[: rules.artist_run]
-        if len(run) == rules.artist_run and all(s.artist_id == artist_id for s in run):
-            return False
-        return True
+        return not (
+            track_id in self._recent
+            or self._albums.get(album_id, 0) >= rules.album_cap
+            or self._artists.get(artist_id, 0) >= rules.artist_cap
+            or album_id == self._album_run
+            or artist_id == self._artist_run
+        )
 
     def add(self, played: Played) -> None:
         """Record a pick (newest), so the next pick of the same fragment sees it."""
         self.spins.insert(0, played)
         self._albums[played.album_id] += 1
         self._artists[played.artist_id] += 1
-        self._recent = {s.track_id for s in self.spins[: self.rules.repeat_spins]}
+        self._update()
 
 
 def violations(spins: list[Played], rules: Rules) -> list[str]:

@@ -1,0 +1,223 @@
+"""What the station engine keeps of the catalogue between calls: each present track's artist,
+album, explicit flag and length, an artist's first tracks, a genre's id bounds, and what a track
+object shows of a track. All of it is valid while the catalogue stamp holds (core/catalog/kept.py):
+a fragment reads the stamp once instead of running a statement per lookup."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.orm import Session, aliased
+
+from airwave.core.catalog import catalog, kept
+from airwave.store.models import Album, Artist, Artwork, Genre, Track, TrackGenre
+
+# a present track as the rules see it: (artist id, album id, explicit, seconds)
+Meta = tuple[int, int, bool, float]
+
+ARTIST_TRACKS = 400  # an artist seed's anchors are drawn from its first this many tracks
+MOSAIC = 4  # covers in the mosaic of an artist without a picture (catalog.cover_hashes)
+
+_TRACKS = Track.__table__.c
+_TRACK_GENRES = TrackGenre.__table__.c
+_IN_CHUNK = 900  # ids per IN list (SQLite's bound-parameter limit is far above)
+
+# statements built once: building and hashing one costs more than running it
+_META_ROWS = select(
+    _TRACKS.id, _TRACKS.artist_id, _TRACKS.album_id, _TRACKS.explicit, _TRACKS.duration
+).where(_TRACKS.id.in_(bindparam("ids", expanding=True)), _TRACKS.missing_since.is_(None))
+_ARTIST_TRACK_IDS = (
+    select(_TRACKS.id)
+    .where(_TRACKS.artist_id == bindparam("artist_id"), _TRACKS.missing_since.is_(None))
+    .order_by(_TRACKS.id)
+    .limit(ARTIST_TRACKS)
+)
+# two scalar subqueries: each is an index edge lookup, where one min/max query scans the genre
+_GENRE_BOUNDS_ROW = select(
+    select(func.min(_TRACK_GENRES.track_id))
+    .where(_TRACK_GENRES.genre_id == bindparam("genre_id"))
+    .scalar_subquery(),
+    select(func.max(_TRACK_GENRES.track_id))
+    .where(_TRACK_GENRES.genre_id == bindparam("genre_id"))
+    .scalar_subquery(),
+)
+
+# None: not a present track (never eligible)
+_META: kept.Kept[int, Meta | None] = kept.Kept(limit=200_000)
+_ARTIST_TRACKS: kept.Kept[int, tuple[int, ...]] = kept.Kept(limit=50_000)
+_GENRE_BOUNDS: kept.Kept[int, tuple[int, int] | None] = kept.Kept(limit=50_000)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What a track object shows of a track from the catalogue (no listener, no spin). Its rows
+    are detached from any session: read-only."""
+
+    view: catalog.TrackView
+    artist_picture: catalog.Picture
+    lyrics: catalog.Lyrics | None
+
+
+_SHOWN: kept.Kept[int, Shown | None] = kept.Kept(limit=10_000)
+_PICTURES: kept.Kept[int, catalog.Picture] = kept.Kept(limit=50_000)  # by artist
+
+_ALBUM_ARTIST = aliased(Artist)
+_ALBUM_ART = aliased(Artwork)
+_ARTIST_ART = aliased(Artwork)
+# a track with its artist, album, album artist, cover and the artist's own picture
+_SHOWN_ROWS = (
+    select(Track, Artist, Album, _ALBUM_ARTIST, _ALBUM_ART, _ARTIST_ART)
+    .join(Artist, Artist.id == Track.artist_id)
+    .join(Album, Album.id == Track.album_id)
+    .join(_ALBUM_ARTIST, _ALBUM_ARTIST.id == Album.artist_id)
+    .outerjoin(_ALBUM_ART, _ALBUM_ART.id == Album.art_id)
+    .outerjoin(_ARTIST_ART, _ARTIST_ART.id == Artist.art_id)
+    .where(Track.id.in_(bindparam("ids", expanding=True)))
+)
+_GENRES = Genre.__table__.c
+_GENRE_NAMES = (
+    select(_TRACK_GENRES.track_id, _GENRES.name)
+    .join(Genre.__table__, _GENRES.id == _TRACK_GENRES.genre_id)
+    .where(_TRACK_GENRES.track_id.in_(bindparam("ids", expanding=True)))
+    .order_by(_TRACK_GENRES.track_id, _TRACK_GENRES.position)
+)
+_ALBUMS = Album.__table__.c
+_ARTWORK = Artwork.__table__.c
+_RANKED_COVERS = (
+    select(
+        _ALBUMS.artist_id,
+        _ARTWORK.content_hash,
+        func.row_number()
+        .over(
+            partition_by=_ALBUMS.artist_id,
+            order_by=(_ALBUMS.year.desc().nulls_last(), _ALBUMS.id),
+        )
+        .label("n"),
+    )
+    .join(Artwork.__table__, _ARTWORK.id == _ALBUMS.art_id)
+    .where(_ALBUMS.artist_id.in_(bindparam("ids", expanding=True)))
+    .subquery()
+)
+# the covers of an artist's mosaic as catalog.cover_hashes orders them, for several artists
+_COVERS = (
+    select(_RANKED_COVERS.c.artist_id, _RANKED_COVERS.c.content_hash)
+    .where(_RANKED_COVERS.c.n <= MOSAIC)
+    .order_by(_RANKED_COVERS.c.artist_id, _RANKED_COVERS.c.n)
+)
+_SIZE: kept.Kept[str, tuple[int, int, int]] = kept.Kept(limit=1)
+
+
+class Known:
+    """The catalogue as one call of the engine reads it, through what earlier calls kept."""
+
+    def __init__(self, db: Session) -> None:
+        self.db = db
+        stamp = kept.stamp(db)  # before any catalogue read (see Kept.current)
+        self._meta = _or_own(_META.at(stamp))
+        self._artist_tracks = _or_own(_ARTIST_TRACKS.at(stamp))
+        self._genre_bounds = _or_own(_GENRE_BOUNDS.at(stamp))
+        self._shown = _or_own(_SHOWN.at(stamp))
+        self._pictures = _or_own(_PICTURES.at(stamp))
+        self._size = _or_own(_SIZE.at(stamp))
+
+    def library_size(self) -> tuple[int, int, int]:
+        """Present tracks, artists and albums, each counted up to just past what the relaxed
+        rules tell apart (101, 4, 3): bounded at any size."""
+        found = self._size.get("size")
+        if found is None:
+            present = _TRACKS.missing_since.is_(None)
+
+            def at_most(column: Any, limit: int) -> int:
+                inner = select(column).where(present).distinct().limit(limit).subquery()
+                return self.db.scalar(select(func.count()).select_from(inner)) or 0
+
+            found = (
+                at_most(_TRACKS.id, 101),
+                at_most(_TRACKS.artist_id, 4),
+                at_most(_TRACKS.album_id, 3),
+            )
+            self._size["size"] = found
+        return found
+
+    def meta(self, track_ids: Iterable[int]) -> dict[int, Meta | None]:
+        """Each track's artist, album, explicit flag and length; None for a track not present."""
+        wanted = list(dict.fromkeys(track_ids))
+        known = self._meta
+        missing = [t for t in wanted if t not in known]
+        for start in range(0, len(missing), _IN_CHUNK):
+            chunk = missing[start : start + _IN_CHUNK]
+            rows = self.db.connection().execute(_META_ROWS, {"ids": chunk})
+            found = {r[0]: (r[1], r[2], bool(r[3]), float(r[4] or 0.0)) for r in rows}
+            for track_id in chunk:
+                known[track_id] = found.get(track_id)
+        return {t: known.get(t) for t in wanted}
+
+    def artist_tracks(self, artist_id: int) -> tuple[int, ...]:
+        """The artist's first ARTIST_TRACKS present tracks, by id."""
+        found = self._artist_tracks.get(artist_id)
+        if found is None:
+            found = tuple(
+                self.db.connection().execute(_ARTIST_TRACK_IDS, {"artist_id": artist_id}).scalars()
+            )
+            self._artist_tracks[artist_id] = found
+        return found
+
+    def genre_bounds(self, genre_id: int) -> tuple[int, int] | None:
+        """The smallest and largest track id tagged with the genre (present or not); None when
+        none is."""
+        if genre_id in self._genre_bounds:
+            return self._genre_bounds[genre_id]
+        bounds = self.db.connection().execute(_GENRE_BOUNDS_ROW, {"genre_id": genre_id}).one()
+        found = None if bounds[0] is None else (int(bounds[0]), int(bounds[1]))
+        self._genre_bounds[genre_id] = found
+        return found
+
+    def shown(self, track_ids: Iterable[int]) -> dict[int, Shown]:
+        """What track objects show of these tracks (ids not in the catalogue are left out): for
+        those not kept, three statements whatever their number."""
+        wanted = list(dict.fromkeys(track_ids))
+        known = self._shown
+        missing = [t for t in wanted if t not in known]
+        if missing:
+            self._read_shown(missing)
+        return {t: s for t in wanted if (s := known.get(t)) is not None}
+
+    def _read_shown(self, track_ids: list[int]) -> None:
+        db = self.db
+        rows = db.execute(_SHOWN_ROWS, {"ids": track_ids}).all()
+        genres: dict[int, list[str]] = {}
+        conn = db.connection()
+        for track_id, name in conn.execute(_GENRE_NAMES, {"ids": track_ids}):
+            genres.setdefault(track_id, []).append(name)
+        pictures = self._pictures
+        bare = {artist.id for _, artist, _, _, _, own in rows if own is None} - set(pictures)
+        mosaics: dict[int, list[str]] = {}
+        if bare:
+            for artist_id, content_hash in conn.execute(_COVERS, {"ids": sorted(bare)}):
+                mosaics.setdefault(artist_id, []).append(content_hash)
+        # kept beyond this transaction: out of the session, so that neither its end nor a
+        # rollback expires what other calls will read
+        for obj in {id(o): o for row in rows for o in row if o is not None}.values():
+            if obj in db:
+                db.expunge(obj)
+        for track, artist, album, album_artist, album_art, own in rows:
+            if artist.id not in pictures:
+                pictures[artist.id] = (
+                    catalog.Picture(own)
+                    if own is not None
+                    else catalog.Picture(mosaic=tuple(mosaics.get(artist.id, ())))
+                )
+            view = catalog.TrackView(
+                track, artist, album, album_artist, album_art, genres.get(track.id, [])
+            )
+            self._shown[track.id] = Shown(view, pictures[artist.id], catalog.lyrics_of(track))
+        for track_id in track_ids:
+            self._shown.setdefault(track_id, None)
+
+
+def _or_own(values: dict | None) -> dict:
+    """A Kept's values, or (no stamp to keep them under) a dict for this call only."""
+    return {} if values is None else values
