@@ -476,6 +476,9 @@ FRAGMENT_PARTS = (
     ("flush", "session.py:Session.flush"),
     ("commit", "session.py:SessionTransaction.commit|session.py:Session.commit"),
     ("track_items", "radio/playlist.py:track_items"),
+    ("known_shown", "known.py:Known.shown"),
+    ("known_meta", "known.py:Known.meta"),
+    ("core_sql", "base.py:Connection.execute"),
     (
         "sql",
         "session.py:Session._execute_internal|session.py:Session._flush|default.py:DefaultDialect.do_commit",

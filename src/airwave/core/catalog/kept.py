@@ -44,8 +44,8 @@ class Kept(Generic[K, V]):
             return self._values
 
 
-def stamp(db: Session) -> tuple[str, int] | None:
-    """The catalogue stamp now, with the database it is of, for Kept.at(): values read from one
-    database are never taken for another's (tests open many in one process)."""
+def stamp(db: Session) -> tuple[Hashable, int] | None:
+    """The catalogue stamp now, with the database it is of (its URL), for Kept.at(): values read
+    from one database are never taken for another's (tests open many in one process)."""
     found = stamps.catalog_stamp(db)
-    return None if found is None else (str(db.get_bind().url), found)
+    return None if found is None else (db.get_bind().url, found)
