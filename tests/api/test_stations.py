@@ -585,16 +585,19 @@ def test_explicit_filter(radio: Server) -> None:
     sid = api.ok("v1/station/createStation", {"pandoraId": genre_of(api, "Hip-Hop")["pandoraId"]})[
         "stationId"
     ]
-    seen = [t for _ in range(5) for t in fragment(api, sid)]
-    explicit = {
-        t["musicId"] for t in seen if api.ok("v1/music/track", {"token": t["musicId"]})["explicit"]
-    }
-    assert explicit, "the demo library's hip-hop has explicit tracks"
+
+    def explicit(track: dict) -> bool:
+        return api.ok("v1/music/track", {"token": track["musicId"]})["explicit"]
+
+    # the demo library's hip-hop has explicit tracks; which of them the first fragments hold
+    # depends on the engine's draw, so the check is on every track served after the filter
+    for _ in range(5):
+        fragment(api, sid)
     radio.backend.execute(
         f"UPDATE listeners SET explicit_filter = true WHERE username = '{api.username}'"
     )
-    after = [t["musicId"] for _ in range(5) for t in fragment(api, sid)]
-    assert not explicit & set(after)
+    after = [t for _ in range(5) for t in fragment(api, sid)]
+    assert after and not [t["musicId"] for t in after if explicit(t)]
 
 
 def test_replay_needs_a_tier_with_replays(radio: Server) -> None:
