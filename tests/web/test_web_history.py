@@ -29,10 +29,10 @@ from web_support import (  # noqa: E402
     accessible,
     audio_state,
     client,
+    library_site,
     new_listener,
     sign_in,
     wait_playing,
-    wait_ready,
 )
 
 pytestmark = pytest.mark.sqlite_only
@@ -46,14 +46,7 @@ def backend_kind() -> str:
 
 @pytest.fixture(scope="module")
 def site(start_server: Callable[..., Server], small_demo_library: Path) -> Server:
-    env = {
-        "AIRWAVE_FRAGMENT_LIMIT": "100000",
-        "AIRWAVE_ENGINE_SEED": "5",
-        "AIRWAVE_RADIO_RULES": "relaxed",
-    }
-    server = start_server("--open-registration", "--library", str(small_demo_library), env=env)
-    wait_ready(server)
-    return server
+    return library_site(start_server, small_demo_library)
 
 
 def premium(site: Server) -> Api:

@@ -24,20 +24,19 @@ if not os.path.exists("/usr/bin/chromium"):
         allow_module_level=True,
     )
 
-from axe_playwright_python.sync_playwright import Axe  # noqa: E402
 from playwright.sync_api import expect  # noqa: E402
 from web_support import (  # noqa: E402
     PASSWORD,
     Tab,
+    accessible,
     client,
+    library_site,
     new_listener,
     sign_in,
     wait_playing,
-    wait_ready,
 )
 
 pytestmark = pytest.mark.sqlite_only
-AXE = Axe()
 
 
 @pytest.fixture(scope="module")
@@ -48,20 +47,7 @@ def backend_kind() -> str:
 
 @pytest.fixture(scope="module")
 def site(start_server: Callable[..., Server], small_demo_library: Path) -> Server:
-    env = {
-        "AIRWAVE_FRAGMENT_LIMIT": "100000",
-        "AIRWAVE_ENGINE_SEED": "5",
-        "AIRWAVE_RADIO_RULES": "relaxed",
-    }
-    server = start_server("--open-registration", "--library", str(small_demo_library), env=env)
-    wait_ready(server)
-    return server
-
-
-def accessible(page: Any) -> None:
-    """axe-core finds no violation on the page as it stands."""
-    results = AXE.run(page)
-    assert results.violations_count == 0, results.generate_report()
+    return library_site(start_server, small_demo_library)
 
 
 def premium(site: Server) -> Api:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -170,3 +172,16 @@ def accessible(page: Any) -> None:
 
     results = Axe().run(page)
     assert results.violations_count == 0, results.generate_report()
+
+
+def library_site(start: Callable[..., Server], library: Path) -> Server:
+    """A module's server on the demo library with relaxed radio rules and a fixed engine seed
+    (the library and history browser tests)."""
+    env = {
+        "AIRWAVE_FRAGMENT_LIMIT": "100000",
+        "AIRWAVE_ENGINE_SEED": "5",
+        "AIRWAVE_RADIO_RULES": "relaxed",
+    }
+    server = start("--open-registration", "--library", str(library), env=env)
+    wait_ready(server)
+    return server
