@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import Backend, PostgresSchema, Server, backend_params
@@ -255,11 +256,33 @@ def pytest_xdist_make_scope(nodeid: str) -> str:
     return f"{module}::{found.group(1)}" if found else module
 
 
+def _share_tls_contexts() -> None:
+    """httpx builds a new SSL context for every client and every `httpx.get`, reading certifi's
+    whole bundle each time (about 25 ms of CPU): with the suite's tens of thousands of clients
+    that was a sixth of its CPU. A context made from the same settings is always the same, so
+    the suite's processes keep one per setting (a client given its own context keeps it)."""
+    from httpx._transports import default
+
+    made: dict[tuple[bool, bool], Any] = {}
+    build = default.create_ssl_context
+
+    def shared(verify: Any = True, cert: Any = None, trust_env: bool = True) -> Any:
+        if cert is not None or not isinstance(verify, bool):
+            return build(verify=verify, cert=cert, trust_env=trust_env)
+        key = (verify, trust_env)
+        if key not in made:
+            made[key] = build(verify=verify, cert=None, trust_env=trust_env)
+        return made[key]
+
+    default.create_ssl_context = shared
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # Cheap password hashes for the suite's thousands of logins (servers and CLI runs inherit
     # this); tests about hashing's cost set the production values themselves.
     os.environ.setdefault("AIRWAVE_PASSWORD_HASH_MEMORY_KIB", "1024")
     os.environ.setdefault("AIRWAVE_PASSWORD_HASH_ITERATIONS", "1")
+    _share_tls_contexts()
     import sys
 
     sys.path.insert(0, str(Path(__file__).parent))
