@@ -1,9 +1,10 @@
 """The browser and its tabs, shared by the web player's test modules (each defines `site`, the
-server its tabs open)."""
+server its tabs open), and the self-signed certificate of their HTTPS servers."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +20,20 @@ def browser() -> Iterator[Any]:
         chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture(scope="session")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and localhost and its key, for the HTTPS runs."""
+    import trustme
+
+    ca = trustme.CA()
+    issued = ca.issue_cert("127.0.0.1", "localhost")
+    directory = tmp_path_factory.mktemp("web-tls")
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    cert.write_bytes(b"".join(blob.bytes() for blob in issued.cert_chain_pems))
+    issued.private_key_pem.write_to_path(str(key))
+    return cert, key
 
 
 @pytest.fixture

@@ -1,8 +1,8 @@
 """The web player's history and resume (issue 15) in Debian's headless Chromium against a real
 server on the demo library of 2-second tracks: History lists what played on stations and on
 demand (kept by the server, so another browser sees it too), and a reload puts the last station or
-on-demand queue back at its track and time, paused. Every screen visited is checked with
-axe-core."""
+on-demand queue back at its track and time, paused. Every flow runs over HTTP and over HTTPS;
+every screen visited is checked with axe-core on the HTTP run."""
 
 from __future__ import annotations
 
@@ -44,9 +44,15 @@ def backend_kind() -> str:
     return "sqlite"
 
 
-@pytest.fixture(scope="module")
-def site(start_server: Callable[..., Server], small_demo_library: Path) -> Server:
-    return library_site(start_server, small_demo_library)
+@pytest.fixture(scope="module", params=["http", "https"])
+def site(
+    request: pytest.FixtureRequest,
+    start_server: Callable[..., Server],
+    small_demo_library: Path,
+    tls_files: tuple[Path, Path],
+) -> Server:
+    """Each flow over HTTP, then over HTTPS (a self-signed certificate) on a server of its own."""
+    return library_site(start_server, small_demo_library, request.param, tls_files)
 
 
 def premium(site: Server) -> Api:

@@ -2,7 +2,8 @@
 server on the demo library of 2-second tracks: browsing and playing albums (the play log shows
 it), My Collection, playlists (keyboard reordering, a stale second tab, M3U8 import), the Up next
 queue, autoplay after the last track, the upsell for listeners without on-demand listening.
-Every screen visited is checked with axe-core (no violations)."""
+Every flow runs over HTTP and over HTTPS; every screen visited is checked with axe-core (no
+violations) on the HTTP run."""
 
 from __future__ import annotations
 
@@ -45,9 +46,15 @@ def backend_kind() -> str:
     return "sqlite"
 
 
-@pytest.fixture(scope="module")
-def site(start_server: Callable[..., Server], small_demo_library: Path) -> Server:
-    return library_site(start_server, small_demo_library)
+@pytest.fixture(scope="module", params=["http", "https"])
+def site(
+    request: pytest.FixtureRequest,
+    start_server: Callable[..., Server],
+    small_demo_library: Path,
+    tls_files: tuple[Path, Path],
+) -> Server:
+    """Each flow over HTTP, then over HTTPS (a self-signed certificate) on a server of its own."""
+    return library_site(start_server, small_demo_library, request.param, tls_files)
 
 
 def premium(site: Server) -> Api:

@@ -61,19 +61,6 @@ def backend_kind() -> str:
     return "sqlite"
 
 
-@pytest.fixture(scope="module")
-def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    import trustme
-
-    ca = trustme.CA()
-    issued = ca.issue_cert("127.0.0.1", "localhost")
-    directory = tmp_path_factory.mktemp("web-tls")
-    cert, key = directory / "cert.pem", directory / "key.pem"
-    cert.write_bytes(b"".join(blob.bytes() for blob in issued.cert_chain_pems))
-    issued.private_key_pem.write_to_path(str(key))
-    return cert, key
-
-
 class Mailbox:
     """A local SMTP server (aiosmtpd) keeping the mails Airwave sends."""
 
