@@ -1,13 +1,16 @@
 """The web player's playback controls (issue 15) in Debian's headless Chromium against a real
-server on a small library tagged with ReplayGain: track and album gain applied through Web Audio,
-an album played gapless (the next track granted and loaded while one plays), crossfade between
-other tracks, Add to queue from the track menu. Every screen visited is checked with axe-core."""
+server on a small library tagged with ReplayGain: track and album gain applied through Web Audio
+and held under the peaks (no clipping), an album played gapless (the next track granted and
+loaded while one plays), crossfade between other tracks, Add to queue from the track menu. Every
+flow runs over HTTP and over HTTPS; every screen visited is checked with axe-core on the HTTP
+run."""
 
 from __future__ import annotations
 
 import math
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -28,6 +31,7 @@ from web_support import (  # noqa: E402
     accessible,
     client,
     sign_in,
+    tls_args,
     wait_playing,
     wait_ready,
 )
@@ -36,6 +40,9 @@ pytestmark = pytest.mark.sqlite_only
 SECONDS = 6.0
 ALBUM_GAIN = -8.5
 TRACK_GAINS = {"Level One": -2.0, "Level Two": -4.0, "Level Three": -6.0}
+# a quiet album: its gains would raise its peaks over full scale
+LOUD_ALBUM_GAIN = 10.0
+LOUD = {"Near Full": (12.0, 0.95), "Half Way": (9.0, 0.5)}  # track gain dB, track peak
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +52,9 @@ def backend_kind() -> str:
 
 
 @pytest.fixture(scope="module")
-def site(start_server: Callable[..., Server], tmp_path_factory: pytest.TempPathFactory) -> Server:
-    """An album tagged with track and album ReplayGain, and another artist's album without."""
+def levels_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An album tagged with track and album ReplayGain, a quiet one whose gains are more than its
+    peaks allow, and another artist's album without."""
     from mutagen.flac import FLAC
 
     root = tmp_path_factory.mktemp("levels")
@@ -64,6 +72,21 @@ def site(start_server: Callable[..., Server], tmp_path_factory: pytest.TempPathF
         tagged = FLAC(str(path))
         tagged["replaygain_album_gain"] = [f"{ALBUM_GAIN:+.2f} dB"]
         tagged.save()
+    for n, (title, (gain, peak)) in enumerate(LOUD.items(), 1):
+        path = media.encode(root / "Peak" / "Quiet" / f"0{n}.flac", SECONDS, 275.0 * n)
+        media.tag(
+            path,
+            title=title,
+            artist="Peak Artist",
+            album="Quiet",
+            tracknumber=n,
+            genre="Electronic",
+            rg_gain=gain,
+        )
+        tagged = FLAC(str(path))
+        tagged["replaygain_track_peak"] = [f"{peak:.6f}"]
+        tagged["replaygain_album_gain"] = [f"{LOUD_ALBUM_GAIN:+.2f} dB"]
+        tagged.save()
     for n, title in enumerate(("Far Side", "Near Side"), 1):
         media.tag(
             media.encode(root / "Fade" / "Sides" / f"0{n}.flac", SECONDS, 330.0 * n),
@@ -73,13 +96,28 @@ def site(start_server: Callable[..., Server], tmp_path_factory: pytest.TempPathF
             tracknumber=n,
             genre="Electronic",
         )
+    return root
+
+
+@pytest.fixture(scope="module", params=["http", "https"])
+def site(
+    request: pytest.FixtureRequest,
+    start_server: Callable[..., Server],
+    levels_library: Path,
+    tls_files: tuple[Path, Path],
+) -> Server:
+    """The library's server, over HTTP then over HTTPS (a self-signed certificate)."""
     server = start_server(
-        "--open-registration", "--library", str(root), env={"AIRWAVE_ANALYZE_AUDIO": "false"}
+        "--open-registration",
+        "--library",
+        str(levels_library),
+        *tls_args(request.param, tls_files),
+        env={"AIRWAVE_ANALYZE_AUDIO": "false"},
     )
     wait_ready(server)
     # every MP3 transcode made beforehand: a transcode still being made streams without a length
     warm = premium(server)
-    for name in ("Levels", "Sides"):
+    for name in ("Levels", "Sides", "Quiet"):
         album = album_id(warm, name)
         notes = warm.ok("v4/catalog/getDetails", {"pandoraIds": [album]})["annotations"]
         for track in notes[album]["tracks"]:
@@ -142,6 +180,42 @@ def test_replaygain_track_album_and_off(tabs: Callable[..., Tab], site: Server) 
     assert math.isclose(current(page)["gain"], 10 ** (TRACK_GAINS[now["title"]] / 20), rel_tol=1e-3)
     settings(page, "Volume levelling (ReplayGain)", "off")
     assert current(page)["gain"] == 1
+
+
+def test_replaygain_never_raises_a_peak_over_full_scale(
+    tabs: Callable[..., Tab], site: Server
+) -> None:
+    """Gains more than a track's peak allows are held at 1/peak (the album's peak in album mode),
+    and a limiter at full scale sits between the gains and the speakers."""
+    api, other = premium(site), premium(site)  # (a grant claims its listener's player)
+    quiet = album_id(api, "Quiet")
+    first = other.ok("v4/catalog/getDetails", {"pandoraIds": [quiet]})["annotations"][quiet]
+    grant = other.ok(
+        "v1/ondemand/getAudioPlaybackInfo",
+        {"pandoraId": first["tracks"][0], "audioFormat": "mp3"},
+    )
+    assert float(grant["trackPeak"]) == LOUD["Near Full"][1]
+    assert float(grant["albumPeak"]) == max(peak for _, peak in LOUD.values())
+    tab = tabs()
+    page = tab.page
+    sign_in(tab, api.username)
+    settings(page, "Volume levelling (ReplayGain)", "track")
+    page.goto(f"/#/library/album/{quiet}")
+    page.get_by_role("button", name="Play Half Way").click()
+    wait_playing(page, past=0.1)
+    page.locator(".playerbar").get_by_role("button", name="Pause").click()
+    # track mode: +9 dB would be 2.8x; its peak of 0.5 allows 2x
+    assert current(page)["title"] == "Half Way"
+    assert math.isclose(current(page)["gain"], 1 / LOUD["Half Way"][1], rel_tol=1e-3)
+    # album mode: +10 dB would be 3.2x; the album's peak (0.95, its other track's) allows 1.05x
+    settings(page, "Volume levelling (ReplayGain)", "album")
+    album_peak = max(peak for _, peak in LOUD.values())
+    assert math.isclose(current(page)["gain"], 1 / album_peak, rel_tol=1e-3)
+    # nothing louder than full scale reaches the speakers: a hard limiter after the gains
+    limiter = page.evaluate("""() => { const n = document.querySelector('audio').limiter;
+        return n && {type: n.constructor.name, threshold: n.threshold.value,
+        ratio: n.ratio.value, knee: n.knee.value}; }""")
+    assert limiter == {"type": "DynamicsCompressorNode", "threshold": 0, "ratio": 20, "knee": 0}
 
 
 def test_albums_play_gapless_and_other_music_crossfades(
@@ -209,6 +283,7 @@ CONTRAST = """() => {
 }"""
 
 
+@pytest.mark.http_only  # styles only: TLS changes nothing here
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_inputs_and_buttons_stand_out_from_their_background(
     tabs: Callable[..., Tab], site: Server, scheme: str

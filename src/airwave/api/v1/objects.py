@@ -261,6 +261,10 @@ class TrackObject(ResponseModel):
     file_gain: str = Field(
         description="dB: ReplayGain when tagged, else measured EBU R128 loudness"
     )
+    track_peak: str | None = absent_when_none(
+        "extension: the track's ReplayGain peak (1.0 = full scale): a player keeps the gain under "
+        "1/peak so it never clips; absent when untagged"
+    )
     audio_url: str = Field(alias="audioURL")
     audio_encoding: str = Field(description="what audioURL really delivers")
     audio_receipt_url: str = Field(alias="audioReceiptURL")
@@ -326,6 +330,7 @@ def track_object(call: Call, item: TrackItem) -> TrackObject:
         rating=item.rating,
         station_id=str(item.station_id),
         file_gain=f"{item.gain if item.gain is not None else 0.0:.2f}",
+        track_peak=f"{t.rg_track_peak:.6f}" if t.rg_track_peak is not None else None,
         audio_url=links.audio_url,
         audio_encoding=links.encoding,
         audio_receipt_url=links.receipt_url,

@@ -79,6 +79,14 @@ class PlaybackInfo(ResponseModel):
     album_gain: str | None = absent_when_none(
         "extension: dB, the album's ReplayGain (album mode); absent when untagged"
     )
+    track_peak: str | None = absent_when_none(
+        "extension: the track's ReplayGain peak (1.0 = full scale): a player keeps the gain under "
+        "1/peak so it never clips; absent when untagged"
+    )
+    album_peak: str | None = absent_when_none(
+        "extension: the album's peak (the highest of its tracks'), for album mode; absent when "
+        "the album has no gain or a track of it has no peak"
+    )
     track_length: int
     track_token: str = Field(
         description="extension: names this play (bookmark/add, station/trackStarted)"
@@ -131,6 +139,8 @@ def audio_playback_info(call: Call, req: PlaybackInfoRequest) -> PlaybackInfo:
         audio_encoding=links.encoding,
         file_gain=f"{play.gain if play.gain is not None else 0.0:.2f}",
         album_gain=f"{play.album_gain:.2f}" if play.album_gain is not None else None,
+        track_peak=f"{play.track_peak:.6f}" if play.track_peak is not None else None,
+        album_peak=f"{play.album_peak:.6f}" if play.album_peak is not None else None,
         track_length=round(play.duration),
         track_token=play.token,
         audio_receipt_url=links.receipt_url,

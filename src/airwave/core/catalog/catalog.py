@@ -201,6 +201,17 @@ def gains(db: Session, tracks: list[Track]) -> dict[int, float | None]:
     }
 
 
+def album_peak(db: Session, album_id: int) -> float | None:
+    """The album's ReplayGain peak (full scale 1.0): the highest of its tracks' peak tags, known
+    only when every present track of the album has one."""
+    highest, untagged = db.execute(
+        select(func.max(Track.rg_track_peak), func.count() - func.count(Track.rg_track_peak)).where(
+            Track.album_id == album_id, PRESENT
+        )
+    ).one()
+    return float(highest) if highest is not None and not untagged else None
+
+
 def track_views(db: Session, track_ids: list[int]) -> list[TrackView]:
     """Tracks with everything a track object shows, in the order given, in four queries."""
     if not track_ids:

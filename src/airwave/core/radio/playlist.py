@@ -143,6 +143,8 @@ class OnDemandPlay:
     duration: float
     token: str
     album_gain: float | None = None  # dB: the album's ReplayGain tag, when it has one
+    track_peak: float | None = None  # the track's ReplayGain peak (1.0 = full scale), if tagged
+    album_peak: float | None = None  # the album's peak (catalog.album_peak), with album_gain
 
 
 def feedback_station(db: Session, spin: Spin) -> Station:
@@ -836,7 +838,16 @@ def play_on_demand(
         collection.touch(db, listener.id, [context], now)
     links = delivery.Issuer(services, base_url, now).track(listener.id, ref.id, spin.id, encoding)
     gain = catalog.gains(db, [track])[track.id]
-    return OnDemandPlay(links, gain, track.duration, spin.token, track.rg_album_gain)
+    album_gain = track.rg_album_gain
+    return OnDemandPlay(
+        links,
+        gain,
+        track.duration,
+        spin.token,
+        album_gain,
+        track_peak=track.rg_track_peak,
+        album_peak=catalog.album_peak(db, track.album_id) if album_gain is not None else None,
+    )
 
 
 def thumb(

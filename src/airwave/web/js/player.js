@@ -102,6 +102,8 @@ function grantedTrack(item, grant) {
     trackLength: grant.trackLength || item.duration || 0,
     fileGain: grant.fileGain,
     albumGain: grant.albumGain,
+    trackPeak: grant.trackPeak,
+    albumPeak: grant.albumPeak,
     audioURL: grant.audioURL,
     audioEncoding: grant.audioEncoding,
     trackToken: grant.trackToken,
@@ -289,7 +291,9 @@ class Player extends EventTarget {
     this._emit("track");
   }
 
-  /** Web Audio starts from a user gesture: every element gets its own ReplayGain node. */
+  /** Web Audio starts from a user gesture: every element gets its own ReplayGain node; both go
+   * through the volume and a limiter, which holds what the peaks do not (untagged tracks raised
+   * by their measured loudness, two tracks summed in a crossfade) at full scale. */
   unlock() {
     if (this.ctx) {
       if (this.ctx.state === "suspended") this.ctx.resume().catch(() => {});
@@ -300,8 +304,11 @@ class Player extends EventTarget {
     try {
       this.ctx = new Ctx();
       this.master = this.ctx.createGain();
-      this.master.connect(this.ctx.destination);
+      this.limiter = this._limiter(this.ctx);
+      this.master.connect(this.limiter);
+      this.limiter.connect(this.ctx.destination);
       for (const el of this.els) {
+        el.limiter = this.limiter;
         el.gainNode = this.ctx.createGain();
         this.ctx.createMediaElementSource(el).connect(el.gainNode);
         el.gainNode.connect(this.master);
@@ -313,14 +320,32 @@ class Player extends EventTarget {
     }
   }
 
+  /** A limiter: above full scale a 20:1 compressor with a hard knee; under it (threshold 0 dB, so
+   * no make-up gain) the sound passes unchanged. */
+  _limiter(ctx) {
+    const node = ctx.createDynamicsCompressor();
+    node.threshold.value = 0;
+    node.knee.value = 0;
+    node.ratio.value = 20;
+    node.attack.value = 0.001;
+    node.release.value = 0.1;
+    return node;
+  }
+
   /** The ReplayGain of the element's track in the chosen mode: track, album (the album's gain
-   * when its tags have one, else the track's) or off. */
+   * when its tags have one, else the track's) or off; never more than the peak allows (the gain
+   * times the peak stays at full scale or under: ReplayGain's clipping prevention), with the
+   * album's peak in album mode when known, else the track's. */
   _gainOf(el) {
     const t = el.track;
     if (!t || this.gainMode === "off") return 1;
-    const tagged = this.gainMode === "album" && t.albumGain !== undefined && t.albumGain !== null ? t.albumGain : t.fileGain;
-    const db = parseFloat(tagged || "0") || 0;
-    return Math.min(4, Math.max(0.1, Math.pow(10, db / 20)));
+    const known = (v) => v !== undefined && v !== null && v !== "";
+    const album = this.gainMode === "album" && known(t.albumGain);
+    const db = parseFloat(album ? t.albumGain : t.fileGain || "0") || 0;
+    let gain = Math.pow(10, db / 20);
+    const peak = parseFloat(album && known(t.albumPeak) ? t.albumPeak : t.trackPeak);
+    if (peak > 0) gain = Math.min(gain, 1 / peak);
+    return Math.min(4, Math.max(0.1, gain));
   }
 
   _applyGain(el) {
