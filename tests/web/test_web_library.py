@@ -30,6 +30,7 @@ from web_support import (  # noqa: E402
     PASSWORD,
     Tab,
     accessible,
+    audio_state,
     client,
     library_site,
     new_listener,
@@ -421,6 +422,72 @@ def test_autoplay_continues_after_the_last_track(tabs: Callable[..., Tab], site:
     before = page.locator("#now .track-title").inner_text()
     page.locator("#now").get_by_role("button", name="Thumbs down").click()
     expect(page.locator("#now .track-title")).not_to_have_text(before)
+
+
+def until_elsewhere(page: Any, names: set[str], timeout: float = 30) -> str:
+    """Wait until a track not among `names` (autoplay's pick) plays and the player bar shows it
+    (between tracks the bar shows what the queue plays from: not a track)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if bar_title(page) not in names | {""} and audio_state(page)["playing"]:
+            break
+        time.sleep(0.2)
+    shown = bar_title(page)
+    assert shown not in names | {""} and audio_state(page)["playing"], (shown, audio_state(page))
+    return shown
+
+
+def test_autoplay_continues_after_a_playlist_a_single_song_and_a_genre(
+    tabs: Callable[..., Tab], site: Server
+) -> None:
+    """Autoplay follows every kind of queue: a playlist (pods/getPlaylistAutoplaySongs), one song
+    played on its own, and a genre's songs (no context the server takes: it follows on from the
+    last track)."""
+    api = premium(site)
+    album = albums(site)[2]
+    listed = album["trackNotes"][:2]
+    made = api.ok(
+        "v4/playlists/create", {"name": "Short list", "tracks": [t["pandoraId"] for t in listed]}
+    )
+    tab = tabs()
+    page = tab.page
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/pods/" in r.url else None)
+    sign_in(tab, api.username)
+
+    # the playlist's last track, then music like it (none of the playlist's)
+    page.goto(f"/#/playlist/{made['pandoraId']}")
+    page.get_by_role("button", name=f"Play {listed[-1]['name']}").click()
+    expect(page.locator(".bar-title")).to_have_text(listed[-1]["name"])
+    until_elsewhere(page, {t["name"] for t in listed})
+    assert any(url.endswith("/pods/getPlaylistAutoplaySongs") for url in asked), asked
+    wait_playing(page, past=0.1)
+
+    # one song, found by search and played next from its menu (nothing else queued)
+    song = albums(site)[3]["trackNotes"][1]
+    page.get_by_role("link", name="Library", exact=True).click()
+    page.locator(".subnav").get_by_role("link", name="Browse").click()
+    page.get_by_label("Search", exact=True).fill(song["name"])
+    page.get_by_role("list", name="Songs").get_by_role(
+        "button", name=f"More for {song['name']}"
+    ).first.click()
+    page.get_by_role("dialog").get_by_role("button", name="Play next").click()
+    page.get_by_role("link", name="Now playing").click()
+    expect(page.locator(".bar-title")).to_have_text(song["name"])
+    until_elsewhere(page, {song["name"]})
+    expect(page.locator("ol.queue > li").first).to_contain_text("Autoplay")
+
+    # a genre's sample songs, from the last of them
+    token = api.ok("v1/music/genrecategories", {})["categories"][0]["token"]
+    page.goto(f"/#/library/genre/{token}")
+    songs = page.locator("main ol.list").first
+    songs.locator("li").first.wait_for()
+    names = set(songs.locator("li strong").all_inner_texts())
+    last = songs.locator("li").last.locator("strong").inner_text()
+    songs.get_by_role("button", name=f"Play {last}").click()
+    expect(page.locator(".bar-title")).to_have_text(last)
+    until_elsewhere(page, names)
+    wait_playing(page, past=0.1)
 
 
 def test_a_free_listener_sees_the_upsell_not_the_library(

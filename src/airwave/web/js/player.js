@@ -794,17 +794,32 @@ class Player extends EventTarget {
     this._next();
   }
 
-  /** More music after the context ran out: the station engine's picks (pods/getAutoplaySongs),
-   * which lean to this context's thumbs-up and never bring back a thumbs-down. */
+  /** More music after the context ran out: the station engine's picks, which lean to this
+   * context's thumbs-up and never bring back a thumbs-down. After a playlist they come from
+   * pods/getPlaylistAutoplaySongs, after an album, artist or track from pods/getAutoplaySongs;
+   * after anything else (a genre's songs, a queue whose playlist or album is gone) they follow on
+   * from the last track played, so the music never stops at the end of a queue. */
   async _autoplay(context) {
     const recent = [...this.history, this.current].filter((t) => t && /^TR:/.test(t.pandoraId || ""));
-    const body = {
-      contextId: context.pandoraId,
-      numSongs: AUTOPLAY_SONGS,
-      contextTracks: [...new Set(recent.map((t) => t.pandoraId).reverse())].slice(0, 20),
-    };
+    const contextTracks = [...new Set(recent.map((t) => t.pandoraId).reverse())].slice(0, 20);
+    const ask = (endpoint, contextId) => api(endpoint, { contextId, numSongs: AUTOPLAY_SONGS, contextTracks });
+    const last = contextTracks[0];
+    let answer;
     try {
-      const answer = await api("v4/pods/getAutoplaySongs", body);
+      try {
+        if (/^PL:/.test(context.pandoraId)) answer = await ask("v4/pods/getPlaylistAutoplaySongs", context.pandoraId);
+        else if (/^(AL|AR|TR):/.test(context.pandoraId)) answer = await ask("v4/pods/getAutoplaySongs", context.pandoraId);
+      } catch (err) {
+        // the context is gone (a deleted playlist): carry on from its last track
+        if (!last || !["NOT_FOUND", "INVALID_PANDORA_TYPE", "INVALID_REQUEST"].includes(err.code)) throw err;
+      }
+      if (!answer) {
+        if (!last) {
+          this._say("Nothing more to play.");
+          return;
+        }
+        answer = await ask("v4/pods/getAutoplaySongs", last);
+      }
       if (this.context !== context) return;
       const notes = answer.annotations || {};
       for (const pick of answer.songRecommendations || []) {
