@@ -143,6 +143,7 @@ def screens(browser: Any, base: str, out: Path, size: str, username: str, staged
     page.wait_for_function("() => [...document.querySelectorAll('audio')].some(a => !a.paused)")
     page.wait_for_timeout(1500)
     pause(page)
+    page.wait_for_function("() => document.querySelector('#now img.cover.big').complete")
     shoot(page, out, f"now-playing-{size}")
     page.goto(f"/#/station/{station['stationId']}")
     page.get_by_role("heading", name="Seeds").wait_for()
@@ -158,8 +159,13 @@ def screens(browser: Any, base: str, out: Path, size: str, username: str, staged
     page.wait_for_function("() => [...document.querySelectorAll('audio')].some(a => !a.paused)")
     page.wait_for_timeout(1500)
     pause(page)
-    page.goto("/#/now")
+    # the now-playing screen as a listener opens it: from the player bar
+    if size == "phone":
+        page.locator(".bar-title").click()  # (phones: the title; the expand button is left out)
+    else:
+        page.get_by_role("link", name="Expand the player").click()
     page.locator("ol.queue > li").first.wait_for()
+    page.wait_for_function("() => document.querySelector('#now img.cover.big').complete")
     shoot(page, out, f"now-playing-album-{size}")
     page.goto("/#/playlists")
     page.locator(".tile").first.wait_for()

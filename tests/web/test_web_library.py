@@ -28,6 +28,7 @@ if not os.path.exists("/usr/bin/chromium"):
 from playwright.sync_api import expect  # noqa: E402
 from web_support import (  # noqa: E402
     PASSWORD,
+    PHONE,
     Tab,
     accessible,
     audio_state,
@@ -150,11 +151,24 @@ def test_browse_to_an_album_and_play_it(tabs: Callable[..., Tab], site: Server) 
     page.get_by_role("button", name="Play", exact=True).click()
     wait_playing(page)
     expect(page.locator(".bar-title")).to_have_text(first["name"])
-    # the now-playing screen names the album it plays from and what comes next
-    page.get_by_role("link", name="Now playing").click()
+    # the player bar opens the now-playing screen: the cover first and large (the size drawn,
+    # 2x in its srcset), the album it plays from, the track's artist and album, and what is next
+    page.locator(".playerbar").get_by_role("link", name="Expand the player").click()
     page.wait_for_function("() => document.querySelector('#now .track-title').dataset.musicId")
-    shown = page.locator("#now .track-title").get_attribute("data-music-id")
-    assert shown in {t["musicId"] for t in album["trackNotes"]}
+    now = page.locator("#now")
+    shown = now.locator(".track-title").get_attribute("data-music-id")
+    playing = {t["musicId"]: t for t in album["trackNotes"]}
+    assert shown in playing
+    expect(now.locator(".now-from")).to_have_text(f"Playing from album {album['name']}")
+    expect(now.locator(".track-byline")).to_contain_text(playing[shown]["artistName"])
+    expect(now.locator(".track-album")).to_have_text(album["name"])
+    cover = now.get_by_role("img", name=f"Cover of {album['name']}")
+    expect(cover).to_be_visible()
+    drawn = cover.evaluate("""(img) => ({width: img.getBoundingClientRect().width,
+        stage: img.closest('.now').getBoundingClientRect().width, srcset: img.srcset})""")
+    assert drawn["width"] >= 0.4 * drawn["stage"], drawn  # art-led: the cover leads the screen
+    assert len(drawn["srcset"].split(",")) >= 2, drawn  # the browser picks 1x or 2x
+    expect(now.get_by_role("slider", name="Seek")).to_be_visible()
     expect(page.get_by_role("heading", name="Up next")).to_be_visible()
     accessible(page)
     # each track played to its end is in the operator's play log, outside any station
@@ -168,6 +182,42 @@ def test_browse_to_an_album_and_play_it(tabs: Callable[..., Tab], site: Server) 
     assert logged, plays_of(site, api)
     assert logged[0]["title"] == first["name"] and logged[0]["station_id"] is None
     assert logged[0]["album"] == album["name"]
+
+
+def test_now_playing_on_a_phone_keeps_the_controls_above_the_fold(
+    tabs: Callable[..., Tab], site: Server
+) -> None:
+    """On a 390x844 phone the player bar's title opens the now-playing screen, where the cover,
+    the title, the seek slider, play/pause and skip all show without scrolling."""
+    api = premium(site)
+    album = albums(site)[3]
+    tab = tabs(viewport=PHONE)
+    page = tab.page
+    sign_in(tab, api.username)
+    page.goto(f"/#/library/album/{album['pandoraId']}")
+    page.get_by_role("button", name="Play", exact=True).click()
+    wait_playing(page)
+    page.locator(".playerbar").get_by_role("button", name="Pause").click()
+    page.locator(".bar-title").click()
+    page.wait_for_function("() => location.hash === '#/now'")
+    now = page.locator("#now")
+    expect(now.locator("img.cover.big")).to_be_visible()
+    boxes = page.evaluate("""() => ({scrollY, width: document.documentElement.scrollWidth,
+        boxes: ['#now img.cover.big', '#now .track-title', '#now input.seek',
+        '#now .controls button.play', '#now .controls button[aria-label=Skip]'].map((q) => {
+        const r = document.querySelector(q).getBoundingClientRect();
+        return {q, top: r.top, bottom: r.bottom, left: r.left, right: r.right}; })})""")
+    wide = page.evaluate(
+        """(w) => [...document.querySelectorAll('body *')].filter((e) =>
+        e.getBoundingClientRect().right > w).map((e) => e.tagName + '.' + e.className + ' '
+        + Math.round(e.getBoundingClientRect().right)).slice(0, 12)""",
+        PHONE["width"],
+    )
+    assert boxes["scrollY"] == 0 and boxes["width"] <= PHONE["width"], (boxes, wide)
+    for box in boxes["boxes"]:
+        assert 0 <= box["top"] and box["bottom"] <= PHONE["height"], box
+        assert 0 <= box["left"] and box["right"] <= PHONE["width"], box
+    accessible(page)
 
 
 def test_add_an_album_to_my_collection(tabs: Callable[..., Tab], site: Server) -> None:

@@ -586,19 +586,30 @@ function linkTo(a, href) {
   else a.removeAttribute("href");
 }
 
+/** What on-demand playback plays from, in words: "album", "playlist" ... */
+function contextKind(context) {
+  const kinds = { AL: "album", PL: "playlist", AR: "artist", TR: "song", GE: "genre" };
+  return kinds[String(context.pandoraId || "").split(":")[0]] || "your library";
+}
+
+/** The now-playing screen: the cover first and large (a wash of its colours behind the page),
+ * then what plays and where from, its progress (a seek slider on demand), the controls (thumbs
+ * for radio and autoplay), the track's other actions, Up next and what played before. */
 export function nowView(main) {
+  const backdrop = h("div.now-backdrop", { "aria-hidden": "true" });
   const art = h("img.cover.big", { alt: "", width: 500, height: 500, sizes: DRAWN.now });
   const artEmpty = h("div.cover.big.cover-empty", icon("note"));
   const title = h("h1.track-title");
   const artistLink = h("a");
   const albumLink = h("a");
   const stationLink = h("a");
+  const fromKind = h("span.from-kind");
   const adLink = h("a", { target: "_blank", rel: "noopener noreferrer" }, "Learn more about this ad");
   const ctl = controls(false);
   const prog = progress();
+  const sound = volumeControl();
   const skips = h("p.muted.skips", { role: "status" });
   const message = h("p.message", { role: "status", "aria-live": "polite" });
-  const volume = h("input", { type: "range", min: 0, max: 100, step: 5, value: Math.round(player.volume * 100), oninput: (e) => player.setVolume(e.target.value / 100) });
   const tiredBtn = h("button", { type: "button", onclick: () => player.tired() }, "Tired of this track");
   const bmTrack = h("button", { type: "button", onclick: () => bookmark("track") }, "Bookmark track");
   const bmArtist = h("button", { type: "button", onclick: () => bookmark("artist") }, "Bookmark artist");
@@ -611,18 +622,20 @@ export function nowView(main) {
   const lyricsBox = h("section.card.panel", { id: "lyrics", hidden: true, "aria-label": "Lyrics" });
   const recent = h("ol.list.recent", { "aria-label": "Recently played" });
   const empty = h("div.card", h("p", "Nothing is playing."), h("a.button.primary", { href: "#/stations" }, "Pick a station"));
+  const byline = h("p.track-byline", h("span.track-artist", artistLink), h("span.sep", { "aria-hidden": "true" }, "·"), h("span.track-album", albumLink));
   const stage = h("div.now",
     h("div.now-art", art, artEmpty),
     h("div.now-info",
-      h("p.muted", stationLink),
+      h("p.now-from", fromKind, " ", stationLink),
       title,
-      h("p.track-artist", artistLink), h("p.track-album", albumLink), adLink,
-      prog.el, ctl.el, skips, message,
-      h("div.row.wrap", tiredBtn, bmTrack, bmArtist, replayBtn, addBtn, whyBtn, lyricsBtn),
-      field("Volume", volume),
+      byline, adLink,
+      prog.el,
+      h("div.now-controls", ctl.el, sound.el),
+      skips, message,
+      h("div.row.wrap.now-actions", tiredBtn, bmTrack, bmArtist, replayBtn, addBtn, whyBtn, lyricsBtn),
       whyBox, lyricsBox));
-  main.replaceChildren(h("div", { id: "now" }, stage, empty, upNext, h("section", { "aria-labelledby": "recent-title" }, h("h2", { id: "recent-title" }, "Recently played"), recent,
-    h("p", h("a", { href: "#/history" }, "Everything you played")))));
+  main.replaceChildren(h("div", { id: "now" }, backdrop, stage, empty, h("div.now-lists", upNext, h("section.recently", { "aria-labelledby": "recent-title" }, h("h2", { id: "recent-title" }, "Recently played"), recent,
+    h("p", h("a", { href: "#/history" }, "Everything you played"))))));
   let shownTrack; // undefined: the first update shows the state, even "no track"
   let queueShown = null; // the Up next list, while on-demand music plays
   let gone = false;
@@ -703,13 +716,16 @@ export function nowView(main) {
     followLyrics();
     if (kind === "time") return;
     ctl.update();
+    sound.update();
     const hasTrack = !!t;
     stage.hidden = !hasTrack && !player.tuned;
     empty.hidden = !stage.hidden;
     if (player.station) {
+      fromKind.textContent = "Playing from station";
       stationLink.textContent = player.station.name;
       stationLink.href = `#/station/${encodeURIComponent(player.station.stationId)}`;
     } else if (player.context) {
+      fromKind.textContent = `Playing from ${contextKind(player.context)}`;
       stationLink.textContent = player.context.name;
       linkTo(stationLink, player.context.href);
     }
@@ -733,12 +749,17 @@ export function nowView(main) {
         art.src = url;
         art.alt = t.albumTitle ? `Cover of ${t.albumTitle}` : "";
       }
+      // the wash behind the screen: the smallest cover, blurred (it costs a few kilobytes)
+      const wash = t ? artUrl(t.albumArt || t.art || t.artistArt, 90) : "";
+      backdrop.style.backgroundImage = wash ? `url("${wash}")` : "";
+      backdrop.hidden = !wash;
       title.textContent = t ? trackTitle(t) : player.loading ? "Tuning in…" : "";
       title.dataset.musicId = t ? t.musicId || "" : "";
       // during an ad (or with no track) these are plain text, not links to nowhere
       artistLink.textContent = t ? (ad ? "Advertisement" : t.artistName) : "";
       linkTo(artistLink, t && !ad ? t.artistHref || `#/artist/${encodeURIComponent(t.artistMusicId || t.artistSeoToken)}` : null);
       albumLink.textContent = t && !ad ? t.albumTitle : "";
+      byline.classList.toggle("single", !albumLink.textContent);
       linkTo(albumLink, t && !ad ? t.albumHref || (t.albumSeoToken ? `#/album/${encodeURIComponent(t.albumSeoToken)}` : null) : null);
       const click = ad ? t.clickThroughUrl || t.songDetailURL : "";
       adLink.hidden = !click;
@@ -764,7 +785,6 @@ export function nowView(main) {
     const left = player.skipsLeft();
     skips.textContent = left === null ? "" : `${left} skip${left === 1 ? "" : "s"} left`;
     message.textContent = player.message;
-    volume.value = Math.round(player.volume * 100);
   }
   let heardBefore = false;
   if (!player.history.length) {
@@ -794,7 +814,10 @@ export function playerBar(bar) {
   const ctl = controls(true);
   const prog = progress();
   const sound = volumeControl();
-  bar.replaceChildren(art, h("div.bar-text", title, sub), prog.el, h("div.bar-end", ctl.el, sound.el));
+  // the cover and the expand button open the now-playing screen (the title does too)
+  const artLink = h("a.bar-art", { href: "#/now", tabindex: -1, "aria-hidden": "true" }, art);
+  const expand = h("a.button.icon.expand", { href: "#/now", "aria-label": "Expand the player", title: "Expand the player" }, icon("expand"));
+  bar.replaceChildren(artLink, h("div.bar-text", title, sub), prog.el, h("div.bar-end", ctl.el, sound.el, expand));
   const update = (kind) => {
     prog.update();
     if (kind === "time") return;
