@@ -1,7 +1,9 @@
 """The web player's library on demand (issue 15) in Debian's headless Chromium against a real
 server on the demo library of 2-second tracks: browsing and playing albums (the play log shows
-it), My Collection, playlists (keyboard reordering, a stale second tab, M3U8 import), the Up next
-queue, autoplay after the last track, the upsell for listeners without on-demand listening.
+it), the now-playing screen (opened from the player bar; on a phone its controls above the fold),
+My Collection, playlists (keyboard reordering, a stale second tab, M3U8 import), the Up next
+queue, autoplay after an album, a playlist, a single song and a genre's songs, the upsell for
+listeners without on-demand listening.
 Every flow runs over HTTP and over HTTPS; every screen visited is checked with axe-core (no
 violations) on the HTTP run."""
 
