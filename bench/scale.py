@@ -10,7 +10,10 @@ keep-alive connections in a child process; either way it runs on the servers' ma
 2-core machine the workers' ratio is a lower bound of what a machine with a spare core shows.
 
     .venv/bin/python bench/scale.py [--seconds 4] [--rounds 3] [--connections 32]
-        [--backend sqlite|postgresql] [--no-haproxy]
+        [--backend sqlite|postgresql] [--no-haproxy] [--baseline SOURCE_TREE]
+
+`--baseline` also runs the worker figures of another checkout (its `src/` first on PYTHONPATH,
+e.g. a `git worktree` of an older commit) in the same rounds, and prints new/baseline ratios.
 
 Prints one line per figure and the ratios measured in the same run; never asserts.
 """
@@ -178,7 +181,9 @@ class Target:
         return found
 
 
-def start(backend: Backend, library: Path, workers: int, log: Path) -> Server:
+def start(
+    backend: Backend, library: Path, workers: int, log: Path, source: Path | None = None
+) -> Server:
     env = {
         "AIRWAVE_WORKERS": str(workers),
         "AIRWAVE_FRAGMENT_LIMIT": "100000000",
@@ -187,6 +192,8 @@ def start(backend: Backend, library: Path, workers: int, log: Path) -> Server:
         "AIRWAVE_ACCESS_LOG": "false",
         "AIRWAVE_DEFAULT_TIER": "premium",
     }
+    if source is not None:  # that tree's code rather than this one's (same interpreter, packages)
+        env["PYTHONPATH"] = str(source / "src")
     args = ["--library", str(library), "--open-registration"]
     server = Server(backend, args, env=env, log_file=log, clean_env=True)
     server.start(timeout=120)
@@ -201,6 +208,12 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--backend", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--no-haproxy", action="store_true")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="another source tree whose worker figures are measured in the same rounds",
+    )
     parser.add_argument(
         "--loader",
         choices=("wrk", "python"),
@@ -219,14 +232,17 @@ def main() -> None:
         library = tmp / "library"
         demo.generate(library, track_seconds=2.0)
         targets: list[Target] = []
-        for workers in (1, 2):
-            pg = PostgresSchema() if args.backend == "postgresql" else None
-            if pg is not None:
-                schemas.append(pg)
-            backend = Backend(args.backend, tmp / f"w{workers}", pg)
-            server = start(backend, library, workers, tmp / f"w{workers}.log")
-            running.append(server)
-            targets.append(Target(f"workers={workers}", server.url, [server]))
+        trees = [("", None)] + ([("@baseline", args.baseline.resolve())] if args.baseline else [])
+        for suffix, source in trees:
+            for workers in (1, 2):
+                pg = PostgresSchema() if args.backend == "postgresql" else None
+                if pg is not None:
+                    schemas.append(pg)
+                name = f"w{workers}{'b' if source else ''}"
+                backend = Backend(args.backend, tmp / name, pg)
+                server = start(backend, library, workers, tmp / f"{name}.log", source)
+                running.append(server)
+                targets.append(Target(f"workers={workers}{suffix}", server.url, [server]))
         balanced = not args.no_haproxy and haproxy_available() and postgres_available()
         if balanced:
             pg = PostgresSchema()
@@ -279,12 +295,18 @@ def main() -> None:
                 f"rounds={len(values)} backend={backend}"
             )
         for endpoint in endpoints:
-            one = statistics.median(results[(endpoint, "workers=1")])
-            two = statistics.median(results[(endpoint, "workers=2")])
-            print(
-                f"{endpoint} workers_2_over_1={two / one:.2f} target>={TARGET_RATIO} "
-                f"cpus={os.cpu_count()} (the load generator shares the CPUs)"
-            )
+            for suffix, _ in trees:
+                one = statistics.median(results[(endpoint, f"workers=1{suffix}")])
+                two = statistics.median(results[(endpoint, f"workers=2{suffix}")])
+                print(
+                    f"{endpoint}{suffix} workers_2_over_1={two / one:.2f} target>={TARGET_RATIO} "
+                    f"cpus={os.cpu_count()} (the load generator shares the CPUs)"
+                )
+            if args.baseline:
+                for workers in (1, 2):
+                    new = statistics.median(results[(endpoint, f"workers={workers}")])
+                    old = statistics.median(results[(endpoint, f"workers={workers}@baseline")])
+                    print(f"{endpoint} workers={workers} this_over_baseline={new / old:.2f}")
             if balanced:
                 base = statistics.median(results[(endpoint, "haproxy_servers=1")])
                 for count in (2, 3):
