@@ -1,5 +1,6 @@
-"""The browser and its tabs, shared by the web player's test modules (each defines `site`, the
-server its tabs open), and the self-signed certificate of their HTTPS servers."""
+"""The browser and its tabs, shared by the web player's test modules; `site`, the server their
+tabs open (the demo library over HTTP and HTTPS, unless a module defines its own); the
+self-signed certificate of the HTTPS servers. Browser tests run on SQLite only."""
 
 from __future__ import annotations
 
@@ -9,7 +10,24 @@ from typing import Any
 
 import pytest
 from support import Server
-from web_support import CHROMIUM, CHROMIUM_ARGS, Tab, close_clients, open_tab
+from web_support import CHROMIUM, CHROMIUM_ARGS, Tab, close_clients, library_site, open_tab
+
+
+@pytest.fixture(scope="module")
+def backend_kind() -> str:
+    """Browser tests run on the embedded SQLite backend only."""
+    return "sqlite"
+
+
+@pytest.fixture(scope="module", params=["http", "https"])
+def site(
+    request: pytest.FixtureRequest,
+    start_server: Callable[..., Server],
+    small_demo_library: Path,
+    tls_files: tuple[Path, Path],
+) -> Server:
+    """Each flow over HTTP, then over HTTPS (a self-signed certificate) on a server of its own."""
+    return library_site(start_server, small_demo_library, request.param, tls_files)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -29,30 +28,12 @@ from web_support import (  # noqa: E402
     accessible,
     audio_state,
     client,
-    library_site,
     new_listener,
     sign_in,
     wait_playing,
 )
 
 pytestmark = pytest.mark.sqlite_only
-
-
-@pytest.fixture(scope="module")
-def backend_kind() -> str:
-    """Browser tests run on the embedded SQLite backend only."""
-    return "sqlite"
-
-
-@pytest.fixture(scope="module", params=["http", "https"])
-def site(
-    request: pytest.FixtureRequest,
-    start_server: Callable[..., Server],
-    small_demo_library: Path,
-    tls_files: tuple[Path, Path],
-) -> Server:
-    """Each flow over HTTP, then over HTTPS (a self-signed certificate) on a server of its own."""
-    return library_site(start_server, small_demo_library, request.param, tls_files)
 
 
 def premium(site: Server) -> Api:

@@ -46,12 +46,6 @@ LOUD = {"Near Full": (12.0, 0.95), "Half Way": (9.0, 0.5)}  # track gain dB, tra
 
 
 @pytest.fixture(scope="module")
-def backend_kind() -> str:
-    """Browser tests run on the embedded SQLite backend only."""
-    return "sqlite"
-
-
-@pytest.fixture(scope="module")
 def levels_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An album tagged with track and album ReplayGain, a quiet one whose gains are more than its
     peaks allow, and another artist's album without."""

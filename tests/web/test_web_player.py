@@ -55,12 +55,6 @@ pytestmark = pytest.mark.sqlite_only
 SKIP_LIMIT = 2
 
 
-@pytest.fixture(scope="module")
-def backend_kind() -> str:
-    """Browser tests run on the embedded SQLite backend only."""
-    return "sqlite"
-
-
 class Mailbox:
     """A local SMTP server (aiosmtpd) keeping the mails Airwave sends."""
 
