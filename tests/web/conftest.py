@@ -13,6 +13,16 @@ from support import Server
 from web_support import CHROMIUM, CHROMIUM_ARGS, Tab, close_clients, library_site, open_tab
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Without Debian's Chromium the browser tests are skipped, saying what to install."""
+    if Path(CHROMIUM).exists():
+        return
+    reason = f"Debian's chromium ({CHROMIUM}) is not installed; .ci/run installs it"
+    for item in items:
+        if Path(str(item.fspath)).parent == Path(__file__).parent:
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
 @pytest.fixture(scope="module")
 def backend_kind() -> str:
     """Browser tests run on the embedded SQLite backend only."""

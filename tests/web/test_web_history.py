@@ -6,44 +6,24 @@ every screen visited is checked with axe-core on the HTTP run."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
-from support import Api, Server, unique
-
-if not os.path.exists("/usr/bin/chromium"):
-    pytest.skip(
-        "Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it",
-        allow_module_level=True,
-    )
-
-from playwright.sync_api import expect  # noqa: E402
-from web_support import (  # noqa: E402
-    PASSWORD,
+from playwright.sync_api import expect
+from support import Api, Server
+from web_support import (
     Tab,
     accessible,
     audio_state,
-    client,
     new_listener,
     sign_in,
     wait_playing,
 )
 
 pytestmark = pytest.mark.sqlite_only
-
-
-def premium(site: Server) -> Api:
-    api = client(site)
-    name = unique("hist")
-    api.register(name, PASSWORD)
-    api.username = name  # type: ignore[attr-defined]
-    result = site.admin("user", "tier", name, "premium")
-    assert result.returncode == 0, result.stderr
-    return api
 
 
 def an_album(site: Server, api: Api, index: int) -> dict[str, Any]:
@@ -54,7 +34,7 @@ def an_album(site: Server, api: Api, index: int) -> dict[str, Any]:
     album = albums[index]
     notes = api.ok("v4/catalog/getDetails", {"pandoraIds": album["tracks"]})["annotations"]
     album["trackNotes"] = [notes[t] for t in album["tracks"]]
-    warm = premium(site)
+    warm = new_listener(site, "premium")
     for track in album["trackNotes"]:
         grant = warm.ok(
             "v1/ondemand/getAudioPlaybackInfo",
@@ -125,7 +105,7 @@ def test_history_lists_station_plays_and_lasts(tabs: Callable[..., Tab], site: S
 
 
 def test_on_demand_history_plays_a_track_again(tabs: Callable[..., Tab], site: Server) -> None:
-    api = premium(site)
+    api = new_listener(site, "premium")
     album = an_album(site, api, 1)
     first = album["trackNotes"][0]
     tab = tabs()
@@ -184,7 +164,7 @@ def test_a_reload_puts_the_station_back_paused(tabs: Callable[..., Tab], site: S
 
 
 def test_a_reload_puts_the_queue_back_at_its_time(tabs: Callable[..., Tab], site: Server) -> None:
-    api = premium(site)
+    api = new_listener(site, "premium")
     album = an_album(site, api, 2)
     tab = tabs()
     page = tab.page

@@ -10,7 +10,6 @@ violations) on the HTTP run."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from collections.abc import Callable
@@ -19,22 +18,13 @@ from typing import Any
 
 import httpx
 import pytest
-from support import Api, Server, unique
-
-if not os.path.exists("/usr/bin/chromium"):
-    pytest.skip(
-        "Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it",
-        allow_module_level=True,
-    )
-
-from playwright.sync_api import expect  # noqa: E402
-from web_support import (  # noqa: E402
-    PASSWORD,
+from playwright.sync_api import expect
+from support import Api, Server
+from web_support import (
     PHONE,
     Tab,
     accessible,
     audio_state,
-    client,
     new_listener,
     sign_in,
     wait_playing,
@@ -43,24 +33,13 @@ from web_support import (  # noqa: E402
 pytestmark = pytest.mark.sqlite_only
 
 
-def premium(site: Server) -> Api:
-    """A new Premium listener (their id kept for the play log)."""
-    api = client(site)
-    name = unique("lib")
-    api.listener_id = int(api.register(name, PASSWORD)["listenerId"])  # type: ignore[attr-defined]
-    api.username = name  # type: ignore[attr-defined]
-    result = site.admin("user", "tier", name, "premium")
-    assert result.returncode == 0, result.stderr
-    return api
-
-
 _ALBUMS: dict[str, list[dict[str, Any]]] = {}
 
 
 def albums(site: Server) -> list[dict[str, Any]]:
     """Albums of the demo library with their tracks (annotations), looked up once."""
     if site.url not in _ALBUMS:
-        api = premium(site)
+        api = new_listener(site, "premium")
         found = api.ok("v3/sod/search", {"query": "a", "types": ["AL"], "count": 50})
         out = []
         for pandora_id in found["results"]:
@@ -123,7 +102,7 @@ def test_first_load_stays_small_and_leaves_the_library_out(
 
 
 def test_browse_to_an_album_and_play_it(tabs: Callable[..., Tab], site: Server) -> None:
-    api = premium(site)
+    api = new_listener(site, "premium")
     album = albums(site)[0]
     tab = tabs()
     page = tab.page
@@ -173,7 +152,7 @@ def test_now_playing_on_a_phone_keeps_the_controls_above_the_fold(
 ) -> None:
     """On a 390x844 phone the player bar's title opens the now-playing screen, where the cover,
     the title, the seek slider, play/pause and skip all show without scrolling."""
-    api = premium(site)
+    api = new_listener(site, "premium")
     album = albums(site)[3]
     tab = tabs(viewport=PHONE)
     page = tab.page
@@ -205,7 +184,7 @@ def test_now_playing_on_a_phone_keeps_the_controls_above_the_fold(
 
 
 def test_add_an_album_to_my_collection(tabs: Callable[..., Tab], site: Server) -> None:
-    api = premium(site)
+    api = new_listener(site, "premium")
     album = albums(site)[1]
     tab = tabs()
     page = tab.page
@@ -240,7 +219,7 @@ def test_add_an_album_to_my_collection(tabs: Callable[..., Tab], site: Server) -
 def test_playlist_create_add_reorder_by_keyboard_and_a_stale_tab(
     tabs: Callable[..., Tab], site: Server
 ) -> None:
-    api = premium(site)
+    api = new_listener(site, "premium")
     album = albums(site)[2]
     tab = tabs()
     page = tab.page
@@ -344,7 +323,7 @@ def test_playlist_create_add_reorder_by_keyboard_and_a_stale_tab(
 def test_import_an_m3u8_reports_the_unmatched_line(
     tabs: Callable[..., Tab], site: Server, small_demo_library: Path, tmp_path: Path
 ) -> None:
-    api = premium(site)
+    api = new_listener(site, "premium")
     files = sorted(
         p for p in small_demo_library.rglob("*") if p.suffix in (".flac", ".mp3", ".ogg")
     )
@@ -373,12 +352,12 @@ def test_import_an_m3u8_reports_the_unmatched_line(
 
 
 def test_queue_play_next_reorder_and_remove(tabs: Callable[..., Tab], site: Server) -> None:
-    api = premium(site)
+    api = new_listener(site, "premium")
     album = albums(site)[4]
     chosen = albums(site)[5]["trackNotes"][0]
     # the album's MP3 transcodes made beforehand (by another listener): a transcode still being
     # made streams without byte ranges, and the seek below needs them
-    warm = premium(site)
+    warm = new_listener(site, "premium")
     for track in album["trackNotes"]:
         grant = warm.ok(
             "v1/ondemand/getAudioPlaybackInfo",
@@ -434,7 +413,7 @@ def test_queue_play_next_reorder_and_remove(tabs: Callable[..., Tab], site: Serv
 
 
 def test_autoplay_continues_after_the_last_track(tabs: Callable[..., Tab], site: Server) -> None:
-    api = premium(site)
+    api = new_listener(site, "premium")
     album = albums(site)[6]
     last = album["trackNotes"][-1]
     names = {t["name"] for t in album["trackNotes"]}
@@ -477,7 +456,7 @@ def test_autoplay_continues_after_a_playlist_a_single_song_and_a_genre(
     """Autoplay follows every kind of queue: a playlist (pods/getPlaylistAutoplaySongs), one song
     played on its own, and a genre's songs (no context the server takes: it follows on from the
     last track)."""
-    api = premium(site)
+    api = new_listener(site, "premium")
     album = albums(site)[2]
     listed = album["trackNotes"][:2]
     made = api.ok(

@@ -8,7 +8,6 @@ run."""
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,20 +15,12 @@ from typing import Any
 import httpx
 import media
 import pytest
-from support import Api, Server, unique
-
-if not os.path.exists("/usr/bin/chromium"):
-    pytest.skip(
-        "Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it",
-        allow_module_level=True,
-    )
-
-from playwright.sync_api import expect  # noqa: E402
-from web_support import (  # noqa: E402
-    PASSWORD,
+from playwright.sync_api import expect
+from support import Api, Server
+from web_support import (
     Tab,
     accessible,
-    client,
+    new_listener,
     sign_in,
     tls_args,
     wait_playing,
@@ -110,7 +101,7 @@ def site(
     )
     wait_ready(server)
     # every MP3 transcode made beforehand: a transcode still being made streams without a length
-    warm = premium(server)
+    warm = new_listener(server, "premium")
     for name in ("Levels", "Sides", "Quiet"):
         album = album_id(warm, name)
         notes = warm.ok("v4/catalog/getDetails", {"pandoraIds": [album]})["annotations"]
@@ -120,16 +111,6 @@ def site(
             )
             assert httpx.get(grant["audioURL"], verify=False).status_code == 200
     return server
-
-
-def premium(site: Server) -> Api:
-    api = client(site)
-    name = unique("gain")
-    api.register(name, PASSWORD)
-    api.username = name  # type: ignore[attr-defined]
-    result = site.admin("user", "tier", name, "premium")
-    assert result.returncode == 0, result.stderr
-    return api
 
 
 def album_id(api: Api, name: str) -> str:
@@ -154,7 +135,7 @@ def settings(page: Any, label: str, value: str) -> None:
 
 
 def test_replaygain_track_album_and_off(tabs: Callable[..., Tab], site: Server) -> None:
-    api = premium(site)
+    api = new_listener(site, "premium")
     levels = album_id(api, "Levels")
     tab = tabs()
     page = tab.page
@@ -181,7 +162,10 @@ def test_replaygain_never_raises_a_peak_over_full_scale(
 ) -> None:
     """Gains more than a track's peak allows are held at 1/peak (the album's peak in album mode),
     and a limiter at full scale sits between the gains and the speakers."""
-    api, other = premium(site), premium(site)  # (a grant claims its listener's player)
+    api, other = (
+        new_listener(site, "premium"),
+        new_listener(site, "premium"),
+    )  # (a grant claims its listener's player)
     quiet = album_id(api, "Quiet")
     first = other.ok("v4/catalog/getDetails", {"pandoraIds": [quiet]})["annotations"][quiet]
     grant = other.ok(
@@ -226,7 +210,7 @@ def test_replaygain_never_raises_a_peak_over_full_scale(
 def test_albums_play_gapless_and_other_music_crossfades(
     tabs: Callable[..., Tab], site: Server
 ) -> None:
-    api = premium(site)
+    api = new_listener(site, "premium")
     levels, sides = album_id(api, "Levels"), album_id(api, "Sides")
     tab = tabs()
     page = tab.page
@@ -295,7 +279,7 @@ def test_inputs_and_buttons_stand_out_from_their_background(
 ) -> None:
     """Non-text contrast (WCAG 1.4.11): every input, select and button of Settings is told apart
     from what is behind it at 3:1 or more, in both themes."""
-    api = premium(site)
+    api = new_listener(site, "premium")
     tab = tabs(color_scheme=scheme)
     page = tab.page
     sign_in(tab, api.username)

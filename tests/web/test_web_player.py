@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import email
 import email.policy
-import os
 import re
 import secrets
 import socket
@@ -22,16 +21,9 @@ from typing import Any
 
 import httpx
 import pytest
+from playwright.sync_api import expect
 from support import Server, artists
-
-if not os.path.exists("/usr/bin/chromium"):
-    pytest.skip(
-        "Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it",
-        allow_module_level=True,
-    )
-
-from playwright.sync_api import expect  # noqa: E402
-from web_support import (  # noqa: E402
+from web_support import (
     DESKTOP,
     PASSWORD,
     PHONE,

@@ -114,7 +114,7 @@ def close_clients() -> None:
 def new_listener(server: Server, tier: str = "free") -> Api:
     api = client(server)
     name = unique("web")
-    api.register(name, PASSWORD)
+    api.listener_id = int(api.register(name, PASSWORD)["listenerId"])  # type: ignore[attr-defined]
     api.username = name  # type: ignore[attr-defined]
     if tier != "free":
         result = server.admin("user", "tier", name, tier)
