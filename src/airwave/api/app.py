@@ -414,9 +414,10 @@ class AccessLog:
         started = time.perf_counter()
         status = 0
         sent = 0
+        counted = False
 
         async def send_logged(message: Message) -> None:
-            nonlocal status, sent
+            nonlocal status, sent, counted
             if message["type"] == "http.response.start":
                 status = message["status"]
                 message["headers"] = [
@@ -427,12 +428,18 @@ class AccessLog:
                 sent += len(message.get("body", b""))
             elif message["type"] == ZEROCOPY:
                 sent += message.get("count") or 0
+            if message["type"] != "http.response.start" and not message.get("more_body"):
+                # counted before the last byte leaves: a client that has its answer and asks
+                # another worker for /metrics must see this request there
+                counted = True
+                metrics.observe(scope, status, time.perf_counter() - started)
             await send(message)
 
         try:
             await self.app(scope, receive, send_logged)
         finally:
-            metrics.observe(scope, status, time.perf_counter() - started)
+            if not counted:
+                metrics.observe(scope, status, time.perf_counter() - started)
             if self.enabled:
                 client = scope.get("client")
                 access_log.info(
