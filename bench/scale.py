@@ -41,7 +41,6 @@ from support.server import Server, wait_indexed  # noqa: E402
 
 PASSWORD = "correct horse battery"
 TARGET_RATIO = 1.7
-LISTENERS = 16  # accounts per configuration, each with a station
 
 _LOADER = r"""
 import asyncio, json, re, sys, time
@@ -153,13 +152,15 @@ def load(
 class Target:
     """One configuration under load: its URL, listeners (a token and a station each), pids.
 
-    Every connection speaks for one of `LISTENERS` listeners: one account's requests queue on
-    its player claim and station locks, which no number of processes changes."""
+    As many listeners as connections, the requests dealt out to them in turn: about one request
+    of each listener in flight at a time, as from players that ask for the next fragment when the
+    last one runs low (requests of one account at once queue on its player claim and station
+    locks, which no number of processes changes)."""
 
-    def __init__(self, name: str, url: str, servers: list[Server]) -> None:
+    def __init__(self, name: str, url: str, servers: list[Server], listeners: int) -> None:
         self.name, self.url, self.servers = name, url, servers
         self.listeners: list[tuple[str, str]] = []
-        for _ in range(LISTENERS):
+        for _ in range(listeners):
             api = Api(url)
             api.register(f"bench{secrets.token_hex(4)}", PASSWORD)
             categories = api.ok("v1/music/genrecategories", {})["categories"]
@@ -242,7 +243,9 @@ def main() -> None:
                 backend = Backend(args.backend, tmp / name, pg)
                 server = start(backend, library, workers, tmp / f"{name}.log", source)
                 running.append(server)
-                targets.append(Target(f"workers={workers}{suffix}", server.url, [server]))
+                targets.append(
+                    Target(f"workers={workers}{suffix}", server.url, [server], args.connections)
+                )
         balanced = not args.no_haproxy and haproxy_available() and postgres_available()
         if balanced:
             pg = PostgresSchema()
@@ -264,7 +267,9 @@ def main() -> None:
                     {f"s{n}": s.url for n, s in enumerate(behind[:count])},
                 ).start()
                 proxies.append(proxy)
-                targets.append(Target(f"haproxy_servers={count}", proxy.url, behind[:count]))
+                targets.append(
+                    Target(f"haproxy_servers={count}", proxy.url, behind[:count], args.connections)
+                )
         endpoints = {
             "getStations": lambda t: (
                 "/api/v1/station/getStations",
