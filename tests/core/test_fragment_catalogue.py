@@ -260,3 +260,68 @@ def test_a_warm_fragment_runs_a_bounded_number_of_statements(
 # thumbs, seeds, neighbours, the spins' insert, the claim's update, and for tracks not handed out
 # before, their track objects; a genre station also pages through its genre
 STATEMENT_BOUND = {"AR": 16, "TR": 16, "GE": 18}
+
+
+def _write(
+    services: Services, world: World, kind: str, plan: playlist.FragmentPlan | None
+) -> list[int]:
+    with services.database.write() as db:
+        listener = db.get(Listener, world.listener_id)
+        session = db.get(AuthSession, world.session_id)
+        assert listener is not None and session is not None
+        written = playlist.write_fragment(
+            db,
+            services,
+            listener,
+            session,
+            str(world.stations[kind]),
+            "Normal",
+            None,
+            services.clock.now(),
+            plan,
+        )
+    return [spin.track_id for spin in written.spins]
+
+
+def _plan(services: Services, world: World, kind: str) -> playlist.FragmentPlan | None:
+    with services.database.read() as db:
+        listener = db.get(Listener, world.listener_id)
+        assert listener is not None
+        return playlist.plan_fragment(
+            db, services, listener, str(world.stations[kind]), services.clock.now()
+        )
+
+
+def test_tracks_chosen_before_the_write_are_those_the_write_would_choose(
+    database: Database, tmp_path: Path, clock: FixedClock
+) -> None:
+    """getFragment chooses on a read snapshot, out of the write lock (playlist.plan_fragment):
+    while the station has played nothing since, the write takes exactly what it would have
+    chosen itself (same engine seed and history); a plan overtaken by another fragment of the
+    station is chosen afresh, so the radio rules see that fragment's spins."""
+    settings = Settings(data_dir=tmp_path / "data", engine_seed=7)
+    world = _world(database, settings, clock)
+    services = _services(database, tmp_path, clock)
+    for kind in ("AR", "TR", "GE"):
+        for _ in range(3):
+            plan = _plan(services, world, kind)
+            assert plan is not None and len(plan.picks) == playlist.FRAGMENT_SIZE
+            planned = [pick.track_id for pick, _ in plan.picks]
+            assert _write(services, world, kind, plan) == planned
+            clock.advance(15 * 60)
+    # overtaken: another fragment of the station is written between the plan and its write
+    stale = _plan(services, world, "AR")
+    assert stale is not None
+    between = _write(services, world, "AR", None)
+    assert [pick.track_id for pick, _ in stale.picks] == between  # the same choice, twice
+    again = _write(services, world, "AR", stale)
+    assert not set(again) & set(between)  # chosen afresh: nothing just played repeats
+    # a plan for another station, or for another moment, is not taken either
+    other = _plan(services, world, "GE")
+    assert other is not None
+    assert _write(services, world, "TR", other) != [p.track_id for p, _ in other.picks]
+    # nothing to plan (no such station): the write answers the error, as it always did
+    with database.read() as db:
+        listener = db.get(Listener, world.listener_id)
+        assert listener is not None
+        assert playlist.plan_fragment(db, services, listener, "999999", clock.now()) is None

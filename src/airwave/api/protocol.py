@@ -37,6 +37,11 @@ WORKER_THREADS = (
 # their own, about one per 4 cores, so a burst of logins or registrations never makes cheap calls
 # queue behind it.
 HASHING_THREADS = max(1, (os.cpu_count() or 1) // 4)
+# Writing handlers on SQLite run one at a time per process: the database takes one writer
+# anyway, and a second thread of the process preparing its work meanwhile (getFragment chooses
+# its tracks on a read snapshot) only fights the first for the GIL. With `--workers`, one
+# process prepares while another writes. PostgreSQL writes of different listeners run at once.
+SQLITE_WRITING_THREADS = 1
 # A quick endpoint's call that took more CPU seconds than this on the event loop held every other
 # connection up: after SLOW_STRIKES such calls in a row, the same token's calls of it run in a
 # worker thread for SLOW_MEMORY seconds (remembered for at most SLOW_ENTRIES tokens). CPU, not
@@ -93,10 +98,12 @@ class Call:
     def write(self) -> Iterator[Session]:
         """A write transaction; afterwards this call's reads see what it wrote (a fresh read
         snapshot)."""
+        if self.db is not None:
+            # ends the read transaction before the wait for the write lock, and so that this
+            # call's reads afterwards see what it wrote; loaded objects stay usable (no expiry)
+            self.db.commit()
         with self.services.database.write() as db:
             yield db
-        if self.db is not None:
-            self.db.commit()  # ends the read transaction; loaded objects stay usable (no expiry)
 
     def start_session_cookie(self, value: str, max_age: int | None) -> None:
         self.set_cookies.append(
@@ -170,6 +177,7 @@ class ApiDispatcher:
         self.registry = registry
         self._limiter: anyio.CapacityLimiter | None = None
         self._hashing: anyio.CapacityLimiter | None = None
+        self._writing: anyio.CapacityLimiter | None = None
         # (endpoint, token) -> quick calls in a row past QUICK_BUDGET, when the last ended
         self._slow: dict[tuple[str, str | None], tuple[int, float]] = {}
 
@@ -219,9 +227,19 @@ class ApiDispatcher:
             result = self._run_quick(endpoint, call, body, token, session_cookie)
         if result is None:
             call = new_call(self.services, scope, headers, device)
-            if self._limiter is None or self._hashing is None:
+            if self._limiter is None or self._hashing is None or self._writing is None:
                 self._limiter = anyio.CapacityLimiter(WORKER_THREADS)
                 self._hashing = anyio.CapacityLimiter(HASHING_THREADS)
+                self._writing = anyio.CapacityLimiter(
+                    SQLITE_WRITING_THREADS if self.services.database.is_sqlite else WORKER_THREADS
+                )
+            limiter = (
+                self._hashing
+                if endpoint.hashes
+                else self._writing
+                if endpoint.writes
+                else self._limiter
+            )
             result = await anyio.to_thread.run_sync(
                 self._execute,
                 endpoint,
@@ -229,7 +247,7 @@ class ApiDispatcher:
                 body,
                 token,
                 session_cookie,
-                limiter=self._hashing if endpoint.hashes else self._limiter,
+                limiter=limiter,
             )
         if call.listener is not None and "state" in scope:
             scope["state"]["listener_id"] = call.listener.id

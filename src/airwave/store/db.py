@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # alembic is imported only when there is something to migrate
 MIGRATIONS = Path(__file__).with_name("migrations")
 _WRITE = "airwave_write"
 _PG_MIGRATION_LOCK = 0x41495257  # any constant shared by all server processes
+WAL_SIZE_LIMIT = 8 << 20  # bytes SQLite's write-ahead log is cut back to when it starts over
 BUSY_TIMEOUT = 5.0  # default seconds a statement waits for a lock before the call answers 503
 # PostgreSQL: lock_not_available (lock_timeout), serialization_failure, deadlock_detected.
 log = logging.getLogger("airwave.store")
@@ -170,6 +171,9 @@ class Database:
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
             cursor.execute("PRAGMA foreign_keys=ON")
+            # the log is reused from its start once all of it is in the database and no reader
+            # uses it; what a burst made it grow past this is given back to the disk then
+            cursor.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
             cursor.close()
 
         @event.listens_for(engine, "begin")

@@ -418,18 +418,18 @@ def get_playlist(t: TunerCall) -> dict[str, Any]:
     now = call.now()
     high = delivery.encoding_for(call.settings, listener, "mp3-hifi")
     base = audio_base(t)
-    with call.write() as db:
-        result = playlist.next_fragment(
-            db,
-            call.services,
-            base,
-            listener,
-            call.session,
-            t.text("stationToken", limit=64) or "",
-            "Normal",
-            "aacplus",
-            now,
-        )
+    result = playlist.serve_fragment(
+        call.reader(),
+        call.write,
+        call.services,
+        base,
+        listener,
+        call.session,
+        t.text("stationToken", limit=64) or "",
+        "Normal",
+        "aacplus",
+        now,
+    )
     issuer = delivery.Issuer(call.services, base, now)
     items: list[dict[str, Any]] = []
     for item in result.items:

@@ -79,18 +79,18 @@ def get_fragment(call: Call, req: FragmentRequest) -> FragmentResponse:
     """The next tracks of a station."""
     listener = call.require_listener()
     assert call.session is not None
-    with call.write() as db:
-        result = playlist.next_fragment(
-            db,
-            call.services,
-            call.base_url,
-            listener,
-            call.session,
-            req.station_id,
-            req.fragment_request_reason,
-            req.audio_format,
-            call.now(),
-        )
+    result = playlist.serve_fragment(
+        call.reader(),
+        call.write,
+        call.services,
+        call.base_url,
+        listener,
+        call.session,
+        req.station_id,
+        req.fragment_request_reason,
+        req.audio_format,
+        call.now(),
+    )
     return FragmentResponse(
         tracks=[
             track_object(call, item)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 import secrets
 from collections import Counter
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -339,25 +341,48 @@ def _opener(db: Session, station: Station, picker: Picker) -> list[Pick]:
     return [pinned] if pinned is not None else []
 
 
-def fragment(
+@dataclass(frozen=True)
+class FragmentPlan:
+    """A fragment's tracks chosen on a read snapshot, before the write transaction: the write
+    takes them while the station's newest spin is still `marker`, and chooses again otherwise.
+    Choosing is most of a fragment's work; done outside the write, it does not hold SQLite's one
+    write lock while other processes' writers wait."""
+
+    station_id: int
+    marker: tuple[int, datetime] | None
+    now: datetime
+    picks: list[tuple[Pick, int | None]]
+    seeds: set[tuple[str, int]] | None
+    liked: dict[int, set[int]]
+    rng: random.Random  # as the choosing left it: the ads drawn after it draw the same
+
+
+_NEWEST_SPIN = (
+    select(_SPINS.id, _SPINS.issued_at)
+    .where(_SPINS.station_id == bindparam("station_id"))
+    .order_by(_SPINS.issued_at.desc(), _SPINS.id.desc())
+    .limit(1)
+)
+
+
+def _newest_spin(db: Session, station_id: int) -> tuple[int, datetime] | None:
+    row = db.connection().execute(_NEWEST_SPIN, {"station_id": station_id}).first()
+    return (row[0], row[1]) if row is not None else None
+
+
+def _choose(
     db: Session,
     settings: Settings,
     listener: Listener,
-    session: AuthSession,
     station: Station,
-    reason: str,
     now: datetime,
-    known: Known | None = None,
-    audio_encoding: str | None = None,
-) -> Fragment:
-    """The next tracks of a station, with every rule of spec §6.4-6.6 applied; writes the spins
-    (with the encoding delivered, when given)."""
-    known = known if known is not None else Known(db)
-    policy = settings.tier(listener.tier)
-    player.claim_player(db, listener, session, now, force=False)
-    _check_rate(db, settings, listener.id, now)
-    if reason == "Skip":
-        _spend_skip(db, policy, listener.id, station.id, now)
+    known: Known,
+    planning: bool = False,
+) -> FragmentPlan:
+    """The fragment's tracks under the radio rules, from the station's history, seeds, thumbs
+    and the listener's tired tracks; reads only. `planning`: on a read snapshot, for a later
+    write (the station's newest spin is read to tell whether the choice still holds)."""
+    marker = _newest_spin(db, station.id) if planning else None
     rules = rules_for(db, settings, known)
     history = _history(db, station.id, rules, now)
     rng = engine_random(settings, station.id, len(history.spins))
@@ -407,6 +432,56 @@ def fragment(
         seeds = None if station.is_thumbprint else set(steering.seeds)
         opener = _opener(db, station, picker)
         picks = [(p, None) for p in [*opener, *picker.pick(FRAGMENT_SIZE - len(opener))]]
+    return FragmentPlan(station.id, marker, now, picks, seeds, liked, rng)
+
+
+def plan_fragment(
+    db: Session, services: Services, listener: Listener, station_id: str, now: datetime
+) -> FragmentPlan | None:
+    """The next fragment's tracks chosen on a read snapshot, for write_fragment to take (see
+    FragmentPlan); None when there is nothing to plan (the write then decides and answers, in
+    the order the rules are checked, whatever error there is).
+
+    Only where writers take turns (SQLite's one write lock): on PostgreSQL the writes of
+    different listeners run at once, and a second transaction would only cost."""
+    if not services.database.is_sqlite:
+        return None
+    try:
+        station = stations.get_station(db, listener.id, station_id)
+        return _choose(db, services.settings, listener, station, now, Known(db), planning=True)
+    except ApiError:
+        return None
+
+
+def fragment(
+    db: Session,
+    settings: Settings,
+    listener: Listener,
+    session: AuthSession,
+    station: Station,
+    reason: str,
+    now: datetime,
+    known: Known | None = None,
+    audio_encoding: str | None = None,
+    plan: FragmentPlan | None = None,
+) -> Fragment:
+    """The next tracks of a station, with every rule of spec §6.4-6.6 applied; writes the spins
+    (with the encoding delivered, when given). A `plan` chosen for this station at this `now`
+    is taken while the station has played nothing since."""
+    known = known if known is not None else Known(db)
+    policy = settings.tier(listener.tier)
+    player.claim_player(db, listener, session, now, force=False)
+    _check_rate(db, settings, listener.id, now)
+    if reason == "Skip":
+        _spend_skip(db, policy, listener.id, station.id, now)
+    if (
+        plan is None
+        or plan.station_id != station.id
+        or plan.now != now
+        or plan.marker != _newest_spin(db, station.id)
+    ):
+        plan = _choose(db, settings, listener, station, now, known)
+    picks, seeds, liked, rng = plan.picks, plan.seeds, plan.liked, plan.rng
     if not picks:
         raise ApiError(
             ErrorCode.PLAYLIST_END,
@@ -741,25 +816,41 @@ def _gains(db: Session, tracks: list[Track]) -> dict[int, float | None]:
     return gains
 
 
-def next_fragment(
+def write_fragment(
     db: Session,
     services: Services,
-    base_url: str,
     listener: Listener,
     session: AuthSession,
     station_id: str,
     reason: str,
     audio_format: str | None,
     now: datetime,
-) -> FragmentItems:
-    """playlist/getFragment: the next tracks of a station under every radio rule, with their ads."""
+    plan: FragmentPlan | None = None,
+    known: Known | None = None,
+) -> Fragment:
+    """playlist/getFragment's write: the next spins of a station under every radio rule, with
+    their ads (the tracks of `plan`, from plan_fragment, when they still hold). The track objects
+    are made by fragment_items, which only reads: after the commit, out of the write lock."""
     settings = services.settings
     station = stations.lock_station(db, listener.id, station_id)
     listening.check_cap(db, settings, listener, now)
-    known = Known(db)
     # the play log says what was delivered
     delivered = delivery.encoding_for(settings, listener, audio_format)
-    result = fragment(db, settings, listener, session, station, reason, now, known, delivered)
+    return fragment(db, settings, listener, session, station, reason, now, known, delivered, plan)
+
+
+def fragment_items(
+    db: Session,
+    services: Services,
+    base_url: str,
+    listener: Listener,
+    result: Fragment,
+    audio_format: str | None,
+    now: datetime,
+    known: Known | None = None,
+) -> FragmentItems:
+    """A written fragment as clients get it: tracks with signed URLs, the ads placed between."""
+    settings = services.settings
     issuer = delivery.Issuer(services, base_url, now)
     items: list[TrackItem | ads.AdItem] = list(
         track_items(
@@ -784,6 +875,49 @@ def next_fragment(
     return FragmentItems(
         result.station.id, items, result.skips_left, not settings.tier(listener.tier).replays
     )
+
+
+def serve_fragment(
+    read: Session,
+    write: Callable[[], AbstractContextManager[Session]],
+    services: Services,
+    base_url: str,
+    listener: Listener,
+    session: AuthSession,
+    station_id: str,
+    reason: str,
+    audio_format: str | None,
+    now: datetime,
+) -> FragmentItems:
+    """playlist/getFragment with the least work inside the write transaction: the tracks chosen
+    on the `read` session where that pays (plan_fragment), the spins written in one `write()`
+    transaction, the track objects made from `read` once it has committed (`read` must then see
+    what was written: a fresh snapshot)."""
+    plan = plan_fragment(read, services, listener, station_id, now)
+    with write() as db:
+        written = write_fragment(
+            db, services, listener, session, station_id, reason, audio_format, now, plan
+        )
+    return fragment_items(read, services, base_url, listener, written, audio_format, now)
+
+
+def next_fragment(
+    db: Session,
+    services: Services,
+    base_url: str,
+    listener: Listener,
+    session: AuthSession,
+    station_id: str,
+    reason: str,
+    audio_format: str | None,
+    now: datetime,
+) -> FragmentItems:
+    """playlist/getFragment in one transaction (write_fragment, then fragment_items)."""
+    known = Known(db)
+    result = write_fragment(
+        db, services, listener, session, station_id, reason, audio_format, now, None, known
+    )
+    return fragment_items(db, services, base_url, listener, result, audio_format, now, known)
 
 
 def replay_item(
