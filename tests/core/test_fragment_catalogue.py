@@ -298,7 +298,8 @@ def test_tracks_chosen_before_the_write_are_those_the_write_would_choose(
     """getFragment chooses on a read snapshot, out of the write lock (playlist.plan_fragment):
     while the station has played nothing since, the write takes exactly what it would have
     chosen itself (same engine seed and history); a plan overtaken by another fragment of the
-    station is chosen afresh, so the radio rules see that fragment's spins."""
+    station, or by a scan, is chosen afresh, so the radio rules see that fragment's spins and no
+    vanished track is handed out."""
     settings = Settings(data_dir=tmp_path / "data", engine_seed=7)
     world = _world(database, settings, clock)
     services = _services(database, tmp_path, clock)
@@ -316,6 +317,19 @@ def test_tracks_chosen_before_the_write_are_those_the_write_would_choose(
     assert [pick.track_id for pick, _ in stale.picks] == between  # the same choice, twice
     again = _write(services, world, "AR", stale)
     assert not set(again) & set(between)  # chosen afresh: nothing just played repeats
+    # overtaken by a scan: a planned track vanished from the library meanwhile
+    clock.advance(15 * 60)
+    planned = _plan(services, world, "AR")
+    assert planned is not None
+    vanished = planned.picks[0][0].track_id
+    other = Database(str(database.engine.url))  # the scan is another process
+    try:
+        with other.write() as db:
+            db.execute(update(Track).where(Track.id == vanished).values(missing_since=clock.now()))
+            stamps.bump_catalog(db)
+    finally:
+        other.dispose()
+    assert vanished not in _write(services, world, "AR", planned)
     # a plan for another station, or for another moment, is not taken either
     other = _plan(services, world, "GE")
     assert other is not None

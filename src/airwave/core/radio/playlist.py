@@ -344,12 +344,14 @@ def _opener(db: Session, station: Station, picker: Picker) -> list[Pick]:
 @dataclass(frozen=True)
 class FragmentPlan:
     """A fragment's tracks chosen on a read snapshot, before the write transaction: the write
-    takes them while the station's newest spin is still `marker`, and chooses again otherwise.
+    takes them while the station's newest spin is still `marker` and the catalogue's stamp still
+    `stamp` (no scan committed since), and chooses again otherwise.
     Choosing is most of a fragment's work; done outside the write, it does not hold SQLite's one
     write lock while other processes' writers wait."""
 
     station_id: int
     marker: tuple[int, datetime] | None
+    stamp: object  # the catalogue stamp the choice was made under (None: unknown)
     now: datetime
     picks: list[tuple[Pick, int | None]]
     seeds: set[tuple[str, int]] | None
@@ -432,7 +434,7 @@ def _choose(
         seeds = None if station.is_thumbprint else set(steering.seeds)
         opener = _opener(db, station, picker)
         picks = [(p, None) for p in [*opener, *picker.pick(FRAGMENT_SIZE - len(opener))]]
-    return FragmentPlan(station.id, marker, now, picks, seeds, liked, rng)
+    return FragmentPlan(station.id, marker, known.stamp, now, picks, seeds, liked, rng)
 
 
 def plan_fragment(
@@ -467,7 +469,7 @@ def fragment(
 ) -> Fragment:
     """The next tracks of a station, with every rule of spec §6.4-6.6 applied; writes the spins
     (with the encoding delivered, when given). A `plan` chosen for this station at this `now`
-    is taken while the station has played nothing since."""
+    is taken while the station has played nothing since and the catalogue is unchanged."""
     known = known if known is not None else Known(db)
     policy = settings.tier(listener.tier)
     player.claim_player(db, listener, session, now, force=False)
@@ -478,6 +480,8 @@ def fragment(
         plan is None
         or plan.station_id != station.id
         or plan.now != now
+        or plan.stamp is None
+        or plan.stamp != known.stamp
         or plan.marker != _newest_spin(db, station.id)
     ):
         plan = _choose(db, settings, listener, station, now, known)

@@ -115,7 +115,7 @@ class Known:
 
     def __init__(self, db: Session) -> None:
         self.db = db
-        stamp = kept.stamp(db)  # before any catalogue read (see Kept.current)
+        self.stamp = stamp = kept.stamp(db)  # before any catalogue read (see Kept.current)
         self._meta = _or_own(_META.at(stamp))
         self._artist_tracks = _or_own(_ARTIST_TRACKS.at(stamp))
         self._genre_bounds = _or_own(_GENRE_BOUNDS.at(stamp))
