@@ -66,6 +66,11 @@ def resolve(token: str, *expected: ids.Kind) -> ids.Ref:
     return ref
 
 
+def _both(kind: ids.Kind, number: int) -> str:
+    """An id as clients of either kind give it: musicId and pandoraId."""
+    return f"{ids.music_id(kind, number)} ({ids.pandora_id(kind, number)})"
+
+
 def artist(db: Session, artist_id: int) -> Artist:
     row = db.get(Artist, artist_id)
     # two index lookups, not one OR over a join (which plans as a scan of every track)
@@ -81,7 +86,7 @@ def artist(db: Session, artist_id: int) -> Artist:
         is not None
     )
     if not has_tracks:
-        raise ApiError(ErrorCode.NOT_FOUND, f"no artist R{artist_id}")
+        raise ApiError(ErrorCode.NOT_FOUND, f"no artist {_both('artist', artist_id)}")
     return row  # type: ignore[return-value]
 
 
@@ -90,14 +95,14 @@ def album(db: Session, album_id: int) -> Album:
     if row is None or not db.scalar(
         select(func.count(Track.id)).where(Track.album_id == album_id, PRESENT)
     ):
-        raise ApiError(ErrorCode.NOT_FOUND, f"no album L{album_id}")
+        raise ApiError(ErrorCode.NOT_FOUND, f"no album {_both('album', album_id)}")
     return row
 
 
 def track(db: Session, track_id: int) -> Track:
     row = db.get(Track, track_id)
     if row is None or row.missing_since is not None:
-        raise ApiError(ErrorCode.NOT_FOUND, f"no track S{track_id}")
+        raise ApiError(ErrorCode.NOT_FOUND, f"no track {_both('track', track_id)}")
     return row
 
 
