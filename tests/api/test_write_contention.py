@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -145,3 +146,47 @@ def test_requests_racing_the_deletion_of_their_listener_never_fail(busy: Server,
     assert sum(r.status_code == 401 for _, r in answers) >= 1
     assert_error(api.call("v1/station/getStations", {}), 401, "AUTH_INVALID_TOKEN")
     assert not any("unhandled error" in line for line in busy.errors), "".join(busy.errors)[-3000:]
+
+
+@pytest.mark.sqlite_only  # SQLite's one write lock; PostgreSQL's lock_timeout answers the same
+def test_writes_queued_behind_a_held_lock_each_answer_busy_within_the_timeout(
+    start_server: Callable[..., Server], small_demo_library: Path
+) -> None:
+    """While something else holds the database's write lock (a long maintenance write, another
+    program), every write waiting for it answers 503 READONLY_MODE with Retry-After once the
+    busy timeout has passed, however many wait (they take turns in the server: each waits for
+    its turn no longer than for the lock), reads go on meanwhile, and writes work again once
+    the lock is free."""
+    server = start_server(
+        "--open-registration",
+        "--library",
+        str(small_demo_library),
+        env={"AIRWAVE_DATABASE_BUSY_TIMEOUT": "1"},
+    )
+    wait_indexed(server)
+    api = server.client()
+    api.register(unique("queued"), PASSWORD)
+    album = api.ok("v1/search/fullSearch", {"query": "a", "types": ["AL"]})["items"][0]
+    artist = api.ok("v1/music/album", {"token": album["musicId"]})["tracks"][0]["artistMusicId"]
+    holder = sqlite3.connect(server.backend.data_dir / "airwave.db", isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")  # the write lock, held by another program
+        started = time.monotonic()
+
+        def create(n: int) -> tuple[httpx.Response, float]:
+            answer = api.call("v1/station/createStation", {"musicId": artist})
+            return answer, time.monotonic() - started
+
+        with ThreadPoolExecutor(8) as pool:
+            writes = [pool.submit(create, n) for n in range(8)]
+            time.sleep(0.2)
+            assert api.ok("v1/station/getStations", {})["stations"] == []  # reads go on
+            answers = [w.result() for w in writes]
+        for response, seconds in answers:
+            assert_error(response, 503, "READONLY_MODE")
+            assert int(response.headers["Retry-After"]) >= 1
+            assert seconds < 4.5, seconds  # one timeout for the turn, one for the lock at most
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert api.ok("v1/station/createStation", {"musicId": artist})["stationId"]

@@ -40,7 +40,9 @@ HASHING_THREADS = max(1, (os.cpu_count() or 1) // 4)
 # Writing handlers on SQLite run one at a time per process: the database takes one writer
 # anyway, and a second thread of the process preparing its work meanwhile (getFragment chooses
 # its tracks on a read snapshot) only fights the first for the GIL. With `--workers`, one
-# process prepares while another writes. PostgreSQL writes of different listeners run at once.
+# process prepares while another writes. A call waits for its turn at most as long as for the
+# database's lock (database_busy_timeout), then answers 503 READONLY_MODE like a lock wait.
+# PostgreSQL writes of different listeners run at once: there, writing calls take no turns.
 SQLITE_WRITING_THREADS = 1
 # A quick endpoint's call that took more CPU seconds than this on the event loop held every other
 # connection up: after SLOW_STRIKES such calls in a row, the same token's calls of it run in a
@@ -177,7 +179,7 @@ class ApiDispatcher:
         self.registry = registry
         self._limiter: anyio.CapacityLimiter | None = None
         self._hashing: anyio.CapacityLimiter | None = None
-        self._writing: anyio.CapacityLimiter | None = None
+        self._writing: anyio.Semaphore | None = None  # SQLite: the writing calls' turn
         # (endpoint, token) -> quick calls in a row past QUICK_BUDGET, when the last ended
         self._slow: dict[tuple[str, str | None], tuple[int, float]] = {}
 
@@ -227,28 +229,37 @@ class ApiDispatcher:
             result = self._run_quick(endpoint, call, body, token, session_cookie)
         if result is None:
             call = new_call(self.services, scope, headers, device)
-            if self._limiter is None or self._hashing is None or self._writing is None:
+            if self._limiter is None or self._hashing is None:
                 self._limiter = anyio.CapacityLimiter(WORKER_THREADS)
                 self._hashing = anyio.CapacityLimiter(HASHING_THREADS)
-                self._writing = anyio.CapacityLimiter(
-                    SQLITE_WRITING_THREADS if self.services.database.is_sqlite else WORKER_THREADS
+                if self.services.database.is_sqlite:
+                    self._writing = anyio.Semaphore(SQLITE_WRITING_THREADS)
+            gate = self._writing if endpoint.writes and not endpoint.hashes else None
+            gate_held = False
+            if gate is not None:
+                # a write waits for its turn no longer than for the database's lock itself
+                with anyio.move_on_after(self.services.settings.database_busy_timeout):
+                    await gate.acquire()
+                    gate_held = True
+                if not gate_held:
+                    raise ApiError(
+                        ErrorCode.READONLY_MODE,
+                        "the server is busy with other writes; try again in a moment",
+                        retry_after=2,
+                    )
+            try:
+                result = await anyio.to_thread.run_sync(
+                    self._execute,
+                    endpoint,
+                    call,
+                    body,
+                    token,
+                    session_cookie,
+                    limiter=self._hashing if endpoint.hashes else self._limiter,
                 )
-            limiter = (
-                self._hashing
-                if endpoint.hashes
-                else self._writing
-                if endpoint.writes
-                else self._limiter
-            )
-            result = await anyio.to_thread.run_sync(
-                self._execute,
-                endpoint,
-                call,
-                body,
-                token,
-                session_cookie,
-                limiter=limiter,
-            )
+            finally:
+                if gate is not None:
+                    gate.release()
         if call.listener is not None and "state" in scope:
             scope["state"]["listener_id"] = call.listener.id
         extra = [(b"set-cookie", c.encode("latin-1")) for c in call.set_cookies]
