@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import event, update
+from sqlalchemy.orm import Session
 
 from airwave.config import Settings
 from airwave.core.accounts import sessions
@@ -108,11 +109,16 @@ def _services(database: Database, tmp_path: Path, clock: FixedClock) -> Services
     return Services(settings, database, clock)
 
 
+def _players(db: Session, world: World) -> tuple[Listener, AuthSession]:
+    listener = db.get(Listener, world.listener_id)
+    session = db.get(AuthSession, world.session_id)
+    assert listener is not None and session is not None
+    return listener, session
+
+
 def _fragment(services: Services, world: World, kind: str) -> list[playlist.TrackItem]:
     with services.database.write() as db:
-        listener = db.get(Listener, world.listener_id)
-        session = db.get(AuthSession, world.session_id)
-        assert listener is not None and session is not None
+        listener, session = _players(db, world)
         result = playlist.next_fragment(
             db,
             services,
@@ -266,9 +272,7 @@ def _write(
     services: Services, world: World, kind: str, plan: playlist.FragmentPlan | None
 ) -> list[int]:
     with services.database.write() as db:
-        listener = db.get(Listener, world.listener_id)
-        session = db.get(AuthSession, world.session_id)
-        assert listener is not None and session is not None
+        listener, session = _players(db, world)
         written = playlist.write_fragment(
             db,
             services,
