@@ -454,7 +454,10 @@ def top_self(
 FRAGMENT_PARTS = (
     ("handler", "playlist.py:get_fragment"),
     ("lock_station", "stations.py:lock_station"),
-    ("next_fragment", "radio/playlist.py:next_fragment"),
+    ("plan_fragment", "radio/playlist.py:plan_fragment"),
+    ("write_fragment", "radio/playlist.py:write_fragment"),
+    ("choose_tracks", "radio/playlist.py:_choose"),
+    ("fragment_items", "radio/playlist.py:fragment_items"),
     ("fragment", "radio/playlist.py:fragment"),
     ("claim_player", "playlist.py:claim_player"),
     ("check_rate", "playlist.py:_check_rate"),
@@ -1001,7 +1004,11 @@ def parse_args() -> argparse.Namespace:
         action="store_true",
         help="py-spy: where a fragment's (and a build's) time goes",
     )
-    parser.add_argument("--py-spy", default=None, help="py-spy executable (default: on PATH)")
+    parser.add_argument(
+        "--py-spy",
+        default=None,
+        help="py-spy executable (default: on PATH, else beside this Python)",
+    )
     parser.add_argument(
         "--profile-requests", type=int, default=300, help="calls in the profiled pass (default 300)"
     )
@@ -1037,9 +1044,10 @@ def main() -> None:
         del os.environ[name]
     profiler = None
     if args.profile:
-        exe = args.py_spy or shutil.which("py-spy")
+        beside = Path(sys.executable).with_name("py-spy")  # the venv's, without activating it
+        exe = args.py_spy or shutil.which("py-spy") or (str(beside) if beside.exists() else None)
         if exe is None:
-            sys.exit("--profile needs py-spy (pip install py-spy, or --py-spy PATH)")
+            sys.exit("--profile needs py-spy (make's venv has it, or --py-spy PATH)")
         profiler = Profiler(exe)
     args.cache.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="airwave-bench-fragment-run-"))
