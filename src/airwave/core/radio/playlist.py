@@ -359,17 +359,10 @@ class FragmentPlan:
     rng: random.Random  # as the choosing left it: the ads drawn after it draw the same
 
 
-_NEWEST_SPIN = (
-    select(_SPINS.id, _SPINS.issued_at)
-    .where(_SPINS.station_id == bindparam("station_id"))
-    .order_by(_SPINS.issued_at.desc(), _SPINS.id.desc())
-    .limit(1)
-)
-
-
 def _newest_spin(db: Session, station_id: int) -> tuple[int, datetime] | None:
-    row = db.connection().execute(_NEWEST_SPIN, {"station_id": station_id}).first()
-    return (row[0], row[1]) if row is not None else None
+    """The station's newest radio spin (what its history, and so its next choice, starts from)."""
+    row = db.connection().execute(_LAST_SPINS, {"station_id": station_id, "limit": 1}).first()
+    return (row[0], row[4]) if row is not None else None
 
 
 def _choose(
