@@ -97,3 +97,75 @@ def test_tiers_without_on_demand_browse_but_do_not_play_and_bad_requests(served:
         400,
         "INVALID_REQUEST",
     )
+
+
+def browse_all(api: Api, body: dict[str, object], page: int = 7) -> tuple[list[str], dict]:
+    """Every item of a browse list, fetched `page` at a time; and their annotations."""
+    items: list[str] = []
+    notes: dict = {}
+    while True:
+        answer = api.ok("v4/catalog/browse", {**body, "offset": len(items), "limit": page})
+        assert answer["total"] >= len(items) + len(answer["items"])
+        items += answer["items"]
+        notes.update(answer["annotations"])
+        if not answer["items"]:
+            assert len(items) == answer["total"]
+            return items, notes
+
+
+def test_browse_the_whole_library_a_to_z_sorted_filtered_and_paged(served: Server) -> None:
+    api = member(served, "premium")
+    artists, notes = browse_all(api, {"type": "AR"})
+    names = [notes[a]["name"].casefold() for a in artists]
+    assert len(artists) > 3 and names == sorted(names) and len(set(artists)) == len(artists)
+    assert all(notes[a]["type"] == "AR" for a in artists)
+    assert an_artist(api) in artists
+    busiest = api.ok("v4/catalog/browse", {"type": "AR", "sortOrder": "ALBUM_COUNT"})
+    counts = [busiest["annotations"][a]["albumCount"] for a in busiest["items"]]
+    assert counts == sorted(counts, reverse=True) and busiest["total"] == len(artists)
+
+    albums, notes = browse_all(api, {"type": "AL", "sortOrder": "ALPHA"})
+    assert len(albums) > len(artists) // 2 and all(notes[a]["type"] == "AL" for a in albums)
+    by_year, year_notes = browse_all(api, {"type": "AL", "sortOrder": "YEAR"})
+    assert sorted(by_year) == sorted(albums)
+    by_artist, artist_notes = browse_all(api, {"type": "AL", "sortOrder": "ARTIST"})
+    assert sorted(by_artist) == sorted(albums)
+    newest, _ = browse_all(api, {"type": "AL", "sortOrder": "DATE_ADDED"})
+    assert sorted(newest) == sorted(albums)
+
+    # a filter matches names and artists, ignoring case; every page agrees on the total
+    wanted = notes[albums[0]]["name"][:4].upper()
+    found, found_notes = browse_all(api, {"type": "AL", "filter": wanted}, page=2)
+    assert albums[0] in found
+    assert all(
+        wanted.casefold() in (n["name"] + " " + n["artistName"]).casefold()
+        for n in found_notes.values()
+    )
+    everything = api.ok("v4/catalog/browse", {"type": "TR", "limit": 500})
+    tracks = everything["items"]
+    assert everything["total"] == len(tracks) > len(albums)
+    titles = [everything["annotations"][t]["name"].casefold() for t in tracks]
+    assert titles == sorted(titles)
+    glass = api.ok("v4/catalog/browse", {"type": "TR", "filter": "glass harbor", "limit": 500})
+    assert glass["total"] == len(glass["items"]) > 0
+    assert all(
+        glass["annotations"][t]["artistName"].casefold() == "glass harbor" for t in glass["items"]
+    )
+    # a filter of wildcard characters is taken literally
+    assert api.ok("v4/catalog/browse", {"type": "TR", "filter": "%_%"})["total"] == 0
+
+    # free listeners browse too; the annotations say they can not play on demand
+    free = member(served, "free")
+    seen = free.ok("v4/catalog/browse", {"type": "TR", "limit": 1})
+    assert not seen["annotations"][seen["items"][0]]["rightsInfo"]["hasInteractive"]
+
+    for body in (
+        {"type": "PL"},
+        {"type": "AR", "sortOrder": "YEAR"},
+        {"type": "TR", "sortOrder": "nope"},
+        {"type": "AL", "limit": 501},
+        {"type": "AL", "offset": -1},
+        {"type": "AL", "filter": "x" * 201},
+        {},
+    ):
+        assert_error(api.call("v4/catalog/browse", body), 400, "INVALID_REQUEST")

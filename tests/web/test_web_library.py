@@ -1,6 +1,7 @@
 """The web player's library on demand (issue 15) in Debian's headless Chromium against a real
-server on the demo library of 2-second tracks: browsing and playing albums (the play log shows
-it), the now-playing screen (opened from the player bar; on a phone its controls above the fold),
+server on the demo library of 2-second tracks: the whole library A-Z (sorted, filtered and
+paged), browsing and playing albums (the play log shows it), the now-playing screen (opened
+from the player bar; on a phone its controls above the fold),
 My Collection, playlists (keyboard reordering, a stale second tab, M3U8 import), the Up next
 queue, autoplay after an album, a playlist, a single song and a genre's songs, the upsell for
 listeners without on-demand listening.
@@ -145,6 +146,54 @@ def test_browse_to_an_album_and_play_it(tabs: Callable[..., Tab], site: Server) 
     assert logged, plays_of(site, api)
     assert logged[0]["title"] == first["name"] and logged[0]["station_id"] is None
     assert logged[0]["album"] == album["name"]
+
+
+def test_browse_the_whole_library_a_to_z(tabs: Callable[..., Tab], site: Server) -> None:
+    api = new_listener(site, "premium")
+    tab = tabs()
+    page = tab.page
+    sign_in(tab, api.username)
+    page.get_by_role("link", name="Library", exact=True).click()
+    page.locator(".subnav").get_by_role("link", name="Browse").click()
+    whole = page.get_by_role("region", name="The whole library")
+    artists = whole.get_by_role("list", name="Artists")
+    artists.locator("li").first.wait_for()
+    every = api.ok("v4/catalog/browse", {"type": "AR", "limit": 500})
+    names = [every["annotations"][a]["name"] for a in every["items"]]
+    expect(whole.get_by_role("status")).to_have_text(f"{len(names)} of {len(names)} artists")
+    assert artists.locator("li strong").all_inner_texts() == names
+    accessible(page)
+
+    # songs come a page at a time, sorted as chosen
+    whole.get_by_role("link", name="Songs").click()
+    songs = page.get_by_role("region", name="The whole library").get_by_role("list", name="Songs")
+    songs.locator("li").first.wait_for()
+    total = api.ok("v4/catalog/browse", {"type": "TR", "limit": 1})["total"]
+    assert total > 60
+    status = page.get_by_role("region", name="The whole library").get_by_role("status")
+    expect(status).to_have_text(f"60 of {total} songs")
+    page.get_by_role("button", name="Show more").click()
+    expect(status).to_have_text(f"{min(120, total)} of {total} songs")
+    page.get_by_label("Sort by").select_option("DATE_ADDED")
+    expect(page).to_have_url(re.compile(r"kind=TR&sort=DATE_ADDED"))
+    newest = api.ok("v4/catalog/browse", {"type": "TR", "sortOrder": "DATE_ADDED", "limit": 3})
+    first = newest["annotations"][newest["items"][0]]["name"]
+    expect(songs.locator("li strong").first).to_have_text(first)
+
+    # albums filtered by name; a filter that matches nothing says so; an album opens and plays
+    album = albums(site)[1]
+    page.get_by_role("region", name="The whole library").get_by_role("link", name="Albums").click()
+    page.get_by_label("Filter").fill(album["name"])
+    tile = page.locator(f'.tile[data-pandora-id="{album["pandoraId"]}"]')
+    expect(tile).to_be_visible()
+    page.get_by_label("Filter").fill("no such album anywhere")
+    expect(status).to_have_text("No albums match “no such album anywhere”.")
+    page.get_by_label("Filter").fill(album["name"])
+    tile.locator("a").click()
+    page.get_by_role("heading", name=album["name"], level=1).wait_for()
+    page.get_by_role("button", name="Play", exact=True).click()
+    wait_playing(page)
+    expect(page.locator(".bar-title")).to_have_text(album["trackNotes"][0]["name"])
 
 
 def test_now_playing_on_a_phone_keeps_the_controls_above_the_fold(

@@ -12,7 +12,7 @@ from airwave.api.protocol import Call
 from airwave.api.registry import registry
 from airwave.api.schemas import RequestModel, ResponseModel, absent_when_none
 from airwave.core import ids, music
-from airwave.core.catalog import catalog
+from airwave.core.catalog import browse, catalog
 from airwave.core.radio import delivery
 from airwave.errors import ApiError, ErrorCode
 
@@ -243,3 +243,54 @@ def sort_objects(call: Call, req: SortRequest) -> Sorted:
         return (by, name) if order == "ARTIST" else (name, by)
 
     return Sorted(pandora_ids=sorted(dict.fromkeys(notes), key=key))
+
+
+_BROWSE_KINDS = {"AR": "artist", "AL": "album", "TR": "track"}
+
+
+class BrowseRequest(V4Request):
+    type: str = Field(max_length=8, description="AR (artists), AL (albums) or TR (tracks)")
+    sort_order: str = Field(
+        "ALPHA",
+        max_length=40,
+        description="ALPHA for every type; ALBUM_COUNT for artists; ARTIST and DATE_ADDED "
+        "for albums and tracks; YEAR (newest first) for albums",
+    )
+    filter: str = Field("", max_length=browse.LIBRARY_FILTER_MAX)
+    offset: int = Field(0, ge=0, le=1_000_000)
+    limit: int = Field(60, ge=1, le=500)
+
+
+class BrowsePage(ResponseModel):
+    items: list[str] = Field(description="pandoraIds, in the order asked for")
+    total: int = Field(description="how many match, over every page")
+    annotations: dict[str, Annotation]
+
+
+@registry.endpoint(
+    "catalog/browse",
+    versions=(4,),
+    request=BrowseRequest,
+    response=BrowsePage,
+    errors=[ErrorCode.INVALID_REQUEST],
+    notes="""
+    An Airwave addition: the whole library a page at a time, as a library's A-Z lists show it.
+    Artists (those with an album of present tracks), albums or tracks, sorted, and filtered by
+    `filter` (held in the name, or for albums and tracks in the artist's name, ignoring case).
+    `total` counts every match, so a client can page with `offset`. Any signed-in listener may
+    browse; `rightsInfo.hasInteractive` says whether their tier plays it on demand.
+    """,
+)
+def browse_library(call: Call, req: BrowseRequest) -> BrowsePage:
+    """The library's artists, albums or tracks, a sorted page."""
+    kind = _BROWSE_KINDS.get(req.type.upper())
+    if kind is None:
+        raise ApiError(ErrorCode.INVALID_REQUEST, "type is AR, AL or TR")
+    page = browse.library_page(
+        call.reader(), kind, req.sort_order.upper(), req.filter, req.offset, req.limit
+    )
+    refs = [ids.Ref(kind, i) for i in page.ids]  # type: ignore[arg-type]
+    on_demand = call.settings.tier(call.require_listener().tier).on_demand
+    notes = annotate(call, refs, on_demand)
+    items = [p for p in (ids.pandora_id(r.kind, r.id) for r in refs) if p in notes]
+    return BrowsePage(items=items, total=page.total, annotations=notes)

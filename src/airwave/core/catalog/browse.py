@@ -371,3 +371,95 @@ def artist_named(db: Session, name: str) -> Artist | None:
     credits)."""
     key = names.merge_key(names.main_artist(name))[:512]
     return db.scalar(select(Artist).where(Artist.name_key == key)) if key else None
+
+
+# the whole library, a page at a time (the web player's A-Z browse): kind -> the orders it takes
+LIBRARY_ORDERS = {
+    "artist": ("ALPHA", "ALBUM_COUNT"),
+    "album": ("ALPHA", "ARTIST", "DATE_ADDED", "YEAR"),
+    "track": ("ALPHA", "ARTIST", "DATE_ADDED"),
+}
+LIBRARY_FILTER_MAX = 200
+
+
+@dataclass(frozen=True)
+class LibraryPage:
+    total: int  # how many match (every page of them)
+    ids: list[int]  # this page's, in order
+
+
+def library_page(
+    db: Session, kind: str, order: str, text: str, offset: int, count: int
+) -> LibraryPage:
+    """Artists, albums or tracks of the whole library (present tracks only) in one of
+    LIBRARY_ORDERS, those whose name (or, for albums and tracks, artist) holds `text` when it is
+    not empty, case-insensitively; a page of `count` from `offset` and how many there are."""
+    orders = LIBRARY_ORDERS.get(kind)
+    if orders is None:
+        raise ApiError(ErrorCode.INVALID_REQUEST, f"can not browse {kind[:40]!r}")
+    if order not in orders:
+        raise ApiError(
+            ErrorCode.INVALID_REQUEST,
+            f"a {kind} list's order {order[:40]!r} is not one of {', '.join(orders)}",
+        )
+    needle = text.strip().casefold()[:LIBRARY_FILTER_MAX]
+    if kind == "artist":
+        every = album_artists(db)
+        if needle:
+            every = [e for e in every if needle in e.artist.name.casefold()]
+        if order == "ALBUM_COUNT":
+            every = sorted(every, key=lambda e: -e.album_count)  # stable: A-Z among equals
+        return LibraryPage(len(every), [e.artist.id for e in every[offset : offset + count]])
+    if kind == "album":
+        return _album_page(db, order, needle, offset, count)
+    return _track_page(db, order, needle, offset, count)
+
+
+def _holds(column: object, needle: str) -> object:
+    return func.lower(column).contains(needle, autoescape=True)  # type: ignore[arg-type]
+
+
+def _album_page(db: Session, order: str, needle: str, offset: int, count: int) -> LibraryPage:
+    query = select(Album.id).where(_HAS_PRESENT_TRACK)
+    if needle or order == "ARTIST":
+        query = query.join(Artist, Artist.id == Album.artist_id)
+    if needle:
+        query = query.where(or_(_holds(Album.title, needle), _holds(Artist.name, needle)))
+    total = db.scalar(select(func.count()).select_from(query.subquery())) or 0
+    if order == "DATE_ADDED":
+        if not needle:
+            return LibraryPage(total, _newest_albums(db, count, offset))
+        newest = (
+            select(Track.album_id, func.max(Track.added_at).label("added"))
+            .where(PRESENT)
+            .group_by(Track.album_id)
+            .subquery()
+        )
+        query = query.join(newest, newest.c.album_id == Album.id).order_by(
+            newest.c.added.desc(), Album.id.desc()
+        )
+    elif order == "ARTIST":
+        query = query.order_by(func.lower(Artist.sort_name), Album.year, Album.title_key, Album.id)
+    elif order == "YEAR":
+        query = query.order_by(Album.year.desc().nulls_last(), Album.title_key, Album.id)
+    else:
+        query = query.order_by(Album.title_key, Album.id)
+    return LibraryPage(total, list(db.scalars(query.offset(offset).limit(count))))
+
+
+def _track_page(db: Session, order: str, needle: str, offset: int, count: int) -> LibraryPage:
+    query = select(Track.id).where(PRESENT)
+    if needle or order == "ARTIST":
+        query = query.join(Artist, Artist.id == Track.artist_id)
+    if needle:
+        query = query.where(or_(_holds(Track.title, needle), _holds(Artist.name, needle)))
+    total = db.scalar(select(func.count()).select_from(query.subquery())) or 0
+    if order == "DATE_ADDED":
+        query = query.order_by(Track.added_at.desc(), Track.id.desc())
+    elif order == "ARTIST":
+        query = query.join(Album, Album.id == Track.album_id).order_by(
+            func.lower(Artist.sort_name), Album.title_key, Track.disc_no, Track.track_no, Track.id
+        )
+    else:
+        query = query.order_by(func.lower(Track.title), Track.id)
+    return LibraryPage(total, list(db.scalars(query.offset(offset).limit(count))))

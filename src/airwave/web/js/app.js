@@ -23,7 +23,7 @@ const ROUTES = [
   [/^\/settings$/, () => views.settingsView(main, { onSignOut: signOut })],
   // the library on demand lives in its own module, loaded when first opened
   [/^\/library$/, (m, query) => lib((l) => l.collectionView(main, query))],
-  [/^\/library\/browse$/, () => lib((l) => l.browseView(main))],
+  [/^\/library\/browse$/, (m, query) => lib((l) => l.browseView(main, query))],
   [/^\/library\/genre\/(.+)$/, (m) => lib((l) => l.genreView(main, decodeURIComponent(m[1])))],
   [/^\/library\/album\/(.+)$/, (m) => lib((l) => l.albumView(main, decodeURIComponent(m[1])))],
   [/^\/library\/artist\/(.+)$/, (m) => lib((l) => l.artistView(main, decodeURIComponent(m[1])))],

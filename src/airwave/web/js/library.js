@@ -230,7 +230,8 @@ function trackRow(note, { onPlay, number, context, attrs = {}, extra = [] }) {
 
 /** A tile (cover first) for an album, artist or playlist, with a Play button. */
 function tile(note) {
-  const sub = note.type === "AL" ? note.artistName : note.type === "AR" ? "Artist" : `Playlist · ${note.totalTracks || 0} tracks`;
+  const albums = note.albumCount === 1 ? "1 album" : `${note.albumCount} albums`;
+  const sub = note.type === "AL" ? note.artistName : note.type === "AR" ? (note.albumCount ? `Artist · ${albums}` : "Artist") : `Playlist · ${note.totalTracks || 0} tracks`;
   return h("li.tile", { dataset: { pandoraId: note.pandoraId } },
     h("a", { href: hrefOf(note) }, cover(note.art, 500, "", DRAWN.tile), h("strong", note.name)),
     h("small", sub || ""),
@@ -345,7 +346,75 @@ export async function collectionView(main, query) {
 
 // ---- browse: search and genres ------------------------------------------------------------------
 
-export async function browseView(main) {
+const BROWSE_KINDS = [["AR", "Artists"], ["AL", "Albums"], ["TR", "Songs"]];
+const BROWSE_SORTS = {
+  AR: [["ALPHA", "Name (A–Z)"], ["ALBUM_COUNT", "Most albums"]],
+  AL: [["ALPHA", "Name (A–Z)"], ["ARTIST", "Artist"], ["DATE_ADDED", "Recently added"], ["YEAR", "Year (newest)"]],
+  TR: [["ALPHA", "Name (A–Z)"], ["ARTIST", "Artist"], ["DATE_ADDED", "Recently added"]],
+};
+const BROWSE_PAGE = 60;
+
+/** The whole library's artists, albums or songs: sorted, filtered, a page at a time. */
+function wholeLibrary(query) {
+  const params = new URLSearchParams(query || "");
+  const kind = BROWSE_KINDS.some(([code]) => code === params.get("kind")) ? params.get("kind") : "AR";
+  const sorts = BROWSE_SORTS[kind];
+  const sort = sorts.some(([code]) => code === params.get("sort")) ? params.get("sort") : "ALPHA";
+  const filter = h("input", { type: "search", placeholder: kind === "AR" ? "Artist name" : "Name or artist", autocomplete: "off", value: params.get("filter") || "" });
+  const sortBy = h("select", sorts.map(([code, label]) => h("option", { value: code, selected: code === sort }, label)));
+  const here = () => `#/library/browse?kind=${kind}&sort=${sortBy.value}&filter=${encodeURIComponent(filter.value.trim())}`;
+  sortBy.addEventListener("change", () => location.replace(here()));
+  const kinds = h("nav.subnav", { "aria-label": "Library lists" }, h("ul.chips", BROWSE_KINDS.map(([code, label]) =>
+    h("li", h("a.chip", { href: `#/library/browse?kind=${code}`, "aria-current": code === kind ? "page" : null }, label)))));
+  const status = h("p.muted", { role: "status" });
+  const tiles = h("ul.tiles", { "aria-label": kind === "AR" ? "Artists" : "Albums", hidden: true });
+  const songs = h("ol.list", { "aria-label": "Songs", hidden: true });
+  const more = h("button", { type: "button", hidden: true }, "Show more");
+  const label = BROWSE_KINDS.find(([code]) => code === kind)[1].toLowerCase();
+  let shown = [];
+  let asked = 0;
+  const load = async (fresh) => {
+    const mine = ++asked;
+    if (fresh) shown = [];
+    more.disabled = true;
+    try {
+      const answer = await api("v4/catalog/browse", { type: kind, sortOrder: sort, filter: filter.value.trim(), offset: shown.length, limit: BROWSE_PAGE });
+      if (mine !== asked) return;
+      const notes = answer.annotations || {};
+      const page = (answer.items || []).map((id) => notes[id]).filter(Boolean);
+      shown = shown.concat(page);
+      if (kind === "TR") {
+        const tracks = shown;
+        songs.replaceChildren(...tracks.map((n, i) => trackRow(n, { onPlay: () => player.playOnDemand(tracks, contextOf(n), { start: i }) })));
+      } else {
+        tiles.replaceChildren(...shown.map(tile));
+      }
+      tiles.hidden = kind === "TR" || !shown.length;
+      songs.hidden = kind !== "TR" || !shown.length;
+      more.hidden = shown.length >= answer.total;
+      const q = filter.value.trim();
+      status.textContent = answer.total
+        ? `${shown.length} of ${answer.total} ${label}`
+        : q ? `No ${label} match “${q}”.` : `The library has no ${label} yet.`;
+    } catch (err) {
+      if (mine === asked) status.textContent = errorText(err);
+    } finally {
+      more.disabled = false;
+    }
+  };
+  filter.addEventListener("input", debounce(() => {
+    history.replaceState(null, "", here());
+    load(true);
+  }, 250));
+  more.addEventListener("click", () => load(false));
+  load(true);
+  return h("section", { "aria-labelledby": "library-title" },
+    h("h2", { id: "library-title" }, "The whole library"), kinds,
+    h("div.row.spread.tools", field("Filter", filter), field("Sort by", sortBy)),
+    status, tiles, songs, more);
+}
+
+export async function browseView(main, query) {
   if (!onDemand()) return upsell(main, "Browse");
   const input = h("input", { type: "search", placeholder: "Artists, albums or songs", autocomplete: "off" });
   const status = h("p.muted", { role: "status" });
@@ -355,7 +424,8 @@ export async function browseView(main) {
     h("div.page-head", h("h1", "Browse"), libraryNav("browse")),
     h("section", { "aria-labelledby": "find-title" }, h("h2", { id: "find-title" }, "Search the library"),
       field("Search", input), status, results),
-    h("section", { "aria-labelledby": "genres-title" }, h("h2", { id: "genres-title" }, "Genres"), genres));
+    h("section", { "aria-labelledby": "genres-title" }, h("h2", { id: "genres-title" }, "Genres"), genres),
+    wholeLibrary(query));
   let asked = 0;
   const run = async () => {
     const q = input.value.trim();
