@@ -89,61 +89,75 @@ class Walk:
 
 def walk(roots: Iterable[Path]) -> Walk:
     """Every audio file under the roots (following links that stay inside them, never looping),
-    with its neighbours; links out, non-regular and over-size files go to `errors`, unread."""
+    with its neighbours; links out, non-regular and over-size files go to `errors`, unread.
+
+    This runs over every file of the library at every rescan, so its loop is kept lean: an
+    unchanged library of 20,000 files costs little more than their stat calls."""
     absolute = [str(Path(r).absolute()) for r in roots]
     result = Walk(roots=containment.Roots(absolute))
+    files = result.files
+    errors = result.errors
+    audio_ext, image_ext = AUDIO_EXTENSIONS, IMAGE_EXTENSIONS
+    lyrics_ext, playlist_ext = LYRICS_EXTENSIONS, PLAYLIST_EXTENSIONS
+    is_regular = stat.S_ISREG
+    join = os.path.join
     seen_dirs: set[str] = set()  # real paths: a folder reached twice (through links) is read once
     # (folder, its real path when known): a folder that is no link lies where its parent really
-    # is, so only links and the roots are resolved (realpath costs a stat per path component)
+    # is, so only links and the roots are resolved (realpath costs a stat per path component),
+    # and only they can lead outside the roots
     stack: list[tuple[str, str | None]] = [(a, None) for a in absolute]
     while stack:
         directory, real_dir = stack.pop()
         try:
             if real_dir is None:
                 real_dir = os.path.realpath(directory)
+                if real_dir not in seen_dirs and not result.roots.allows(real_dir):
+                    errors.append(
+                        (directory, f"folder resolves outside the library (to {real_dir})")
+                    )
+                    seen_dirs.add(real_dir)
+                    continue
             if real_dir in seen_dirs:
                 continue
             seen_dirs.add(real_dir)
-            if not result.roots.allows(real_dir):
-                result.errors.append(
-                    (directory, f"folder resolves outside the library (to {real_dir})")
-                )
-                continue
             entries = list(os.scandir(directory))
         except OSError as exc:
-            result.errors.append((directory, f"cannot read directory: {exc.strerror or exc}"))
+            errors.append((directory, f"cannot read directory: {exc.strerror or exc}"))
             continue
-        by_stem: dict[str, list[str]] = defaultdict(list)
+        # a name that is not valid UTF-8 (kept by Python as surrogates) makes its path unusable;
+        # names and folders that are ASCII need no check
+        plain_dir = directory.isascii()
+        by_stem: dict[str, list[str]] | None = None
         audio: list[os.DirEntry[str]] = []
         for entry in entries:
             name = entry.name
-            if name.startswith("."):
+            if name[0] == ".":
                 continue
             try:
-                if entry.is_dir(follow_symlinks=True):
-                    real = None if entry.is_symlink() else os.path.join(real_dir, name)
-                    stack.append((entry.path, real))
+                if entry.is_dir():
+                    stack.append((entry.path, None if entry.is_symlink() else join(real_dir, name)))
                     continue
             except OSError:
                 continue
             dot = name.rfind(".")
-            stem, ext = (name[:dot], name[dot:].lower()) if dot > 0 else (name, "")
-            if ext in AUDIO_EXTENSIONS:
-                try:
-                    entry.path.encode("utf-8")
-                except UnicodeEncodeError:
-                    result.errors.append(
-                        (
-                            entry.path.encode("utf-8", "surrogateescape").decode(
-                                "utf-8", "replace"
-                            ),
-                            "file name is not valid UTF-8; rename it to include it",
+            ext = name[dot:].lower() if dot > 0 else ""
+            if ext in audio_ext:
+                if not (plain_dir and name.isascii()):
+                    try:
+                        entry.path.encode("utf-8")
+                    except UnicodeEncodeError:
+                        errors.append(
+                            (
+                                entry.path.encode("utf-8", "surrogateescape").decode(
+                                    "utf-8", "replace"
+                                ),
+                                "file name is not valid UTF-8; rename it to include it",
+                            )
                         )
-                    )
-                    continue
+                        continue
                 audio.append(entry)
-            elif ext in IMAGE_EXTENSIONS:
-                low = stem.lower()
+            elif ext in image_ext:
+                low = name[:dot].lower()
                 if low in COVER_NAMES:
                     current = result.covers.get(directory)
                     better = current is None or COVER_NAMES.index(low) < COVER_NAMES.index(
@@ -153,19 +167,21 @@ def walk(roots: Iterable[Path]) -> Walk:
                         result.covers[directory] = entry.path
                 elif low == "artist" and _acceptable(entry, real_dir, result, IMAGE_MAX_BYTES):
                     result.artist_images[directory] = entry.path
-            elif ext in LYRICS_EXTENSIONS:
-                by_stem[stem].append(entry.path)
-            elif ext in PLAYLIST_EXTENSIONS:
+            elif ext in lyrics_ext:
+                if by_stem is None:
+                    by_stem = defaultdict(list)
+                by_stem[name[:dot]].append(entry.path)
+            elif ext in playlist_ext:
                 result.playlist_files += 1
         for entry in audio:
             try:
-                st = entry.stat(follow_symlinks=True)
+                st = entry.stat()
             except OSError as exc:
-                result.errors.append((entry.path, f"cannot stat: {exc.strerror or exc}"))
+                errors.append((entry.path, f"cannot stat: {exc.strerror or exc}"))
                 continue
             # A regular file that is no link lies in this (allowed) folder and audio has no size
             # cap: nothing more to judge. Links and anything else are judged in full.
-            if (entry.is_symlink() or not stat.S_ISREG(st.st_mode)) and not _acceptable(
+            if (entry.is_symlink() or not is_regular(st.st_mode)) and not _acceptable(
                 entry, real_dir, result, containment.AUDIO_MAX_BYTES, st
             ):
                 continue
@@ -183,8 +199,8 @@ def walk(roots: Iterable[Path]) -> Walk:
                     ),
                     None,
                 )
-            result.files.append(FoundFile(entry.path, st.st_size, st.st_mtime_ns, lyrics))
-    result.files.sort(key=lambda f: f.path)
+            files.append(FoundFile(entry.path, st.st_size, st.st_mtime_ns, lyrics))
+    files.sort(key=lambda f: f.path)
     return result
 
 
@@ -235,6 +251,18 @@ def fingerprint(artist: str, album: str, title: str, duration: float) -> str:
     return hashlib.sha1(key.encode()).hexdigest()
 
 
+# what a rescan compares each file with
+_KNOWN_FILES = select(
+    LibraryFile.id,
+    LibraryFile.path,
+    LibraryFile.size,
+    LibraryFile.mtime_ns,
+    LibraryFile.content_hash,
+    LibraryFile.track_id,
+    LibraryFile.error,
+)
+
+
 class Scanner:
     """One scan of one library into one database."""
 
@@ -262,19 +290,10 @@ class Scanner:
         root_prefixes = tuple(str(Path(r).absolute()).rstrip(os.sep) + os.sep for r in roots)
         record_roots(self.database, [str(Path(r).absolute()) for r in roots], self.now())
         with self.database.read() as db:
+            # through the connection, not the ORM session, and fetched at once
             known = {
                 row.path: row
-                for row in db.execute(
-                    select(
-                        LibraryFile.id,
-                        LibraryFile.path,
-                        LibraryFile.size,
-                        LibraryFile.mtime_ns,
-                        LibraryFile.content_hash,
-                        LibraryFile.track_id,
-                        LibraryFile.error,
-                    )
-                )
+                for row in db.connection().execute(_KNOWN_FILES).all()
                 if row.path.startswith(root_prefixes)
             }
         to_read: list[FoundFile] = []
@@ -282,23 +301,29 @@ class Scanner:
             tuple[int, int]
         ] = []  # (file id, new mtime) for files whose content did not change
         seen_paths = set()
+        lookup = known.get
+        unchanged = known_bad = 0
         for item in found.files:
-            seen_paths.add(item.path)
-            row = known.get(item.path)
+            path = item.path
+            seen_paths.add(path)
+            row = lookup(path)
             if row is None or full:
                 to_read.append(item)
             elif row.size == item.size and row.mtime_ns == item.mtime_ns:
-                report.unchanged += 1
-                report.known_bad += row.error is not None
+                unchanged += 1
+                if row.error is not None:
+                    known_bad += 1
             elif (
                 row.size == item.size
                 and row.content_hash
                 and _safe_hash(item, found.roots) == row.content_hash
             ):
                 touched.append((row.id, item.mtime_ns))
-                report.unchanged += 1
+                unchanged += 1
             else:
                 to_read.append(item)
+        report.unchanged += unchanged
+        report.known_bad += known_bad
         vanished = [row for path, row in known.items() if path not in seen_paths]
         writer = CatalogWriter(self.database, self.now(), found)
         if touched:
