@@ -84,6 +84,48 @@ def test_an_offset_page_is_the_cursor_page_in_every_order(
             assert [i.ref for i in kinds.items] == walked[offset:]
 
 
+def test_offset_pages_stay_right_page_after_page_and_after_the_collection_changes(
+    db: Session, rows: Rows, clock: FixedClock
+) -> None:
+    """Offset paging seeks from where an earlier page of the same view ended: the pages are
+    those of a walk by cursor, page after page, out of order, and again after adds and removes
+    (a new version: nothing remembered of the old one is used)."""
+    me = rows.listener("premium")
+    rng = random.Random(11)
+    made = []
+    for n in range(40):
+        track = rows.track()
+        track.title = rng.choice("ab") + str(n % 7)  # many ties on the name
+        made.append(track)
+        collection.add(db, me.id, ids.Ref("track", track.id), clock.now())
+
+    def walk(order: collection.Order) -> list[ids.Ref]:
+        out: list[ids.Ref] = []
+        cursor = None
+        while True:
+            page = collection.page(db, me.id, order=order, limit=6, cursor=cursor)
+            out += [i.ref for i in page.items]
+            if (cursor := page.cursor) is None:
+                return out
+
+    for order in ("added", "name", "artist", "recent"):
+        walked = walk(order)
+        for offset in (*range(0, 45, 6), 13, 31, 7, 30, 0, 36):
+            page = collection.page(db, me.id, order=order, limit=6, offset=offset)
+            assert [i.ref for i in page.items] == walked[offset : offset + 6], (order, offset)
+    # the collection changes: offsets answer the new one
+    collection.remove(db, me.id, ids.Ref("track", made[3].id))
+    extra = rows.track()
+    extra.title = "a0"
+    collection.add(db, me.id, ids.Ref("track", extra.id), clock.now() + timedelta(seconds=1))
+    for order in ("added", "name", "artist"):
+        walked = walk(order)
+        assert ids.Ref("track", made[3].id) not in walked and len(walked) == 40
+        for offset in (0, 6, 12, 18, 24, 30, 36, 13):
+            page = collection.page(db, me.id, order=order, limit=6, offset=offset)
+            assert [i.ref for i in page.items] == walked[offset : offset + 6], (order, offset)
+
+
 def test_collection_adds_once_counts_and_versions(
     db: Session, rows: Rows, clock: FixedClock
 ) -> None:

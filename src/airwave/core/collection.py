@@ -288,22 +288,50 @@ def page(
         where.append(CollectionItem.kind.in_(codes))
     if artist_id is not None:
         where.append(_by_artist(artist_id))
-    total = _total(db, listener_id, where, (tuple(codes), artist_id))
+    codes_key = tuple(codes)
+    total = _total(db, listener_id, where, (codes_key, artist_id))
     c = CollectionItem  # plain columns: a hundred ORM objects cost more than the query
     columns = (c.id, c.kind, c.ref_id, c.added_at, c.touched_at, c.sort_name, c.sort_artist)
+    view = None
+    before = 0  # rows read ahead of the page: the one before it, which marks where it starts
     if cursor:
         query = select(*columns).where(*where, _after(order, cursor))
     elif offset:
+        skip, seek = offset, []
+        if order in _LANDMARK_ORDERS:
+            # where an earlier page of this very view began or ended: seek there, skip the rest
+            view = (
+                db.get_bind().url,
+                listener_id,
+                version(db, listener_id),
+                codes_key,
+                artist_id,
+                order,
+            )
+            start, token = _landmark(view, offset)
+            if token is not None:
+                skip, seek = offset - start, [_after(order, token)]
+            before = 1 if skip else 0
         # the ids of the page first, from the order's index alone (an index-only scan skips the
         # rows before the offset without reading them), then those rows: reading every skipped
         # row made offset 50,000 cost 25-30 ms on PostgreSQL
         wanted = (
-            select(c.id).where(*where).order_by(*_keys(order)).offset(offset).limit(limit + 1)
+            select(c.id)
+            .where(*where, *seek)
+            .order_by(*_keys(order))
+            .offset(skip - before)
+            .limit(limit + 1 + before)
         ).subquery()
         query = select(*columns).join(wanted, wanted.c.id == c.id)
     else:
         query = select(*columns).where(*where)
-    rows = db.execute(query.order_by(*_keys(order)).limit(limit + 1)).all()
+    rows = db.execute(query.order_by(*_keys(order)).limit(limit + 1 + before)).all()
+    if view is not None:
+        if before and rows:
+            _remember(view, offset, _cursor_of(order, rows[0]))  # the same offset, asked again
+        rows = rows[before:]
+        if rows:
+            _remember(view, offset + min(len(rows), limit), _cursor_of(order, rows[:limit][-1]))
     more = len(rows) > limit
     rows = rows[:limit]
     return Page(
@@ -311,6 +339,40 @@ def page(
         total,
         _cursor_of(order, rows[-1]) if more and rows else None,
     )
+
+
+# Landmarks of offset paging: in a view (a listener's collection at one version, kinds, artist
+# and order), the cursor of the row just before a position that a page ended at. A later page at
+# that position or past it seeks there by the order's index and skips only what lies between,
+# so offset paging costs its page, not its depth. Any add or remove moves the version on, and
+# with it every landmark of the collection; "recent" moves without a new version (plays touch
+# items), so it has none.
+_LANDMARK_ORDERS = ("added", "name", "artist")
+_LANDMARKS: OrderedDict[tuple[object, ...], dict[int, str]] = OrderedDict()
+_LANDMARKS_KEPT = 1024  # views
+_LANDMARKS_PER_VIEW = 256
+
+
+def _landmark(view: tuple[object, ...], offset: int) -> tuple[int, str | None]:
+    """The nearest landmark at or before `offset` in a view: its position and cursor."""
+    with _TOTALS_LOCK:
+        marks = _LANDMARKS.get(view)
+        if not marks:
+            return 0, None
+        _LANDMARKS.move_to_end(view)
+        best = max((p for p in marks if p <= offset), default=0)
+        return (best, marks[best]) if best else (0, None)
+
+
+def _remember(view: tuple[object, ...], position: int, token: str) -> None:
+    with _TOTALS_LOCK:
+        marks = _LANDMARKS.setdefault(view, {})
+        _LANDMARKS.move_to_end(view)
+        marks[position] = token
+        while len(marks) > _LANDMARKS_PER_VIEW:
+            del marks[min(marks)]
+        while len(_LANDMARKS) > _LANDMARKS_KEPT:
+            _LANDMARKS.popitem(last=False)
 
 
 _TOTALS: OrderedDict[tuple[object, ...], int] = OrderedDict()
@@ -322,13 +384,14 @@ def _total(db: Session, listener_id: int, where: list, key: tuple[object, ...]) 
     """How many items a view holds. Counting a listener's 100,000 items costs ~10 ms a page, so
     a count is kept per collection version (which every add and remove moves on): one primary
     key lookup while the collection does not change."""
-    cache_key = (listener_id, version(db, listener_id), *key)
+    # the database's URL too: values of one are never taken for another's (tests open many)
+    cache_key = (db.get_bind().url, listener_id, version(db, listener_id), *key)
     with _TOTALS_LOCK:
         if (known := _TOTALS.get(cache_key)) is not None:
             _TOTALS.move_to_end(cache_key)
             return known
     counted = int(db.scalar(select(func.count(CollectionItem.id)).where(*where)) or 0)
-    if version(db, listener_id) == cache_key[1]:  # no change committed while counting
+    if version(db, listener_id) == cache_key[2]:  # no change committed while counting
         with _TOTALS_LOCK:
             _TOTALS[cache_key] = counted
             while len(_TOTALS) > _TOTALS_KEPT:
