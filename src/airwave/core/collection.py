@@ -349,8 +349,8 @@ def page(
 # items), so it has none.
 _LANDMARK_ORDERS = ("added", "name", "artist")
 _LANDMARKS: OrderedDict[tuple[object, ...], dict[int, str]] = OrderedDict()
-_LANDMARKS_KEPT = 1024  # views
-_LANDMARKS_PER_VIEW = 256
+_LANDMARKS_KEPT = 512  # views (a few MB at most: a cursor is under 200 bytes)
+_LANDMARKS_PER_VIEW = 64
 
 
 def _landmark(view: tuple[object, ...], offset: int) -> tuple[int, str | None]:
