@@ -35,7 +35,8 @@ from airwave.store.models import SimilarityIndex, TrackNeighbors
 EXACT_LIMIT = 20_000  # up to this many tracks every list is exact (and no graph is kept)
 INCREMENTAL_SHARE = 0.1  # more changed tracks than this share of the catalogue: a full build
 REFIT_SHARE = 0.1  # analysed tracks grown or shrunk by this share since the model's fit: full
-WRITE_CHUNK = 10_000  # rows per transaction of a full build
+# rows per transaction of a full build: the chunk's lists and their blobs are the build's peak
+WRITE_CHUNK = 2_000
 READ_CHUNK = 900  # ids per IN (...) list
 STORE = "similarity"  # folder under data_dir for the graph
 
