@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import Select, func, or_, select
 from sqlalchemy.orm import Session
 
 from airwave.core import ids
@@ -419,13 +419,22 @@ def _holds(column: object, needle: str) -> object:
     return func.lower(column).contains(needle, autoescape=True)  # type: ignore[arg-type]
 
 
-def _album_page(db: Session, order: str, needle: str, offset: int, count: int) -> LibraryPage:
-    query = select(Album.id).where(_HAS_PRESENT_TRACK)
+def _matching(
+    db: Session, query: Select, title: object, artist_id: object, needle: str, order: str
+) -> tuple[Select, int]:
+    """Albums' or tracks' ids whose title or artist's name holds `needle` (all without one),
+    joined to their artist where the order needs it; and how many there are."""
     if needle or order == "ARTIST":
-        query = query.join(Artist, Artist.id == Album.artist_id)
+        query = query.join(Artist, Artist.id == artist_id)
     if needle:
-        query = query.where(or_(_holds(Album.title, needle), _holds(Artist.name, needle)))
-    total = db.scalar(select(func.count()).select_from(query.subquery())) or 0
+        query = query.where(or_(_holds(title, needle), _holds(Artist.name, needle)))
+    return query, db.scalar(select(func.count()).select_from(query.subquery())) or 0
+
+
+def _album_page(db: Session, order: str, needle: str, offset: int, count: int) -> LibraryPage:
+    query, total = _matching(
+        db, select(Album.id).where(_HAS_PRESENT_TRACK), Album.title, Album.artist_id, needle, order
+    )
     if order == "DATE_ADDED":
         if not needle:
             return LibraryPage(total, _newest_albums(db, count, offset))
@@ -448,12 +457,9 @@ def _album_page(db: Session, order: str, needle: str, offset: int, count: int) -
 
 
 def _track_page(db: Session, order: str, needle: str, offset: int, count: int) -> LibraryPage:
-    query = select(Track.id).where(PRESENT)
-    if needle or order == "ARTIST":
-        query = query.join(Artist, Artist.id == Track.artist_id)
-    if needle:
-        query = query.where(or_(_holds(Track.title, needle), _holds(Artist.name, needle)))
-    total = db.scalar(select(func.count()).select_from(query.subquery())) or 0
+    query, total = _matching(
+        db, select(Track.id).where(PRESENT), Track.title, Track.artist_id, needle, order
+    )
     if order == "DATE_ADDED":
         query = query.order_by(Track.added_at.desc(), Track.id.desc())
     elif order == "ARTIST":
