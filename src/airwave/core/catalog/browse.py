@@ -419,6 +419,9 @@ def _holds(column: object, needle: str) -> object:
     return func.lower(column).contains(needle, autoescape=True)  # type: ignore[arg-type]
 
 
+_LIBRARY_TOTALS: kept.Kept[tuple[str, str], int] = kept.Kept(limit=512)
+
+
 def _matching(
     db: Session, query: Select, title: object, artist_id: object, needle: str, order: str
 ) -> tuple[Select, int]:
@@ -428,7 +431,16 @@ def _matching(
         query = query.join(Artist, Artist.id == artist_id)
     if needle:
         query = query.where(or_(_holds(title, needle), _holds(Artist.name, needle)))
-    return query, db.scalar(select(func.count()).select_from(query.subquery())) or 0
+    # counted once per catalogue stamp: at 100,000 tracks a count is a pass over all of them,
+    # and a list is read a page at a time
+    key = (str(title), needle)
+    known = _LIBRARY_TOTALS.current(db)
+    if known is not None and (total := known.get(key)) is not None:
+        return query, total
+    total = db.scalar(select(func.count()).select_from(query.subquery())) or 0
+    if known is not None:
+        known[key] = total
+    return query, total
 
 
 def _album_page(db: Session, order: str, needle: str, offset: int, count: int) -> LibraryPage:
