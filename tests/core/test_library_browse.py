@@ -22,6 +22,9 @@ def test_totals_follow_every_change_of_the_catalogue(
     assert browse.library_page(db, "track", "ALPHA", "", 0, 2).total == 5
     assert browse.library_page(db, "track", "ALPHA", "song 3", 0, 2).total == 1
     assert browse.library_page(db, "album", "ALPHA", "", 0, 2).total == 5
+    by_name = [t.id for t in sorted(tracks, key=lambda t: (t.title.lower(), t.id))]
+    pages = [browse.library_page(db, "track", "ALPHA", "", n, 2).ids for n in (0, 2, 4, 6)]
+    assert pages == [by_name[0:2], by_name[2:4], by_name[4:], []]
     # a file goes missing and another track is added: the next pages count them
     tracks[3].missing_since = clock.now()
     added = rows.track()
@@ -30,5 +33,7 @@ def test_totals_follow_every_change_of_the_catalogue(
     db.flush()
     page = browse.library_page(db, "track", "ALPHA", "", 0, 10)
     assert page.total == 5 and tracks[3].id not in page.ids and added.id in page.ids
+    assert page.ids == [t for t in by_name if t != tracks[3].id] + [added.id]
+    assert browse.library_page(db, "track", "ARTIST", "", 0, 10).total == 5
     assert browse.library_page(db, "track", "ALPHA", "song 3", 0, 2).total == 0
     assert browse.library_page(db, "album", "ALPHA", "", 0, 2).total == 5

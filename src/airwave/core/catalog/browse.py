@@ -4,6 +4,7 @@ album lists in several orders, genres with counts. Present tracks only."""
 from __future__ import annotations
 
 import random
+from array import array
 from dataclasses import dataclass
 
 from sqlalchemy import Select, func, or_, select
@@ -420,6 +421,7 @@ def _holds(column: object, needle: str) -> object:
 
 
 _LIBRARY_TOTALS: kept.Kept[tuple[str, str], int] = kept.Kept(limit=512)
+_TRACK_ORDERS: kept.Kept[str, array[int]] = kept.Kept(limit=2)  # ALPHA, ARTIST
 
 
 def _matching(
@@ -480,4 +482,14 @@ def _track_page(db: Session, order: str, needle: str, offset: int, count: int) -
         )
     else:
         query = query.order_by(func.lower(Track.title), Track.id)
-    return LibraryPage(total, list(db.scalars(query.offset(offset).limit(count))))
+    if needle or order == "DATE_ADDED":  # (an index walks date added a page at a time)
+        return LibraryPage(total, list(db.scalars(query.offset(offset).limit(count))))
+    # by name or artist every page sorts every present track: the order is read once per
+    # catalogue stamp and paged from memory (8 bytes a track)
+    known = _TRACK_ORDERS.current(db)
+    ordered = known.get(order) if known is not None else None
+    if ordered is None:
+        ordered = array("q", db.scalars(query))
+        if known is not None:
+            known[order] = ordered
+    return LibraryPage(total, ordered[offset : offset + count].tolist())
