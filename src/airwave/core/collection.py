@@ -289,7 +289,8 @@ def page(
     if artist_id is not None:
         where.append(_by_artist(artist_id))
     codes_key = tuple(codes)
-    total = _total(db, listener_id, where, (codes_key, artist_id))
+    current = version(db, listener_id)  # what the totals and landmarks of this view are of
+    total = _total(db, listener_id, current, where, (codes_key, artist_id))
     c = CollectionItem  # plain columns: a hundred ORM objects cost more than the query
     columns = (c.id, c.kind, c.ref_id, c.added_at, c.touched_at, c.sort_name, c.sort_artist)
     view = None
@@ -303,7 +304,7 @@ def page(
             view = (
                 db.get_bind().url,
                 listener_id,
-                version(db, listener_id),
+                current,
                 codes_key,
                 artist_id,
                 order,
@@ -342,11 +343,11 @@ def page(
 
 
 # Landmarks of offset paging: in a view (a listener's collection at one version, kinds, artist
-# and order), the cursor of the row just before a position that a page ended at. A later page at
-# that position or past it seeks there by the order's index and skips only what lies between,
-# so offset paging costs its page, not its depth. Any add or remove moves the version on, and
-# with it every landmark of the collection; "recent" moves without a new version (plays touch
-# items), so it has none.
+# and order), the cursor of the row just before a position where a page began or ended. A later
+# page at that position or past it seeks there by the order's index and skips only what lies
+# between, so offset paging costs its page, not its depth. Any add or remove moves the version
+# on, and with it every landmark of the collection; "recent" moves without a new version (plays
+# touch items), so it has none.
 _LANDMARK_ORDERS = ("added", "name", "artist")
 _LANDMARKS: OrderedDict[tuple[object, ...], dict[int, str]] = OrderedDict()
 _LANDMARKS_KEPT = 512  # views (a few MB at most: a cursor is under 200 bytes)
@@ -380,12 +381,14 @@ _TOTALS_LOCK = threading.Lock()
 _TOTALS_KEPT = 4096
 
 
-def _total(db: Session, listener_id: int, where: list, key: tuple[object, ...]) -> int:  # noqa: ANN001
+def _total(
+    db: Session, listener_id: int, current: int, where: list, key: tuple[object, ...]
+) -> int:
     """How many items a view holds. Counting a listener's 100,000 items costs ~10 ms a page, so
     a count is kept per collection version (which every add and remove moves on): one primary
     key lookup while the collection does not change."""
     # the database's URL too: values of one are never taken for another's (tests open many)
-    cache_key = (db.get_bind().url, listener_id, version(db, listener_id), *key)
+    cache_key = (db.get_bind().url, listener_id, current, *key)
     with _TOTALS_LOCK:
         if (known := _TOTALS.get(cache_key)) is not None:
             _TOTALS.move_to_end(cache_key)
