@@ -56,7 +56,11 @@ class Pianobar:
         os.mkfifo(self.ctl)
         os.mkfifo(self.audio)
         hook = home / "event.sh"
-        hook.write_text(f'#!/bin/sh\n{{ echo "EVENT $1"; cat; }} >> {self.events}\n')
+        # each event is written whole, then closed by an END line, so a reader never sees half
+        hook.write_text(
+            f'#!/bin/sh\nblock=$(cat)\nprintf "EVENT %s\\n%s\\nEND %s\\n" "$1" "$block" "$1"'
+            f" >> {self.events}\n"
+        )
         hook.chmod(0o755)
         (config / "config").write_text(
             f"user = {account.username}\npassword = {account.password}\n"
@@ -110,6 +114,20 @@ class Pianobar:
     def event_log(self) -> str:
         return self.events.read_text() if self.events.exists() else ""
 
+    def events_of(self, name: str) -> list[str]:
+        """The whole blocks pianobar has sent for this event so far, oldest first."""
+        return re.findall(rf"(?ms)^EVENT {name}\n(.*?)^END {name}$", self.event_log())
+
+    def wait_for_event(self, name: str, after: int = 0, timeout: float = 20) -> str:
+        """The block of the event's next occurrence past the first `after` ones."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            blocks = self.events_of(name)
+            if len(blocks) > after:
+                return blocks[after]
+            time.sleep(0.05)
+        raise AssertionError(f"pianobar never sent {name}:\n{self.event_log()}")
+
     def close(self) -> None:
         self.press("q")
         time.sleep(0.5)
@@ -148,15 +166,12 @@ def test_pianobar_plays_rates_explains_skips_and_creates(
 
         bar.press("+")  # thumbs up the song playing now
         bar.wait_for(r"Loving song\.\.\. Ok\.")
-        loved = re.findall(r"(?m)^title=(.*)$", bar.event_log().split("EVENT songlove")[-1])[0]
+        loved = re.findall(r"(?m)^title=(.*)$", bar.wait_for_event("songlove"))[0]
         bar.press("e")  # why this song?
         bar.wait_for(r"because it features")
-        starts = bar.event_log().count("EVENT songstart")
+        starts = len(bar.events_of("songstart"))
         bar.press("n")  # skip
-        deadline = time.monotonic() + 20
-        while bar.event_log().count("EVENT songstart") <= starts:
-            assert time.monotonic() < deadline, bar.screen()
-            time.sleep(0.05)
+        bar.wait_for_event("songstart", after=starts)
 
         bar.press("c")  # a new station, made in pianobar
         bar.wait_for(r"Create station from artist or title:")
