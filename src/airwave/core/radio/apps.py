@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from random import Random
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -22,7 +23,7 @@ from airwave.core import collection, ids, playlists, ratings
 from airwave.core.catalog import catalog
 from airwave.core.plays import TOKEN_LIFETIME
 from airwave.core.radio import ads, delivery, player, playlist, stations
-from airwave.core.radio.engine.picker import ANCHORS_PER_SEED, Picker, Steering
+from airwave.core.radio.engine.picker import ANCHORS_PER_SEED, Pick, Picker, Steering
 from airwave.core.radio.engine.rules import History
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
@@ -70,10 +71,26 @@ def instant_mix(
     history = History([], now, playlist.rules_for(db, settings))
     rng = playlist.engine_random(settings, seed.id, 0)
     picker = Picker(db, steering, history, rng)
-    opener = picker.pin(seed.id, ids.music_id("track", seed.id)) if seed.kind == "track" else None
+    opener = _opener(picker, seed, steering, rng) if count > 0 else None
     picks = [opener] if opener is not None else []
     picks += picker.pick(count - len(picks))
     return [p.track_id for p in picks]
+
+
+def _opener(picker: Picker, seed: ids.Ref, steering: Steering, rng: Random) -> Pick | None:
+    """What a mix opens with, when the rules allow it: the seed song itself, or one of the
+    album's or the artist's own tracks (a mix of an album starts on that album)."""
+    if seed.kind == "track":
+        own = [seed.id]
+    elif seed.kind == "album":
+        own = [track_id for _, track_id in steering.seeds]
+    else:
+        own = list(picker.known.artist_tracks(seed.id))
+    for track_id in rng.sample(own, min(len(own), ANCHORS_PER_SEED)):
+        opener = picker.pin(track_id, ids.music_id(seed.kind, seed.id))
+        if opener is not None:
+            return opener
+    return None
 
 
 # ---------------------------------------------------------------- stations as playlists
