@@ -15,7 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import Backend, PostgresSchema, Server, backend_params
+from support import Backend, PostgresSchema, Server, backend_params, zygote
+
+# servers and commands fork from a warm interpreter (support/zygote.py): a second of CPU less
+# each, a few hundred times a run; AIRWAVE_TEST_ZYGOTE=0 starts each as a new interpreter
+zygote.enabled = os.environ.get("AIRWAVE_TEST_ZYGOTE", "1") != "0"
 
 
 @pytest.fixture(params=backend_params(), scope="module")

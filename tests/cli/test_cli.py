@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import Backend, Server, assert_error
+from support import Backend, Server, assert_error, zygote
 
 # The wire contract: its storage paths run on PostgreSQL in the storage tests.
 pytestmark = pytest.mark.sqlite_only
@@ -19,9 +19,13 @@ pytestmark = pytest.mark.sqlite_only
 def airwave(
     *args: str, env: dict[str, str] | None = None, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, **(env or {})}
+    done = zygote.run(list(args), full_env, input=input, timeout=60)
+    if done is not None:
+        return done
     return subprocess.run(
         [sys.executable, "-m", "airwave", *args],
-        env={**os.environ, **(env or {})},
+        env=full_env,
         input=input,
         capture_output=True,
         text=True,

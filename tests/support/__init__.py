@@ -4,6 +4,7 @@
 use `support.server.Server` the same way.
 """
 
+from support import zygote
 from support.api import Api, artists, assert_error, unique
 from support.databases import (
     POSTGRES_URL,
@@ -26,4 +27,5 @@ __all__ = [
     "postgres_available",
     "unique",
     "wait_indexed",
+    "zygote",
 ]

@@ -17,6 +17,7 @@ from typing import IO, Any
 
 import httpx
 
+from support import zygote
 from support.api import Api
 from support.databases import Backend
 
@@ -58,7 +59,7 @@ class Server:
         command = self.command or [sys.executable, "-m", "airwave", "serve", "--port", "0"]
         if self.log_file is not None:
             with self.log_file.open("wb") as stderr:
-                self.process = subprocess.Popen(
+                self.process = self._zygote(env, stderr) or subprocess.Popen(
                     [*command, *self.args],
                     env=env,
                     stdout=subprocess.PIPE,
@@ -68,7 +69,7 @@ class Server:
                     preexec_fn=self._limit_fds if self.fd_limit else None,
                 )
         else:
-            self.process = subprocess.Popen(
+            self.process = self._zygote(env, None) or subprocess.Popen(
                 [*command, *self.args],
                 env=env,
                 stdout=subprocess.PIPE,
@@ -97,6 +98,14 @@ class Server:
             self.stop()
             raise
         return self
+
+    def _zygote(self, env: dict[str, str], stderr: IO[bytes] | None) -> Any:
+        """The server forked from the test process's zygote (support.zygote), when the suite
+        runs one and the command is `airwave serve` itself; else None (a new interpreter)."""
+        if self.command is not None:
+            return None
+        args = ["serve", "--port", "0", *self.args]
+        return zygote.popen(args, env, stderr_file=stderr, nofile=self.fd_limit)
 
     def _watch_stdout(self, stream: IO[str], announced: threading.Event) -> None:
         """Keep stdout drained; note the address from the 'listening on' line (or EOF)."""
@@ -182,6 +191,9 @@ class Server:
     def cli(self, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
         """Run another `airwave` command against this instance's data."""
         env = {**os.environ, **self.backend.env, **self.env}
+        done = zygote.run(list(args), env, input=input, timeout=60)
+        if done is not None:
+            return done
         return subprocess.run(
             [sys.executable, "-m", "airwave", *args],
             check=False,

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 from pydantic import ValidationError
@@ -22,8 +22,22 @@ if TYPE_CHECKING:  # imported lazily: worker processes re-import the CLI and nee
     from airwave.core.services import Services
 
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+class _Console:
+    """A rich Console made on first use: it reads the environment (COLUMNS, NO_COLOR,
+    FORCE_COLOR) and the stream it writes to then, not when the module was imported."""
+
+    def __init__(self, **options: bool) -> None:
+        self._options = options
+        self._console: Console | None = None
+
+    def __getattr__(self, name: str) -> object:
+        if self._console is None:
+            self._console = Console(**self._options)
+        return getattr(self._console, name)
+
+
+out = cast(Console, _Console(soft_wrap=True))
+err = cast(Console, _Console(stderr=True, soft_wrap=True))
 
 
 DataDir = Annotated[
