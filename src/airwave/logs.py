@@ -59,3 +59,5 @@ def configure(level: str = "info", fmt: str = "json") -> None:
         logging.getLogger(name).handlers[:] = []
         logging.getLogger(name).propagate = True
     logging.getLogger("uvicorn.access").disabled = True
+    # alembic names each of its plugins as it loads them, on every start: not news to an operator
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
