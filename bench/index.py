@@ -200,9 +200,10 @@ def run_new(x: np.ndarray, n: int) -> dict:
     started = time.perf_counter()
     if n <= similarity_index.EXACT_LIMIT:
         lists = np.empty((n, K), np.int64)
-        for start in range(0, n, 20_000):
-            rows = np.arange(start, min(n, start + 20_000))
-            lists[rows], _ = knn.exact(base, K, rows)
+        exact = knn.Exact(base)
+        for start in range(0, n, similarity_index.EXACT_QUERY_CHUNK):
+            rows = np.arange(start, min(n, start + similarity_index.EXACT_QUERY_CHUNK))
+            lists[rows], _ = exact.query(rows, K)
         graph = None
     else:
         graph = knn.Graph.create(base, np.arange(n))

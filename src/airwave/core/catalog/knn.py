@@ -28,29 +28,33 @@ def threads() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 
 
-def exact(
-    x: np.ndarray, k: int, queries: np.ndarray | None = None, budget: int = 1_000_000
-) -> tuple[np.ndarray, np.ndarray]:
-    """Rows (positions in x) and similarities of each query row's k nearest other rows, best
-    first; -1 and -inf pad rows with fewer. Blocks of queries keep the temporaries near `budget`
-    cells."""
-    queries = np.arange(len(x)) if queries is None else np.asarray(queries, np.int64)
-    k = max(0, min(k, len(x) - 1))
-    out_idx = np.full((len(queries), k), -1, np.int64)
-    out_sim = np.full((len(queries), k), -np.inf, np.float32)
-    if k == 0:
-        return out_idx, out_sim
-    block = max(16, budget // max(1, len(x)))
-    for start in range(0, len(queries), block):
-        q = queries[start : start + block]
-        sims = x[q] @ x.T
-        sims[np.arange(len(q)), q] = -np.inf  # a track is not its own neighbour
-        idx = np.argpartition(sims, sims.shape[1] - k, axis=1)[:, -k:]
-        vals = np.take_along_axis(sims, idx, axis=1)
-        order = np.argsort(-vals, axis=1, kind="stable")
-        out_idx[start : start + block] = np.take_along_axis(idx, order, axis=1)
-        out_sim[start : start + block] = np.take_along_axis(vals, order, axis=1)
-    return out_idx, out_sim
+class Exact:
+    """Exact nearest neighbours by dot product (faiss's flat index: BLAS blocks and a heap per
+    query in C++, about 4x faster than numpy's matrix product and argpartition at 20,000
+    tracks)."""
+
+    def __init__(self, x: np.ndarray) -> None:
+        faiss = _faiss()
+        self.n = len(x)
+        self.x = np.ascontiguousarray(x, np.float32)
+        self.index = faiss.IndexFlatIP(self.x.shape[1])
+        self.index.add(self.x)
+
+    def query(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rows (positions in x) and similarities of each query row's k nearest other rows, best
+        first."""
+        queries = np.asarray(queries, np.int64)
+        k = max(0, min(k, self.n - 1))
+        if k == 0 or not len(queries):
+            return np.full((len(queries), k), -1, np.int64), np.zeros((len(queries), k), np.float32)
+        sims, idx = self.index.search(self.x[queries], k + 1)
+        # a row is not its own neighbour: drop it (among equal vectors it need not come first),
+        # else the last of the k + 1
+        own = idx == queries[:, None]
+        drop = np.where(own.any(axis=1), own.argmax(axis=1), k)
+        keep = np.ones(idx.shape, bool)
+        keep[np.arange(len(queries)), drop] = False
+        return idx[keep].reshape(-1, k).astype(np.int64), sims[keep].reshape(-1, k)
 
 
 def _faiss():  # imported on a build only: a server that never builds never loads it
