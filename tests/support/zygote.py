@@ -144,7 +144,10 @@ def _zygote_main(path: str) -> None:
     for name in PRELOAD:
         importlib.import_module(name)
     request = _serve(path)
-    if request is None:
+    if request is None:  # the caller is gone: so is this zygote's folder (socket and log)
+        import shutil
+
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
         return
     _become(request)
 
