@@ -633,7 +633,9 @@ export async function playlistView(main, id) {
    * Edits made here go one after another (two quick Alt+Down presses are two moves, the second
    * sent with the version the first answered), never two at once against one version. */
   let editing = Promise.resolve();
+  let pending = 0; // edits made here and not yet answered: the page shows their order already
   function edit(body) {
+    pending += 1;
     editing = editing.then(() => editNow(body));
     return editing;
   }
@@ -642,8 +644,10 @@ export async function playlistView(main, id) {
     try {
       const answer = await api("v4/playlists/editTracks", { pandoraId: id, version: data.version, ...body });
       data.version = answer.version;
+      pending -= 1;
       await load();
     } catch (err) {
+      pending -= 1;
       if (err.code === "PLAYLIST_VERSION_MISMATCH") {
         toast("This playlist was changed elsewhere. It has been reloaded: try again.", "error", 8000);
       } else {
@@ -676,8 +680,13 @@ export async function playlistView(main, id) {
     }
   }
 
+  /** The playlist as the server has it, drawn unless edits made meanwhile are still on their way
+   * (drawing it then would undo their moves on the page, and the next Alt+Up/Down would count
+   * from that older order): the last of them loads it again. */
   async function load() {
-    data = await api("v4/playlists/getTracks", { pandoraId: id, limit: MAX });
+    const answer = await api("v4/playlists/getTracks", { pandoraId: id, limit: MAX });
+    if (pending > 0) return;
+    data = answer;
     render();
   }
 
