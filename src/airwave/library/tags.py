@@ -161,7 +161,7 @@ def _open(path: str, handle: BinaryIO) -> Any:
     reading's time. Anything else, a misnamed file included, goes through `mutagen.File`."""
     head = handle.read(128)
     handle.seek(0)
-    ext = path[path.rfind(".") :].lower()
+    ext = os.path.splitext(path)[1].lower()  # path: a str, or a Path from some callers
     # each the best score mutagen.File would find: no other format scores as high on such a head
     if ext == ".mp3" and head.startswith(_MPEG_STARTS):
         return MP3(handle)
