@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import attrgetter
 from pathlib import Path
 
 from sqlalchemy import delete, func, insert, or_, select, update
@@ -41,6 +42,7 @@ from airwave.store.models import (
 )
 
 BATCH = 500
+_by_path = attrgetter("path")
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".webp", ".gif")
 COVER_NAMES = ("cover", "folder", "front", "album")
 LYRICS_EXTENSIONS = (".lrc", ".txt")
@@ -69,7 +71,7 @@ class ScanReport:
         return self.files_seen / self.seconds if self.seconds else 0.0
 
 
-@dataclass
+@dataclass(slots=True)
 class FoundFile:
     path: str
     size: int
@@ -200,8 +202,7 @@ def walk(roots: Iterable[Path]) -> Walk:
                     None,
                 )
             files.append(FoundFile(entry.path, st.st_size, st.st_mtime_ns, lyrics))
-    files.sort(key=lambda f: f.path)
-    return result
+    return result  # in no particular order: a scan sorts the files it reads
 
 
 def _acceptable(
@@ -324,6 +325,7 @@ class Scanner:
                 to_read.append(item)
         report.unchanged += unchanged
         report.known_bad += known_bad
+        to_read.sort(key=_by_path)  # read and numbered in path order
         vanished = [row for path, row in known.items() if path not in seen_paths]
         writer = CatalogWriter(self.database, self.now(), found)
         if touched:
