@@ -276,6 +276,39 @@ def test_sign_in_messages_resume_and_secure_cookies(tabs: Callable[..., Tab], si
     assert page.evaluate("() => localStorage.getItem('airwave.authToken')") is None
 
 
+def test_a_screen_left_behind_never_draws_over_the_next(
+    tabs: Callable[..., Tab], site: Server
+) -> None:
+    """A screen whose answer comes after the listener moved on stays out of what replaced it.
+
+    Seen in CI: the session ended while two screens' calls were on the way; the first failure
+    showed the sign-in screen, and the second drew its error box over it (no way to sign in)."""
+    api = new_listener(site)
+    tab = tabs()
+    tab.expected = {401}
+    page = tab.page
+    sign_in(tab, api.username, keep=True)
+    token = page.evaluate("() => localStorage.getItem('airwave.authToken')")
+    held: list[Any] = []
+    page.route("**/api/v1/bookmark/getBookmarks", lambda route: held.append(route))
+    page.evaluate("() => { location.hash = '#/bookmarks'; }")
+    expect(page.get_by_role("heading", name="Bookmarks")).to_be_visible()
+    deadline = time.monotonic() + 10
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(20)
+    assert held, "the bookmarks call was not made"
+
+    # the session ends while that call is held; the next screen's calls find out first
+    assert client(site).call("v1/auth/logout", token=token).status_code == 200
+    page.evaluate("() => { location.hash = '#/stations'; }")
+    page.get_by_role("button", name="Sign in").wait_for()
+    with page.expect_response("**/api/v1/bookmark/getBookmarks"):
+        held[0].continue_()
+    page.evaluate("() => new Promise((done) => setTimeout(done, 100))")
+    expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+    expect(page.get_by_role("heading", name="Bookmarks")).to_have_count(0)
+
+
 def test_create_station_from_search_and_audio_plays(tabs: Callable[..., Tab], site: Server) -> None:
     api = new_listener(site)
     artist = _artist(site)

@@ -12,36 +12,36 @@ let cleanup = null;
 let ready = false;
 
 const ROUTES = [
-  [/^\/stations$/, () => views.stationsView(main)],
-  [/^\/genres(?:\/(.+))?$/, (m) => views.genresView(main, m[1] && decodeURIComponent(m[1]))],
-  [/^\/station\/(.+)$/, (m) => views.stationView(main, decodeURIComponent(m[1]))],
-  [/^\/now$/, () => views.nowView(main)],
-  [/^\/artist\/(.+)$/, (m) => views.artistView(main, decodeURIComponent(m[1]))],
-  [/^\/album\/(.+)$/, (m) => views.albumView(main, decodeURIComponent(m[1]))],
-  [/^\/bookmarks$/, () => views.bookmarksView(main)],
-  [/^\/history$/, () => history((m) => m.historyView(main))],
-  [/^\/settings$/, () => views.settingsView(main, { onSignOut: signOut })],
+  [/^\/stations$/, (v) => views.stationsView(v)],
+  [/^\/genres(?:\/(.+))?$/, (v, m) => views.genresView(v, m[1] && decodeURIComponent(m[1]))],
+  [/^\/station\/(.+)$/, (v, m) => views.stationView(v, decodeURIComponent(m[1]))],
+  [/^\/now$/, (v) => views.nowView(v)],
+  [/^\/artist\/(.+)$/, (v, m) => views.artistView(v, decodeURIComponent(m[1]))],
+  [/^\/album\/(.+)$/, (v, m) => views.albumView(v, decodeURIComponent(m[1]))],
+  [/^\/bookmarks$/, (v) => views.bookmarksView(v)],
+  [/^\/history$/, (v) => history(v, (m) => m.historyView(v))],
+  [/^\/settings$/, (v) => views.settingsView(v, { onSignOut: signOut })],
   // the library on demand lives in its own module, loaded when first opened
-  [/^\/library$/, (m, query) => lib((l) => l.collectionView(main, query))],
-  [/^\/library\/browse$/, (m, query) => lib((l) => l.browseView(main, query))],
-  [/^\/library\/genre\/(.+)$/, (m) => lib((l) => l.genreView(main, decodeURIComponent(m[1])))],
-  [/^\/library\/album\/(.+)$/, (m) => lib((l) => l.albumView(main, decodeURIComponent(m[1])))],
-  [/^\/library\/artist\/(.+)$/, (m) => lib((l) => l.artistView(main, decodeURIComponent(m[1])))],
-  [/^\/playlists$/, () => lib((l) => l.playlistsView(main))],
-  [/^\/playlist\/(.+)$/, (m) => lib((l) => l.playlistView(main, decodeURIComponent(m[1])))],
+  [/^\/library$/, (v, m, query) => lib(v, (l) => l.collectionView(v, query))],
+  [/^\/library\/browse$/, (v, m, query) => lib(v, (l) => l.browseView(v, query))],
+  [/^\/library\/genre\/(.+)$/, (v, m) => lib(v, (l) => l.genreView(v, decodeURIComponent(m[1])))],
+  [/^\/library\/album\/(.+)$/, (v, m) => lib(v, (l) => l.albumView(v, decodeURIComponent(m[1])))],
+  [/^\/library\/artist\/(.+)$/, (v, m) => lib(v, (l) => l.artistView(v, decodeURIComponent(m[1])))],
+  [/^\/playlists$/, (v) => lib(v, (l) => l.playlistsView(v))],
+  [/^\/playlist\/(.+)$/, (v, m) => lib(v, (l) => l.playlistView(v, decodeURIComponent(m[1])))],
 ];
 
 /** Show the history screen (its module is loaded on first use). */
-function history(show) {
+function history(view, show) {
   import("./history.js").then(show).catch((err) => {
-    main.replaceChildren(h("h1", "History"), h("p.error", { role: "alert" }, err.message || "History could not be loaded."));
+    view.replaceChildren(h("h1", "History"), h("p.error", { role: "alert" }, err.message || "History could not be loaded."));
   });
 }
 
 /** Show a screen of the library module (loaded on first use). */
-function lib(show) {
+function lib(view, show) {
   views.library().then(show).catch((err) => {
-    main.replaceChildren(h("h1", "Library"), h("p.error", { role: "alert" }, err.message || "The library could not be loaded."));
+    view.replaceChildren(h("h1", "Library"), h("p.error", { role: "alert" }, err.message || "The library could not be loaded."));
   });
 }
 
@@ -83,35 +83,40 @@ function route() {
       if (nav.scrollWidth > nav.clientWidth) nav.scrollLeft += a.getBoundingClientRect().left - nav.getBoundingClientRect().left - (nav.clientWidth - a.offsetWidth) / 2;
     } else a.removeAttribute("aria-current");
   }
+  // Each screen draws into a container of its own: a screen left behind (its answers still on
+  // the way, e.g. failing once the session ended) then draws into a detached element, never over
+  // the screen that replaced it.
+  const view = h("div.screen");
+  main.replaceChildren(view);
   if (path === "/reset") {
-    views.resetView(main, new URLSearchParams(query || "").get("token") || "");
+    views.resetView(view, new URLSearchParams(query || "").get("token") || "");
     return;
   }
   if (path === "/forgot") {
-    views.forgotView(main);
+    views.forgotView(view);
     return;
   }
   if (!session.token) {
     document.title = `${TITLES.signin} · Airwave`;
     showSignedOut();
-    views.signinView(main, { onSignedIn: signedIn });
+    views.signinView(view, { onSignedIn: signedIn });
     return;
   }
   if (path === "/signin") {
     location.replace("#/stations");
     return;
   }
-  for (const [pattern, view] of ROUTES) {
+  for (const [pattern, show] of ROUTES) {
     const m = path.match(pattern);
     if (m) {
-      const result = view(m, query);
+      const result = show(view, m, query);
       if (typeof result === "function") cleanup = result;
       if (document.activeElement === document.body || !main.contains(document.activeElement)) main.focus({ preventScroll: true });
       window.scrollTo(0, 0);
       return;
     }
   }
-  main.replaceChildren(h("h1", "Not found"), h("p", h("a", { href: "#/stations" }, "Back to your stations")));
+  view.replaceChildren(h("h1", "Not found"), h("p", h("a", { href: "#/stations" }, "Back to your stations")));
 }
 
 function showSignedIn() {
