@@ -461,6 +461,9 @@ def test_changed_files_are_reread(start_server, tmp_path: Path) -> None:
     track = api.ok("v1/music/track", {"token": track_id})
     assert track["songTitle"] == "New Title" and track["genre"] == ["Blues"]
     assert not api.ok("v1/search/fullSearch", {"query": "old", "types": ["TR"]})["items"]
+    # the new title is in both full-text indexes: by word and prefix, and misspelt (trigrams)
+    for query in ("new title", "titl", "nwe title"):
+        assert find(api, query, "TR")["musicId"] == track_id, query
 
 
 def test_an_interrupted_scan_resumes(make_backend, tmp_path: Path) -> None:

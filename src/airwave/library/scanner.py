@@ -27,7 +27,7 @@ from airwave.library.tags import (
     quick_hash,
 )
 from airwave.library.workers import TagJob, read_all
-from airwave.store import stamps
+from airwave.store import search_entries, stamps
 from airwave.store.db import Database
 from airwave.store.models import (
     Album,
@@ -614,8 +614,7 @@ class CatalogWriter:
                 db.execute(update(LibraryFile), file_updates)
             if genre_rows:
                 conn.execute(insert(TrackGenre.__table__), genre_rows)
-            if entries:
-                conn.execute(insert(SearchEntry.__table__), entries)
+            search_entries.add(conn, entries)
 
     def _insert_tracks(self, db: Session, rows: list[dict]) -> list[int]:
         """Insert tracks, returning their ids in order, as one batched statement on each backend."""
@@ -815,7 +814,7 @@ class CatalogWriter:
                     )
                 new = sorted(ids - indexed[kind])
                 for chunk in _chunks(new, 500):
-                    db.execute(insert(SearchEntry), self._entries(db, kind, chunk))
+                    search_entries.add(db.connection(), self._entries(db, kind, chunk))
 
     @staticmethod
     def _entries(db: Session, kind: str, ids: list[int]) -> list[dict]:
