@@ -53,6 +53,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchkit import compile_bytecode
+
 ROOT = Path(__file__).resolve().parent.parent
 AIRWAVE = ROOT / ".venv" / "bin" / "airwave"
 MARKER = ".airwave-bench-scan"  # written last: the library in this folder is complete
@@ -1038,6 +1040,8 @@ def measure(args: argparse.Namespace, library: Path, tmp: Path) -> None:
     sources: dict[str, Path | None] = {"airwave": None}
     if args.baseline_src:
         sources["baseline"] = args.baseline_src.absolute()
+    for source in sources.values():
+        compile_bytecode((source or ROOT) / "src")
 
     # -- full scan and the command's unchanged rescan, taking turns with mpd
     fulls: dict[str, list[AirwaveRun]] = {k: [] for k in sources}
@@ -1192,7 +1196,7 @@ def main() -> None:
             f"config library={library} files={args.files} formats=mp3,flac,ogg(vorbis) "
             f"covers={covers} bytes_total={size} ({how}) cache=warm (all {count} files read "
             f"before each measurement) cpus={os.cpu_count()} idle_before={idle:.0%} "
-            f"airwave_db=sqlite scan_workers=default rounds={args.rounds} "
+            f"airwave_db=sqlite scan_workers=default bytecode=compiled rounds={args.rounds} "
             f"loadavg_1m_start={load_start:.2f}",
             flush=True,
         )

@@ -27,7 +27,7 @@ from airwave.library.tags import (
     quick_hash,
 )
 from airwave.library.workers import TagJob, read_all
-from airwave.store import search_entries, stamps
+from airwave.store import bulk, search_entries, stamps
 from airwave.store.db import Database
 from airwave.store.models import (
     Album,
@@ -608,12 +608,10 @@ class CatalogWriter:
                     self._genre_rows(db, tags, u["id"], genre_rows)
                     entries.append(self._track_entry(tags, u["id"]))
             conn = db.connection()
-            if new_files:
-                conn.execute(insert(LibraryFile.__table__), new_files)
+            bulk.insert_rows(conn, LibraryFile.__table__, new_files)
             if file_updates:
                 db.execute(update(LibraryFile), file_updates)
-            if genre_rows:
-                conn.execute(insert(TrackGenre.__table__), genre_rows)
+            bulk.insert_rows(conn, TrackGenre.__table__, genre_rows)
             search_entries.add(conn, entries)
 
     def _insert_tracks(self, db: Session, rows: list[dict]) -> list[int]:
@@ -624,7 +622,9 @@ class CatalogWriter:
             # RETURNING in parameter order would make SQLAlchemy insert row by row.
             first = (db.scalar(select(func.max(Track.id))) or 0) + 1
             ids = list(range(first, first + len(rows)))
-            db.connection().execute(insert(table), [{"id": i, **row} for i, row in zip(ids, rows)])
+            bulk.insert_rows(
+                db.connection(), table, [{"id": i, **row} for i, row in zip(ids, rows)]
+            )
             return ids
         result = db.connection().execute(
             insert(table).returning(table.c.id, sort_by_parameter_order=True), rows

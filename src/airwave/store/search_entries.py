@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, func, insert, select
 
+from airwave.store.bulk import insert_rows
 from airwave.store.models import SearchEntry
 
 _TABLE = SearchEntry.__table__
@@ -27,7 +28,7 @@ def add(connection: Connection, rows: list[dict]) -> None:
     # New rows take ids above the largest one (SQLite's rowid rule, and the write transaction
     # holds the database's only write lock), so the range below is exactly this batch.
     last = connection.execute(select(func.max(_TABLE.c.id))).scalar() or 0
-    connection.execute(insert(_TABLE), rows)
+    insert_rows(connection, _TABLE, rows)
     for fts in ("search_fts", "search_tri"):
         connection.exec_driver_sql(
             f"INSERT INTO {fts}(rowid, key) SELECT id, key FROM search_entries WHERE id > ?",

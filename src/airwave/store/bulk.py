@@ -1,0 +1,84 @@
+"""Many rows into one table in one go, for bulk writers (the scanner's batches).
+
+On SQLite the statement, the columns' order and their bind conversions (UTC datetimes and the
+like) are worked out once per table and set of columns, and the rows go to the driver's
+`executemany` as tuples: SQLAlchemy's own executemany prepares every row's parameters in Python
+first, a fifth of a large first scan's writing. Other backends take SQLAlchemy's path (their
+drivers batch on their own terms). Errors reach callers as SQLAlchemy's exceptions either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Table, insert
+from sqlalchemy.exc import DBAPIError
+
+
+@dataclass(frozen=True)
+class _Form:
+    sql: str
+    keys: tuple[str, ...]  # read from each row, in the statement's order
+    defaults: tuple[Any, ...]  # then these, for columns with a constant default the rows omit
+    convert: tuple[Callable[[Any], Any] | None, ...]  # per key, where the type needs one
+
+
+_FORMS: dict[tuple[int, tuple[str, ...]], _Form | None] = {}
+
+
+def _form(connection: Connection, table: Table, keys: tuple[str, ...]) -> _Form | None:
+    """The prepared insert, or None where SQLAlchemy must fill a column (a callable default)."""
+    cache_key = (id(table), keys)
+    if cache_key in _FORMS:
+        return _FORMS[cache_key]
+    dialect = connection.dialect
+    defaulted: list[tuple[str, Any]] = []
+    form: _Form | None = None
+    for column in table.columns:
+        if column.name in keys or column.default is None:
+            continue
+        if not column.default.is_scalar:
+            break
+        defaulted.append((column.name, column.default.arg))  # type: ignore[attr-defined]
+    else:
+        names = [*keys, *(name for name, _ in defaulted)]
+        convert = tuple(
+            table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in keys
+        )
+        quote = dialect.identifier_preparer
+        columns = ", ".join(quote.quote(name) for name in names)
+        marks = ", ".join("?" for _ in names)
+        sql = f"INSERT INTO {quote.format_table(table)} ({columns}) VALUES ({marks})"
+        form = _Form(sql, keys, tuple(value for _, value in defaulted), convert)
+    _FORMS[cache_key] = form
+    return form
+
+
+def insert_rows(connection: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
+    """Insert rows that all name the same columns, in the connection's transaction."""
+    if not rows:
+        return
+    form = _form(connection, table, tuple(rows[0])) if connection.dialect.name == "sqlite" else None
+    if form is None:
+        connection.execute(insert(table), list(rows))
+        return
+    keys, defaults = form.keys, form.defaults
+    convert = [(i, fn) for i, fn in enumerate(form.convert) if fn is not None]
+    params = []
+    for row in rows:
+        values = [row[k] for k in keys]
+        for i, fn in convert:
+            if values[i] is not None:
+                values[i] = fn(values[i])
+        params.append((*values, *defaults))
+    cursor = connection.connection.cursor()
+    try:
+        cursor.executemany(form.sql, params)
+    except connection.dialect.loaded_dbapi.Error as exc:
+        raise DBAPIError.instance(
+            form.sql, params[:1], exc, connection.dialect.loaded_dbapi.Error
+        ) from exc
+    finally:
+        cursor.close()
