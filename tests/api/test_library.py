@@ -409,6 +409,15 @@ def test_rescan_of_unchanged_library_reads_no_tags(make_backend, library: Path) 
     )  # same content, new mtime: hashed, not re-read
     result = tool.cli("scan", "--library", str(library))
     assert "0 tag reads" in result.stdout
+    # --full reads every file again (the unreadable ones too) and keeps every track
+    result = tool.cli("scan", "--library", str(library), "--full")
+    assert result.returncode == 0, result.stderr
+    assert (
+        "0 added, 11 updated, 0 moved, 0 removed, 0 unchanged, 3 skipped (0 known "
+        "unreadable); 14 tag reads" in result.stdout
+    ), result.stdout
+    result = tool.cli("scan", "--library", str(library))
+    assert "14 unchanged, 0 skipped (3 known unreadable); 0 tag reads" in result.stdout
 
 
 def test_moved_and_vanished_files_keep_their_track_ids(start_server, tmp_path: Path) -> None:

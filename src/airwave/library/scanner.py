@@ -13,7 +13,7 @@ from datetime import datetime
 from operator import attrgetter
 from pathlib import Path
 
-from sqlalchemy import delete, func, insert, or_, select, update
+from sqlalchemy import Connection, Row, delete, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from airwave.library import containment, names
@@ -252,7 +252,9 @@ def fingerprint(artist: str, album: str, title: str, duration: float) -> str:
     return hashlib.sha1(key.encode()).hexdigest()
 
 
-# what a rescan compares each file with
+# what a rescan compares every file with (`bad`: the file was unreadable)
+_KNOWN_STATS = "SELECT path, size, mtime_ns, error IS NOT NULL AS bad FROM library_files"
+# what it needs of the files it looks at more closely
 _KNOWN_FILES = select(
     LibraryFile.id,
     LibraryFile.path,
@@ -290,43 +292,60 @@ class Scanner:
         report.playlist_files = found.playlist_files
         root_prefixes = tuple(str(Path(r).absolute()).rstrip(os.sep) + os.sep for r in roots)
         record_roots(self.database, [str(Path(r).absolute()) for r in roots], self.now())
-        with self.database.read() as db:
-            # through the connection, not the ORM session, and fetched at once
-            known = {
-                row.path: row
-                for row in db.connection().execute(_KNOWN_FILES).all()
-                if row.path.startswith(root_prefixes)
-            }
         to_read: list[FoundFile] = []
-        touched: list[
-            tuple[int, int]
-        ] = []  # (file id, new mtime) for files whose content did not change
+        doubtful: list[FoundFile] = []  # known, but its size or time differs
         seen_paths = set()
-        lookup = known.get
         unchanged = known_bad = 0
-        for item in found.files:
-            path = item.path
-            seen_paths.add(path)
-            row = lookup(path)
-            if row is None or full:
-                to_read.append(item)
-            elif row.size == item.size and row.mtime_ns == item.mtime_ns:
-                unchanged += 1
-                if row.error is not None:
-                    known_bad += 1
-            elif (
-                row.size == item.size
-                and row.content_hash
-                and _safe_hash(item, found.roots) == row.content_hash
-            ):
-                touched.append((row.id, item.mtime_ns))
-                unchanged += 1
-            else:
-                to_read.append(item)
+        with self.database.read() as db:
+            connection = db.connection()
+            # Every known file's size and time, as the driver's plain tuples: this is read at
+            # every rescan, and most files are unchanged. Full rows are fetched below only for
+            # the files a scan must look at more closely.
+            cursor = connection.connection.cursor()
+            try:
+                cursor.execute(_KNOWN_STATS)
+                stats = {
+                    path: (size, mtime_ns, bad)
+                    for path, size, mtime_ns, bad in cursor.fetchall()
+                    if path.startswith(root_prefixes)
+                }
+            finally:
+                cursor.close()
+            lookup = stats.get
+            for item in found.files:
+                path = item.path
+                seen_paths.add(path)
+                known_stat = lookup(path)
+                if known_stat is None:
+                    to_read.append(item)
+                elif full:
+                    to_read.append(item)
+                    doubtful.append(item)
+                elif known_stat[0] == item.size and known_stat[1] == item.mtime_ns:
+                    unchanged += 1
+                    if known_stat[2]:
+                        known_bad += 1
+                else:
+                    doubtful.append(item)
+            vanished_paths = [path for path in stats if path not in seen_paths]
+            known = _known_rows(connection, [f.path for f in doubtful] + vanished_paths)
+        touched: list[tuple[int, int]] = []  # (file id, new mtime): content did not change
+        if not full:
+            for item in doubtful:
+                row = known[item.path]
+                if (
+                    row.size == item.size
+                    and row.content_hash
+                    and _safe_hash(item, found.roots) == row.content_hash
+                ):
+                    touched.append((row.id, item.mtime_ns))
+                    unchanged += 1
+                else:
+                    to_read.append(item)
         report.unchanged += unchanged
         report.known_bad += known_bad
         to_read.sort(key=_by_path)  # read and numbered in path order
-        vanished = [row for path, row in known.items() if path not in seen_paths]
+        vanished = [known[path] for path in vanished_paths]
         writer = CatalogWriter(self.database, self.now(), found)
         if touched:
             writer.touch(touched)
@@ -860,6 +879,18 @@ def _new_id(db: Session, model: type[Artist | Album | Genre | Artwork], values: 
         table = model.__table__
         statement = _INSERTS[model] = insert(table).returning(table.c.id)
     return db.connection().execute(statement, values).scalar_one()
+
+
+def _known_rows(connection: Connection, paths: list[str]) -> dict[str, Row]:
+    """The stored rows of these files, by path (a few by their path hashes, many at once)."""
+    if len(paths) > 2_000:
+        wanted = set(paths)
+        return {row.path: row for row in connection.execute(_KNOWN_FILES) if row.path in wanted}
+    known = {}
+    for chunk in _chunks([_path_hash(p) for p in paths], 500):
+        for row in connection.execute(_KNOWN_FILES.where(LibraryFile.path_hash.in_(chunk))):
+            known[row.path] = row
+    return known
 
 
 def _path_hash(path: str) -> str:
