@@ -10,12 +10,13 @@ execution, so errors reach callers exactly as they always did.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Select
 from sqlalchemy.engine import Dialect
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 
@@ -77,3 +78,46 @@ class Prepared:
     def scalar(self, db: Session, **params: Any) -> Any:  # noqa: ANN401
         row = self.first(db, **params)
         return None if row is None else row[0]
+
+    def partitions(self, db: Session, size: int, **params: Any) -> Iterator[list[tuple[Any, ...]]]:  # noqa: ANN401
+        """Every row, in lists of up to `size`, converted as SQLAlchemy would; for reads of a
+        whole table (the similarity build's catalogue), without a Row object per row.
+
+        SQLite only: elsewhere SQLAlchemy's own streaming is used (its server-side cursors keep
+        a large result out of memory)."""
+        connection = db.connection()
+        if connection.dialect.name != "sqlite":
+            result = connection.execute(self.statement.execution_options(yield_per=size), params)
+            for part in result.partitions():
+                yield [tuple(row) for row in part]
+            return
+        form = self._form(connection.dialect)
+        values = {**params, **{n: convert(params[n]) for n, convert in form.binds.items()}}
+        converts = [(i, c) for i, c in enumerate(form.results) if c is not None]
+        error = connection.dialect.loaded_dbapi.Error
+        cursor = connection.connection.cursor()
+        try:
+            try:
+                cursor.execute(
+                    form.sql, [values[n] for n in form.names] if form.names is not None else values
+                )
+                rows = cursor.fetchmany(size)
+            except error as exc:
+                raise DBAPIError.instance(form.sql, values, exc, error) from exc
+            while rows:
+                if converts:
+                    converted = []
+                    for row in rows:
+                        items = list(row)
+                        for i, convert in converts:
+                            if items[i] is not None:
+                                items[i] = convert(items[i])
+                        converted.append(tuple(items))
+                    rows = converted
+                yield rows
+                try:
+                    rows = cursor.fetchmany(size)
+                except error as exc:
+                    raise DBAPIError.instance(form.sql, values, exc, error) from exc
+        finally:
+            cursor.close()

@@ -33,6 +33,7 @@ from sqlalchemy.orm import Session
 from airwave.core.catalog.freshness import signature  # noqa: F401  # space.signature, as before
 from airwave.library import names
 from airwave.store.models import Genre, Track, TrackGenre, TrackNeighbors, TrackProfile
+from airwave.store.prepared import Prepared
 
 NEIGHBORS = 80  # neighbours kept per track
 WEIGHTS = {"sound": 0.50, "genre": 0.25, "identity": 0.15, "era": 0.05, "composer": 0.05}
@@ -342,17 +343,23 @@ def input_hashes(cat: Catalogue) -> np.ndarray:
 # --- reading the catalogue ---------------------------------------------------------------------
 
 
+# The whole catalogue is read at every build: through the driver's cursor, rows as plain tuples
+_TRACK_COLUMNS = Prepared(
+    select(Track.id, Track.artist_id, Track.album_id, Track.year, Track.composer)
+    .where(PRESENT)
+    .order_by(Track.id)
+)
+_GENRE_PAIRS = Prepared(select(TrackGenre.track_id, TrackGenre.genre_id))
+_FEATURES = Prepared(
+    select(TrackProfile.track_id, TrackProfile.features).where(TrackProfile.features.is_not(None))
+)
+
+
 def load_catalogue(db: Session, feature_dim: int | None) -> Catalogue:
     """The present tracks' columns, as arrays (no Python object per track beyond the fetch)."""
     ids_parts, artist_parts, album_parts, year_parts, composer_parts = [], [], [], [], []
     composer_code: dict[str, int] = {}
-    result = db.execute(
-        select(Track.id, Track.artist_id, Track.album_id, Track.year, Track.composer)
-        .where(PRESENT)
-        .order_by(Track.id)
-        .execution_options(yield_per=CHUNK)
-    )
-    for part in result.partitions():
+    for part in _TRACK_COLUMNS.partitions(db, CHUNK):
         columns = list(zip(*part))
         ids_parts.append(np.array(columns[0], np.int64))
         artist_parts.append(np.array(columns[1], np.int64))
@@ -372,23 +379,18 @@ def load_catalogue(db: Session, feature_dim: int | None) -> Catalogue:
         return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
     ids = joined(ids_parts)
-    genre_pairs = db.execute(select(TrackGenre.track_id, TrackGenre.genre_id)).all()
-    genre_track = np.array([t for t, _ in genre_pairs], np.int64)
-    genre_id = np.array([g for _, g in genre_pairs], np.int64)
-    del genre_pairs
+    pairs = [np.array(part, np.int64).reshape(-1, 2) for part in _GENRE_PAIRS.partitions(db, CHUNK)]
+    genre_pairs = np.concatenate(pairs) if pairs else np.zeros((0, 2), np.int64)
+    genre_track, genre_id = genre_pairs[:, 0].copy(), genre_pairs[:, 1].copy()
+    del pairs, genre_pairs
     rows = _rows_of(ids, genre_track)
     keep = rows >= 0
     genres = {g: (k, c) for g, k, c in db.execute(select(Genre.id, Genre.name_key, Genre.category))}
     features = None
     if feature_dim:
         features = np.full((len(ids), feature_dim), np.nan, np.float32)
-        result = db.execute(
-            select(TrackProfile.track_id, TrackProfile.features)
-            .where(TrackProfile.features.is_not(None))
-            .execution_options(yield_per=CHUNK)
-        )
         width = feature_dim * 4
-        for part in result.partitions():
+        for part in _FEATURES.partitions(db, CHUNK):
             fitting = [(t, b) for t, b in part if len(b) == width]
             if not fitting:
                 continue
