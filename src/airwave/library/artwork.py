@@ -10,7 +10,6 @@ import tempfile
 from pathlib import Path
 
 import mutagen
-from PIL import Image
 
 from airwave.library.containment import (
     AUDIO_MAX_BYTES,
@@ -69,6 +68,8 @@ def resized(
     data = original_bytes(source_path, embedded, roots)
     if data is None:
         return None
+    from PIL import Image  # on first use: a server that serves no art never loads Pillow
+
     try:
         image = Image.open(io.BytesIO(data))
         image.draft("RGB", (size, size))
@@ -87,6 +88,8 @@ def resized(
 
 def mosaic(covers: list[bytes], out_dir: Path, size: int = 600) -> tuple[str, Path] | None:
     """A 2x2 (or single) mosaic of album covers for an artist without a picture of their own."""
+    from PIL import Image
+
     images = []
     for data in covers[:4]:
         try:
