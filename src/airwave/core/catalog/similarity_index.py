@@ -31,6 +31,7 @@ from sqlalchemy.engine import Connection
 from airwave.core.catalog import knn, space
 from airwave.store.db import Database
 from airwave.store.models import SimilarityIndex, TrackNeighbors
+from airwave.store.prepared import Prepared
 
 EXACT_LIMIT = 20_000  # up to this many tracks every list is exact (and no graph is kept)
 INCREMENTAL_SHARE = 0.1  # more changed tracks than this share of the catalogue: a full build
@@ -39,6 +40,7 @@ REFIT_SHARE = 0.1  # analysed tracks grown or shrunk by this share since the mod
 WRITE_CHUNK = 2_000
 EXACT_QUERY_CHUNK = 4_000  # queries per exact search: faster than 2,000 (faiss), little more memory
 READ_CHUNK = 900  # ids per IN (...) list
+_HELD = Prepared(select(TrackNeighbors.track_id))  # every track that has a list
 STORE = "similarity"  # folder under data_dir for the graph
 
 
@@ -193,10 +195,9 @@ class _Job:
         del exact
         del x
         with self.database.write() as db:
+            parts = [np.array(part, np.int64).ravel() for part in _HELD.partitions(db, 65_536)]
+            held = np.concatenate(parts) if parts else np.zeros(0, np.int64)
             conn = db.connection()
-            held = np.fromiter(
-                (t for (t,) in conn.execute(select(TrackNeighbors.track_id))), np.int64
-            )
             _delete(conn, np.setdiff1d(held, cat.ids))
             gen = self._finish(conn, at)
         if self.store is not None:
