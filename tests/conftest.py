@@ -247,6 +247,34 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         Path(target).write_text(json.dumps(durations, indent=0) + "\n")
 
 
+def _servers_in(value: object) -> Iterator[Server]:
+    """The test servers a fixture's value holds (a Server, or a tuple or list with some)."""
+    if isinstance(value, Server):
+        yield value
+    elif isinstance(value, tuple | list):
+        for part in value:
+            if isinstance(part, Server):
+                yield part
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failing test's report ends with the last lines of each server it used: what the server
+    logged (errors, slow calls, restarts) is often the cause, and it is gone once the run ends."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if report.when != "call" or not report.failed:
+        return
+    seen: set[int] = set()
+    for name, value in getattr(item, "funcargs", {}).items():
+        for server in _servers_in(value):
+            if id(server) not in seen:
+                seen.add(id(server))
+                report.sections.append(
+                    (f"server log of {name} (last 60 lines)", server.log_tail(60))
+                )
+
+
 _MODULE_PARAM = re.compile(r"[\[-](sqlite|postgresql|http|https)[\]-]")
 
 
