@@ -52,16 +52,19 @@ class Prepared:
             form = self._forms[dialect.name] = _Form(compiled.string, names, binds, results)
         return form
 
+    @staticmethod
+    def _driver_params(form: _Form, params: dict[str, Any]) -> Any:  # noqa: ANN401
+        """The parameters converted and in the driver's style (a list, or a dict by name)."""
+        values = {**params, **{n: convert(params[n]) for n, convert in form.binds.items()}}
+        return [values[n] for n in form.names] if form.names is not None else values
+
     def first(self, db: Session, **params: Any) -> Sequence[Any] | None:  # noqa: ANN401
         """The first row, its columns converted as SQLAlchemy would, or None."""
         connection = db.connection()
         form = self._form(connection.dialect)
-        values = {**params, **{n: convert(params[n]) for n, convert in form.binds.items()}}
         cursor = connection.connection.cursor()
         try:
-            cursor.execute(
-                form.sql, [values[n] for n in form.names] if form.names is not None else values
-            )
+            cursor.execute(form.sql, self._driver_params(form, params))
             row = cursor.fetchone()
         except Exception:  # the driver's error, told the way every other statement tells it
             cursor.close()
@@ -92,18 +95,16 @@ class Prepared:
                 yield [tuple(row) for row in part]
             return
         form = self._form(connection.dialect)
-        values = {**params, **{n: convert(params[n]) for n, convert in form.binds.items()}}
+        driver_params = self._driver_params(form, params)
         converts = [(i, c) for i, c in enumerate(form.results) if c is not None]
         error = connection.dialect.loaded_dbapi.Error
         cursor = connection.connection.cursor()
         try:
             try:
-                cursor.execute(
-                    form.sql, [values[n] for n in form.names] if form.names is not None else values
-                )
+                cursor.execute(form.sql, driver_params)
                 rows = cursor.fetchmany(size)
             except error as exc:
-                raise DBAPIError.instance(form.sql, values, exc, error) from exc
+                raise DBAPIError.instance(form.sql, driver_params, exc, error) from exc
             while rows:
                 if converts:
                     converted = []
@@ -118,6 +119,6 @@ class Prepared:
                 try:
                     rows = cursor.fetchmany(size)
                 except error as exc:
-                    raise DBAPIError.instance(form.sql, values, exc, error) from exc
+                    raise DBAPIError.instance(form.sql, driver_params, exc, error) from exc
         finally:
             cursor.close()

@@ -9,7 +9,7 @@ per-row trigger made a first scan's full-text indexing about four times as costl
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, func, insert, select
+from sqlalchemy import Connection, func, select
 
 from airwave.store.bulk import insert_rows
 from airwave.store.models import SearchEntry
@@ -23,7 +23,7 @@ def add(connection: Connection, rows: list[dict]) -> None:
     if not rows:
         return
     if connection.dialect.name != "sqlite":
-        connection.execute(insert(_TABLE), rows)
+        insert_rows(connection, _TABLE, rows)  # SQLAlchemy's executemany there
         return
     # New rows take ids above the largest one (SQLite's rowid rule, and the write transaction
     # holds the database's only write lock), so the range below is exactly this batch.
