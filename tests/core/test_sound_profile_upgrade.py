@@ -71,6 +71,10 @@ def test_focus_traits_say_what_the_new_descriptors_measured() -> None:
         "band_std": (0.0,) * 8,
         "band_flux": (0.0,) * 8,
         "rhythm_pattern": (0.0,) * 8,
+        "modulation": (-1.0,) * 40,
+        "flux": (0.5, 1.0, 2.0, 0.4),
+        "mfcc_delta": (1.0,) * 13,
+        "harmonic_change": (0.12, 0.1, 0.2),
     }
     busy = SoundProfile(**(base | {"onset_rate": 5.2, "contrast": (18.0,) * 7}))
     calm = SoundProfile(**(base | {"onset_rate": 1.2, "contrast": (34.0,) * 7}))
@@ -83,3 +87,40 @@ def test_focus_traits_say_what_the_new_descriptors_measured() -> None:
     assert "dense, saturated texture" in told["busy"]
     assert "sparse, unhurried notes" in told["calm"] and "clear, tonal instruments" in told["calm"]
     assert not {t for t in told["middle"] if "notes" in t or "texture" in t or "tonal" in t}
+
+
+def test_focus_traits_tell_held_harmony_from_shifting_harmony() -> None:
+    from airwave.library.analysis import SoundProfile
+
+    fields = {f: 0.0 for f in SoundProfile.__dataclass_fields__}
+    base = fields | {
+        "tempo": 120.0,
+        "mfcc": (0.0,) * 13,
+        "mfcc_std": (0.0,) * 13,
+        "chroma": (1 / 12,) * 12,
+        "key": 0,
+        "mode": "major",
+        "centroid_hz": 1500.0,
+        "loudness_lufs": -16.0,
+        "onset_rate": 3.0,
+        "contrast": (25.0,) * 7,
+        "band_std": (0.0,) * 8,
+        "band_flux": (0.0,) * 8,
+        "rhythm_pattern": (0.0,) * 8,
+        "modulation": (-1.0,) * 40,
+        "flux": (0.5, 1.0, 2.0, 0.4),
+        "mfcc_delta": (1.0,) * 13,
+    }
+    told = {
+        change: similar.focus_traits(
+            SoundProfile(**(base | {"harmonic_change": (change, change, change)})).to_json(),
+            [],
+            None,
+            None,
+            False,
+        )
+        for change in (0.03, 0.12, 0.25)
+    }
+    assert "steady, held harmony" in told[0.03]
+    assert "restless, shifting harmony" in told[0.25]
+    assert not {t for t in told[0.12] if "harmony" in t}

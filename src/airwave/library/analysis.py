@@ -22,7 +22,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 # 2: three excerpts; onset rate, spectral contrast, band texture, rhythm pattern
 # 3: three 5 s excerpts (15 s) instead of 10 s: half the decoding and the spectra, and as good at
 #    telling styles apart on real recordings (bench/README.md)
-PROFILE_VERSION = 3
+PROFILE_VERSION = 4
 LISTEN_SECONDS = 15.0  # decoded per track: the largest cost of a profile
 
 N_MFCC = 13
@@ -49,6 +49,10 @@ CONTRAST_SHARE = 0.2  # peak and valley of a band: means of its loudest and quie
 N_BANDS = 8  # texture bands: groups of N_MELS // N_BANDS neighbouring mel bands
 PATTERN_LAGS = 8  # rhythm pattern: onset autocorrelation at log-spaced lags ...
 PATTERN_SPAN_S = (0.1, 2.0)  # ... from 100 ms to 2 s
+# modulation: how fast each band's level moves, as shares of its envelope's power in these ranges
+# (Hz): swells and phrases, notes, beats and tremolo, grain; of the N_BANDS texture bands
+MODULATION_HZ = ((0.3, 1.0), (1.0, 2.5), (2.5, 5.0), (5.0, 9.0), (9.0, 16.0))
+HARMONY_WINDOW_S = 0.5  # chroma averaged over this long before its change is measured
 
 # Krumhansl-Kessler probe-tone ratings, tonic first (published listening-test data).
 MAJOR_PROFILE = (6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88)
@@ -73,6 +77,15 @@ FEATURE_NAMES: tuple[str, ...] = (
     *(f"band_std_{i}" for i in range(N_BANDS)),
     *(f"band_flux_{i}" for i in range(N_BANDS)),
     *(f"rhythm_pattern_{i}" for i in range(PATTERN_LAGS)),
+    *(f"modulation_{i}" for i in range(N_BANDS * len(MODULATION_HZ))),
+    "flux_median",
+    "flux_p90",
+    "flux_p99",
+    "flux_std",
+    *(f"mfcc_delta_{i}" for i in range(N_MFCC)),
+    "harmonic_change_mean",
+    "harmonic_change_median",
+    "harmonic_change_p90",
 )
 FEATURE_DIM = len(FEATURE_NAMES)
 # Which aspect of the sound each feature describes: the similarity space gives every aspect the same
@@ -90,6 +103,13 @@ _GROUP_OF = {
     "log10_zcr": "brightness",
     "mode_strength": "tonality",
     "chroma_entropy": "tonality",
+    "flux_median": "flux",
+    "flux_p90": "flux",
+    "flux_p99": "flux",
+    "flux_std": "flux",
+    "harmonic_change_mean": "harmony",
+    "harmonic_change_median": "harmony",
+    "harmonic_change_p90": "harmony",
 }
 FEATURE_GROUPS: tuple[str, ...] = tuple(
     _GROUP_OF.get(name, name.rstrip("0123456789").rstrip("_")) for name in FEATURE_NAMES
@@ -127,6 +147,12 @@ class SoundProfile:
     band_std: tuple[float, ...]  # dB: how much each band's level moves (texture, dynamics)
     band_flux: tuple[float, ...]  # dB: mean frame-to-frame change of each band (attack, grain)
     rhythm_pattern: tuple[float, ...]  # onset autocorrelation at log-spaced lags
+    # log10 share of each band's envelope power in each MODULATION_HZ range, band by band
+    modulation: tuple[float, ...]
+    flux: tuple[float, ...]  # spectral flux (dB a frame): median, 90th and 99th centile, std-dev
+    mfcc_delta: tuple[float, ...]  # std-dev of each MFCC's frame-to-frame change
+    # 1 - cosine of successive half-second chroma: mean, median, 90th centile (chord changes)
+    harmonic_change: tuple[float, ...]
 
     def features(self) -> np.ndarray:
         """Key-invariant float32 vector in FEATURE_NAMES order, scaled so z-scores make sense."""
@@ -150,6 +176,10 @@ class SoundProfile:
             *self.band_std,
             *self.band_flux,
             *self.rhythm_pattern,
+            *self.modulation,
+            *self.flux,
+            *self.mfcc_delta,
+            *self.harmonic_change,
         ]
         return np.asarray(values, dtype=np.float32)
 
@@ -171,7 +201,10 @@ class SoundProfile:
         return cls(**data)
 
 
-_SEQUENCES = ("mfcc", "mfcc_std", "chroma", "contrast", "band_std", "band_flux", "rhythm_pattern")
+_SEQUENCES = (
+    *("mfcc", "mfcc_std", "chroma", "contrast", "band_std", "band_flux", "rhythm_pattern"),
+    *("modulation", "flux", "mfcc_delta", "harmonic_change"),
+)
 
 
 def analyze(
@@ -339,9 +372,11 @@ def _profile(excerpts: list[np.ndarray], rate: int) -> SoundProfile:
     active = _active_frames(power)
     mel_db = _mel_db(power, rate)
     # einsum, not a matrix product: multi-threaded BLAS would spin idle cores and double CPU time
-    mfcc = np.einsum("fm,km->fk", mel_db[active], _dct_matrix(N_MELS, N_MFCC))
+    every_mfcc = np.einsum("fm,km->fk", mel_db, _dct_matrix(N_MELS, N_MFCC))
+    mfcc = every_mfcc[active]
     bounds = np.cumsum([0] + [len(m) for m in magnitudes])
-    envelopes = [_onset_envelope(mel_db[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+    spans = list(zip(bounds[:-1], bounds[1:]))
+    envelopes = [_onset_envelope(mel_db[a:b]) for a, b in spans]
     acf = _onset_autocorrelation(envelopes, rate / HOP)
     tempo, rhythm = _tempo(acf, rate / HOP)
     sounding = magnitude[active]
@@ -379,6 +414,12 @@ def _profile(excerpts: list[np.ndarray], rate: int) -> SoundProfile:
         band_std=tuple(_round(v) for v in band_std),
         band_flux=tuple(_round(v) for v in band_flux),
         rhythm_pattern=tuple(_round(v) for v in _rhythm_pattern(acf, rate / HOP)),
+        modulation=tuple(_round(v) for v in _modulation([mel_db[a:b] for a, b in spans], rate)),
+        flux=tuple(_round(v) for v in _flux_spread(envelopes)),
+        mfcc_delta=tuple(_round(v) for v in _deltas_spread([every_mfcc[a:b] for a, b in spans])),
+        harmonic_change=tuple(
+            _round(v) for v in _harmonic_change([power[a:b] for a, b in spans], rate)
+        ),
     )
 
 
@@ -620,6 +661,69 @@ def _mel_db(power: np.ndarray, rate: int) -> np.ndarray:
     mel = _mel_power(power, rate)
     db = 10 * np.log10(np.maximum(mel, 1e-10))
     return np.maximum(db, db.max() - 80.0)
+
+
+# --- movement: how the sound changes ------------------------------------------------------------
+
+
+def _modulation(mel_dbs: list[np.ndarray], rate: int) -> np.ndarray:
+    """Per texture band, the log10 share of its level's movement in each MODULATION_HZ range
+    (averaged over excerpts): pads swell slowly, strings tremble, beats pulse."""
+    frame_rate = rate / HOP
+    shares = []
+    for mel_db in mel_dbs:
+        if len(mel_db) < 2 * frame_rate:
+            continue
+        bands = mel_db[:, : N_BANDS * (N_MELS // N_BANDS)].reshape(len(mel_db), N_BANDS, -1)
+        envelope = bands.mean(axis=2)
+        envelope = (envelope - envelope.mean(axis=0)) * _hann(len(envelope))[:, np.newaxis]
+        spectrum = np.square(np.abs(np.fft.rfft(envelope, axis=0)))
+        freqs = np.fft.rfftfreq(len(envelope), 1 / frame_rate)
+        power = np.stack(
+            [spectrum[(freqs >= lo) & (freqs < hi)].sum(axis=0) for lo, hi in MODULATION_HZ]
+        )
+        shares.append(np.log10(power / np.maximum(power.sum(axis=0), 1e-12) + 1e-6))
+    if not shares:
+        return np.full(N_BANDS * len(MODULATION_HZ), -6.0)
+    return np.mean(shares, axis=0).ravel()
+
+
+def _flux_spread(envelopes: list[np.ndarray]) -> np.ndarray:
+    """Median, 90th and 99th centile and std-dev of the spectral flux (dB a frame)."""
+    flux = np.concatenate(envelopes) if envelopes else np.zeros(0)
+    if not len(flux):
+        return np.zeros(4)
+    return np.array([*np.percentile(flux, (50, 90, 99)), flux.std()])
+
+
+def _deltas_spread(mfccs: list[np.ndarray]) -> np.ndarray:
+    """Std-dev of each MFCC's change from one frame to the next, within excerpts."""
+    deltas = [np.diff(m, axis=0) for m in mfccs if len(m) > 1]
+    if not deltas:
+        return np.zeros(N_MFCC)
+    return np.concatenate(deltas).std(axis=0)
+
+
+def _harmonic_change(powers: list[np.ndarray], rate: int) -> np.ndarray:
+    """How much the pitch-class content moves from one half second to the next: mean, median and
+    90th centile of 1 - cosine between successive windows' chroma (held chords and drones: low)."""
+    filters = _chroma_filters(rate)
+    inside = np.flatnonzero(filters.any(axis=1))
+    window = max(1, round(HARMONY_WINDOW_S * rate / HOP))
+    changes = []
+    for power in powers:
+        count = len(power) // window
+        if count < 2:
+            continue
+        chroma = np.einsum("fb,bc->fc", power[: count * window, inside], filters[inside])
+        chroma = chroma.reshape(count, window, 12).mean(axis=1)
+        norms = np.linalg.norm(chroma, axis=1)
+        unit = chroma / np.maximum(norms, 1e-12)[:, np.newaxis]
+        changes.append(1.0 - np.einsum("wc,wc->w", unit[1:], unit[:-1]))
+    if not changes:
+        return np.zeros(3)
+    change = np.concatenate(changes)
+    return np.array([change.mean(), np.median(change), np.percentile(change, 90)])
 
 
 # --- rhythm ---------------------------------------------------------------------------------------

@@ -145,6 +145,10 @@ def focus_traits(
                 traits.append("dense, compressed sound")
             if p.loudness_lufs <= -24:
                 traits.append("quiet and gentle")
+            if p.harmonic_change[0] <= 0.06:
+                traits.append("steady, held harmony")
+            elif p.harmonic_change[0] >= 0.18:
+                traits.append("restless, shifting harmony")
     traits += [f"{g} roots" for g in genres[:2]]
     if year:
         traits.append(f"{year // 10 * 10}s recording")
