@@ -41,8 +41,9 @@ def library_of(tracks: int) -> Path:
     """The corpus copied up to `tracks` files (built once, then reused)."""
     corpus, labels = real_corpus.build()
     library = real_corpus.CACHE / f"first-scan-{tracks}"
-    marker = library / ".complete"
-    if marker.exists():
+    marker = library / ".complete"  # holds the recipe of the corpus it was copied from
+    recipe = (real_corpus.CACHE / "library.sources").read_text()
+    if marker.exists() and marker.read_text() == recipe:
         return library
     shutil.rmtree(library, ignore_errors=True)
     import mutagen
@@ -64,7 +65,7 @@ def library_of(tracks: int) -> Path:
                 audio.save()
             made += 1
         copy += 1
-    marker.write_text("")
+    marker.write_text(recipe)
     return library
 
 
