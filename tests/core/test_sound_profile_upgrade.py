@@ -4,6 +4,7 @@ mixed into the similarity space or the focus traits meanwhile."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 from sqlalchemy.orm import Session
@@ -54,7 +55,8 @@ def test_older_profiles_are_pending_and_left_out_of_the_space(
     assert traits == ["Rock roots"]
 
 
-def test_focus_traits_say_what_the_new_descriptors_measured() -> None:
+def _profile(**overrides: object) -> Any:
+    """A plain mid-range sound profile, with `overrides`."""
     from airwave.library.analysis import SoundProfile
 
     fields = {f: 0.0 for f in SoundProfile.__dataclass_fields__}
@@ -68,40 +70,6 @@ def test_focus_traits_say_what_the_new_descriptors_measured() -> None:
         "centroid_hz": 1500.0,
         "loudness_lufs": -16.0,
         "dynamics_db": 2.0,
-        "band_std": (0.0,) * 8,
-        "band_flux": (0.0,) * 8,
-        "rhythm_pattern": (0.0,) * 8,
-        "modulation": (-1.0,) * 40,
-        "flux": (0.5, 1.0, 2.0, 0.4),
-        "mfcc_delta": (1.0,) * 13,
-        "harmonic_change": (0.12, 0.1, 0.2),
-    }
-    busy = SoundProfile(**(base | {"onset_rate": 5.2, "contrast": (18.0,) * 7}))
-    calm = SoundProfile(**(base | {"onset_rate": 1.2, "contrast": (34.0,) * 7}))
-    middle = SoundProfile(**(base | {"onset_rate": 3.0, "contrast": (25.0,) * 7}))
-    told = {
-        name: similar.focus_traits(p.to_json(), [], None, None, False)
-        for name, p in (("busy", busy), ("calm", calm), ("middle", middle))
-    }
-    assert "busy, rapid notes (5.2 onsets a second)" in told["busy"]
-    assert "dense, saturated texture" in told["busy"]
-    assert "sparse, unhurried notes" in told["calm"] and "clear, tonal instruments" in told["calm"]
-    assert not {t for t in told["middle"] if "notes" in t or "texture" in t or "tonal" in t}
-
-
-def test_focus_traits_tell_held_harmony_from_shifting_harmony() -> None:
-    from airwave.library.analysis import SoundProfile
-
-    fields = {f: 0.0 for f in SoundProfile.__dataclass_fields__}
-    base = fields | {
-        "tempo": 120.0,
-        "mfcc": (0.0,) * 13,
-        "mfcc_std": (0.0,) * 13,
-        "chroma": (1 / 12,) * 12,
-        "key": 0,
-        "mode": "major",
-        "centroid_hz": 1500.0,
-        "loudness_lufs": -16.0,
         "onset_rate": 3.0,
         "contrast": (25.0,) * 7,
         "band_std": (0.0,) * 8,
@@ -110,17 +78,29 @@ def test_focus_traits_tell_held_harmony_from_shifting_harmony() -> None:
         "modulation": (-1.0,) * 40,
         "flux": (0.5, 1.0, 2.0, 0.4),
         "mfcc_delta": (1.0,) * 13,
+        "harmonic_change": (0.12, 0.1, 0.2),
     }
+    return SoundProfile(**(base | overrides))
+
+
+def _traits(profile: Any) -> list[str]:
+    return similar.focus_traits(profile.to_json(), [], None, None, False)
+
+
+def test_focus_traits_say_what_the_new_descriptors_measured() -> None:
     told = {
-        change: similar.focus_traits(
-            SoundProfile(**(base | {"harmonic_change": (change, change, change)})).to_json(),
-            [],
-            None,
-            None,
-            False,
-        )
-        for change in (0.03, 0.12, 0.25)
+        "busy": _traits(_profile(onset_rate=5.2, contrast=(18.0,) * 7)),
+        "calm": _traits(_profile(onset_rate=1.2, contrast=(34.0,) * 7)),
+        "middle": _traits(_profile()),
     }
+    assert "busy, rapid notes (5.2 onsets a second)" in told["busy"]
+    assert "dense, saturated texture" in told["busy"]
+    assert "sparse, unhurried notes" in told["calm"] and "clear, tonal instruments" in told["calm"]
+    assert not {t for t in told["middle"] if "notes" in t or "texture" in t or "tonal" in t}
+
+
+def test_focus_traits_tell_held_harmony_from_shifting_harmony() -> None:
+    told = {c: _traits(_profile(harmonic_change=(c, c, c))) for c in (0.03, 0.12, 0.25)}
     assert "steady, held harmony" in told[0.03]
     assert "restless, shifting harmony" in told[0.25]
     assert not {t for t in told[0.12] if "harmony" in t}
