@@ -590,11 +590,16 @@ def _contrast(power: np.ndarray, rate: int) -> np.ndarray:
     return out
 
 
+def _texture_bands(mel_db: np.ndarray) -> np.ndarray:
+    """Frames x N_BANDS: the mean level (dB) of each group of neighbouring mel bands."""
+    return mel_db[:, : N_BANDS * (N_MELS // N_BANDS)].reshape(len(mel_db), N_BANDS, -1).mean(2)
+
+
 def _band_texture(mel_db: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per band of neighbouring mel bands: std-dev of its level and mean frame-to-frame change."""
     if not len(mel_db):
         return np.zeros(N_BANDS), np.zeros(N_BANDS)
-    bands = mel_db[:, : N_BANDS * (N_MELS // N_BANDS)].reshape(len(mel_db), N_BANDS, -1).mean(2)
+    bands = _texture_bands(mel_db)
     flux = np.abs(np.diff(bands, axis=0)).mean(axis=0) if len(bands) > 1 else np.zeros(N_BANDS)
     return bands.std(axis=0), flux
 
@@ -674,8 +679,7 @@ def _modulation(mel_dbs: list[np.ndarray], rate: int) -> np.ndarray:
     for mel_db in mel_dbs:
         if len(mel_db) < 2 * frame_rate:
             continue
-        bands = mel_db[:, : N_BANDS * (N_MELS // N_BANDS)].reshape(len(mel_db), N_BANDS, -1)
-        envelope = bands.mean(axis=2)
+        envelope = _texture_bands(mel_db)
         envelope = (envelope - envelope.mean(axis=0)) * _hann(len(envelope))[:, np.newaxis]
         spectrum = np.square(np.abs(np.fft.rfft(envelope, axis=0)))
         freqs = np.fft.rfftfreq(len(envelope), 1 / frame_rate)
