@@ -302,7 +302,7 @@ def page(
         if order in _LANDMARK_ORDERS:
             # where an earlier page of this very view began or ended: seek there, skip the rest
             view = (
-                db.get_bind().url,
+                db.get_bind().engine.url,
                 listener_id,
                 current,
                 codes_key,
@@ -388,7 +388,7 @@ def _total(
     a count is kept per collection version (which every add and remove moves on): one primary
     key lookup while the collection does not change."""
     # the database's URL too: values of one are never taken for another's (tests open many)
-    cache_key = (db.get_bind().url, listener_id, current, *key)
+    cache_key = (db.get_bind().engine.url, listener_id, current, *key)
     with _TOTALS_LOCK:
         if (known := _TOTALS.get(cache_key)) is not None:
             _TOTALS.move_to_end(cache_key)

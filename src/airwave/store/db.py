@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
@@ -157,6 +158,9 @@ class Database:
         # than in SQLite's busy handler, which polls with sleeps and lets busy writers starve one.
         self._writer = threading.RLock() if self.is_sqlite else None
         self._read = sessionmaker(self.engine, expire_on_commit=False, autoflush=False)
+        # SQLite: each thread keeps one reading connection (see `_own_reader`)
+        self._readers: threading.local | None = threading.local() if self.is_sqlite else None
+        self._kept: weakref.WeakSet[_Reader] = weakref.WeakSet()
         self._write = sessionmaker(
             self.engine.execution_options(**{_WRITE: True}), expire_on_commit=False, autoflush=False
         )
@@ -186,10 +190,18 @@ class Database:
 
     @contextmanager
     def read(self) -> Iterator[Session]:
+        reader = self._own_reader()
         try:
             # closing ends the transaction; loaded objects stay usable
-            with self._read() as session:
-                yield session
+            if reader is None:
+                with self._read() as session:
+                    yield session
+            else:
+                try:
+                    with self._read(bind=reader.connection) as session:
+                        yield session
+                finally:
+                    reader.release()
         except DBAPIError as exc:
             mapped = contention_error(exc)
             if mapped is None:
@@ -220,6 +232,26 @@ class Database:
             if self._writer is not None:
                 self._writer.release()
 
+    def _own_reader(self) -> _Reader | None:
+        """This thread's own reading connection, taken for one read (SQLite), or None: the read
+        then takes a connection from the pool, as on PostgreSQL.
+
+        A pool checkout and its return cost about as much as a small query; a thread that reads
+        on every call (the event loop, the API's worker threads) keeps its connection instead.
+        A read inside another read of the same thread uses the pool. The connection returns to
+        the pool when its thread ends or the database is disposed of.
+        """
+        if self._readers is None:
+            return None
+        reader: _Reader | None = getattr(self._readers, "reader", None)
+        if reader is None or reader.connection.closed or reader.connection.invalidated:
+            reader = self._readers.reader = _Reader(self.engine.connect())
+            self._kept.add(reader)
+        elif reader.busy:
+            return None
+        reader.busy = True
+        return reader
+
     def ping(self) -> None:
         with self.engine.connect() as conn:
             conn.execute(text("SELECT 1"))
@@ -249,7 +281,33 @@ class Database:
             command.upgrade(cfg, "head")
 
     def dispose(self) -> None:
+        for reader in list(self._kept):
+            reader.close()
         self.engine.dispose()
+
+
+class _Reader:
+    """A thread's own reading connection; returned to the pool when the thread ends."""
+
+    __slots__ = ("__weakref__", "busy", "connection")
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.busy = False
+
+    def release(self) -> None:
+        if self.connection.in_transaction():  # a session always ends its own; this is a guard
+            self.connection.rollback()
+        self.busy = False
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def __del__(self) -> None:  # the thread ended: its connection goes back to the pool
+        try:
+            self.connection.close()
+        except Exception:  # noqa: BLE001, S110 - the pool may be disposed of already
+            pass
 
 
 def _private_sqlite_files(database: Path) -> None:

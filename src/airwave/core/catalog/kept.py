@@ -48,4 +48,4 @@ def stamp(db: Session) -> tuple[Hashable, int] | None:
     """The catalogue stamp now, with the database it is of (its URL), for Kept.at(): values read
     from one database are never taken for another's (tests open many in one process)."""
     found = stamps.catalog_stamp(db)
-    return None if found is None else (db.get_bind().url, found)
+    return None if found is None else (db.get_bind().engine.url, found)

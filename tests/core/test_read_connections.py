@@ -1,0 +1,89 @@
+"""Reads on SQLite: each thread keeps one reading connection between its reads. What must hold:
+every read is its own transaction (a later read sees what was committed meanwhile), a read inside
+a read works, a read that fails leaves no transaction open, and the connection goes back to the
+pool when its thread ends or the database is disposed of."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from sqlalchemy import func, select, text
+
+from airwave.store.db import Database
+from airwave.store.models import Artist
+
+from .conftest import START
+
+
+def _artists(database: Database) -> int:
+    with database.read() as db:
+        return db.scalar(select(func.count()).select_from(Artist)) or 0
+
+
+def _add_artist(database: Database, name: str) -> None:
+    with database.write() as db:
+        db.add(Artist(name=name, sort_name=name, name_key=name.lower(), created_at=START))
+
+
+def test_each_read_sees_what_was_committed_before_it(database: Database) -> None:
+    before = _artists(database)
+    _add_artist(database, "Later")
+    assert _artists(database) == before + 1
+
+
+def test_a_read_inside_a_read_has_a_connection_of_its_own(database: Database) -> None:
+    with database.read() as outer:
+        outer_count = outer.scalar(select(func.count()).select_from(Artist))
+        _add_artist(database, "Meanwhile")
+        with database.read() as inner:
+            assert inner.connection() is not outer.connection()
+            assert inner.scalar(select(func.count()).select_from(Artist)) == outer_count + 1
+        # the outer transaction keeps the snapshot it started with
+        assert outer.scalar(select(func.count()).select_from(Artist)) == outer_count
+    assert _artists(database) == outer_count + 1
+
+
+def test_a_failed_read_leaves_no_transaction_open(database: Database) -> None:
+    with pytest.raises(Exception, match="no such table"), database.read() as db:
+        db.execute(text("SELECT * FROM no_such_table"))
+    before = _artists(database)
+    _add_artist(database, "After the failure")
+    # a connection left inside the failed read's transaction would still see the old snapshot
+    assert _artists(database) == before + 1
+
+
+def test_a_thread_gives_its_connection_back_when_it_ends(database: Database) -> None:
+    _artists(database)  # this thread's own
+    held = database.engine.pool.checkedout()
+
+    def reader() -> None:
+        assert _artists(database) >= 0
+
+    threads = [threading.Thread(target=reader) for _ in range(5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert database.engine.pool.checkedout() == held
+
+
+def test_disposing_of_the_database_closes_every_kept_connection(database: Database) -> None:
+    gate = threading.Event()
+    done = threading.Event()
+
+    def reader() -> None:
+        _artists(database)
+        gate.set()
+        done.wait(10)
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    gate.wait(10)
+    _artists(database)
+    assert database.engine.pool.checkedout() >= 2
+    database.dispose()
+    assert database.engine.pool.checkedout() == 0
+    done.set()
+    thread.join()
+    assert _artists(database) >= 0  # usable again after
