@@ -155,9 +155,7 @@ class _Job:
         self.started, self.store, self.recipe = started, store, recipe
         self.exact_limit = exact_limit
         self.hashes = space.input_hashes(cat)
-        self.profiled = (
-            int((~np.isnan(cat.features).any(axis=1)).sum()) if cat.features is not None else 0
-        )
+        self.profiled = space.profiled(cat.features)
 
     # --- full ---------------------------------------------------------------------------------
 
@@ -168,8 +166,8 @@ class _Job:
         model = (
             space.SoundModel.fit(cat.features, FEATURE_GROUPS) if cat.features is not None else None
         )
-        x = space.vectors(cat, model)
-        cat.features = None  # the largest array of the build: gone before the graph is made
+        # the features, the largest array of the build, go once the sound block is made
+        x = space.vectors(cat, model, release=True)
         n = len(cat)
         kth = np.full(n, -np.inf, np.float32)
         graph = knn.Graph.create(x, cat.ids) if n > self.exact_limit else None
@@ -252,9 +250,8 @@ class _Job:
         graph.remove(removed)
         redo_rows = np.concatenate([added_rows, changed_rows])
         redo_ids = cat.ids[redo_rows]
-        x = space.vectors(cat, model, redo_rows)
+        x = space.vectors(cat, model, redo_rows, release=True)
         graph.upsert(redo_ids, x)
-        cat.features = None
         wide, wide_sims = graph.query(x, 2 * k, redo_ids, n)
         own, own_sims = wide[:, :k], wide_sims[:, :k]
         # newcomers enter the lists whose last kept similarity they beat

@@ -42,7 +42,8 @@ ALBUM_SOUND_OWN = 0.3  # a track's own sound in its sound block; the rest is its
 TAG_DIMS = 16
 COMPOSER_DIMS = 8
 PCA_SAMPLE = 20_000  # profiles the PCA is fitted on
-CHUNK = 65_536  # rows transformed at a time: bounded temporaries at any size
+CHUNK = 65_536  # rows handled at a time: bounded temporaries at any size
+Z_CHUNK = 16_384  # profiles z-scored at a time (float64, as wide as a profile)
 PRESENT = Track.missing_since.is_(None)
 
 
@@ -105,7 +106,16 @@ def _group_scale(groups: tuple[str, ...] | None, width: int) -> np.ndarray:
 
 
 def _known(features: np.ndarray) -> np.ndarray:
-    return ~np.isnan(features).any(axis=1)
+    """Which rows hold a profile (no NaN), a chunk at a time: no whole-table temporary."""
+    out = np.empty(len(features), bool)
+    for start in range(0, len(features), CHUNK):
+        out[start : start + CHUNK] = ~np.isnan(features[start : start + CHUNK]).any(axis=1)
+    return out
+
+
+def profiled(features: np.ndarray | None) -> int:
+    """How many rows hold a profile."""
+    return 0 if features is None else int(_known(features).sum())
 
 
 @dataclass(frozen=True)
@@ -131,8 +141,10 @@ class SoundModel:
         mean = total / len(known)
         spread = np.zeros(features.shape[1])
         for start in range(0, len(known), CHUNK):
-            part = features[known[start : start + CHUNK]].astype(np.float64) - mean
-            spread += (part * part).sum(axis=0)
+            part = features[known[start : start + CHUNK]].astype(np.float64)
+            part -= mean
+            part *= part
+            spread += part.sum(axis=0)
         std = np.sqrt(spread / len(known))
         std = np.where(std > 1e-9, std, 1.0)
         weight = _group_scale(groups, features.shape[1])
@@ -147,21 +159,26 @@ class SoundModel:
 
     @staticmethod
     def _z(x: np.ndarray, mean: np.ndarray, std: np.ndarray, weight: np.ndarray) -> np.ndarray:
-        return np.clip((x.astype(np.float64) - mean) / std, -4.0, 4.0) * weight
+        z = x.astype(np.float64)  # one temporary, worked on in place
+        z -= mean
+        z /= std
+        np.clip(z, -4.0, 4.0, out=z)
+        z *= weight
+        return z
 
     def transform(self, features: np.ndarray) -> np.ndarray:
         """The sound block of these rows: unit length, zeros where not analysed."""
         out = np.zeros((len(features), SOUND_DIMS), np.float32)
         if features.shape[1] != len(self.mean):
             return out
-        for start in range(0, len(features), CHUNK):
-            part = features[start : start + CHUNK]
+        for start in range(0, len(features), Z_CHUNK):
+            part = features[start : start + Z_CHUNK]
             known = _known(part)
             if known.any():
                 z = self._z(part[known], self.mean, self.std, self.weight)
-                block = out[start : start + CHUNK]
+                block = out[start : start + Z_CHUNK]
                 block[known, : len(self.basis)] = (z @ self.basis.T).astype(np.float32)
-                out[start : start + CHUNK] = _unit_rows(block)
+                out[start : start + Z_CHUNK] = _unit_rows(block)
         return out
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -215,11 +232,17 @@ def album_sound(
 
 
 def vectors(
-    cat: Catalogue, model: SoundModel | None = None, rows: np.ndarray | None = None
+    cat: Catalogue,
+    model: SoundModel | None = None,
+    rows: np.ndarray | None = None,
+    *,
+    release: bool = False,
 ) -> np.ndarray:
     """One vector per track (of `rows`, default all): the weighted blocks of the module docstring.
 
-    `model` None: fitted on the catalogue's own features."""
+    `model` None: fitted on the catalogue's own features. `release`: the catalogue's features,
+    the largest array of a build, are dropped as soon as the sound block is made. Each block is
+    written in place into the one result array."""
     if model is None and cat.features is not None:
         from airwave.library.analysis import FEATURE_GROUPS
 
@@ -227,17 +250,37 @@ def vectors(
     everything = rows is None
     rows = np.arange(len(cat)) if rows is None else np.asarray(rows, np.int64)
     n = len(rows)
+    out = np.empty((n, dimension()), np.float32)
+    filled = 0
+
+    def put(name: str, block: np.ndarray) -> None:
+        nonlocal filled
+        width = block.shape[1]
+        np.multiply(
+            block, math.sqrt(WEIGHTS[name]), out=out[:, filled : filled + width], casting="unsafe"
+        )
+        filled += width
+
     if model is not None and cat.features is not None:
         if everything:
-            sound = album_sound(model.transform(cat.features), cat.album, cat.artist)
+            sound = model.transform(cat.features)
+            if release:
+                cat.features = None
+            sound = album_sound(sound, cat.album, cat.artist)
         else:  # the album pull needs every track of the rows' albums
             members = np.flatnonzero(np.isin(cat.album, np.unique(cat.album[rows])))
-            pulled = album_sound(
-                model.transform(cat.features[members]), cat.album[members], cat.artist[members]
-            )
+            pulled = model.transform(cat.features[members])
+            if release:
+                cat.features = None
+            pulled = album_sound(pulled, cat.album[members], cat.artist[members])
             sound = pulled[np.searchsorted(members, rows)]
+            del pulled
     else:
+        if release:
+            cat.features = None
         sound = np.zeros((n, SOUND_DIMS), np.float32)
+    put("sound", sound)
+    del sound
     # genres: sum of the genre's and half its category's direction over the track's genres
     genre = np.zeros((n, TAG_DIMS), np.float32)
     where = np.full(len(cat), -1, np.int64)
@@ -253,17 +296,26 @@ def vectors(
             ]
         )
         np.add.at(genre, where[cat.genre_rows[pick]], table[inverse])
+    del where, pick
+    put("genre", _unit_rows(genre))
+    del genre
     # identity: the artist's direction plus half the album's
     artists, a_inv = np.unique(cat.artist[rows], return_inverse=True)
+    identity = _directions("artist", artists, TAG_DIMS)[a_inv]
+    del a_inv
     albums, al_inv = np.unique(cat.album[rows], return_inverse=True)
-    identity = (
-        _directions("artist", artists, TAG_DIMS)[a_inv]
-        + 0.5 * _directions("album", albums, TAG_DIMS)[al_inv]
-    )
+    album_directions = _directions("album", albums, TAG_DIMS)
+    for start in range(0, n, CHUNK):  # += 0.5 * album direction, without a whole-table temporary
+        part = slice(start, start + CHUNK)
+        identity[part] += 0.5 * album_directions[al_inv[part]]
+    del al_inv
+    put("identity", _unit_rows(identity))
+    del identity
     year = cat.year[rows]
     theta = (year.astype(np.float32) - 1900.0) * (math.pi / 2 / 60.0)
     era = np.stack([np.cos(theta), np.sin(theta)], axis=1).astype(np.float32)
     era[year <= 0] = 0.0
+    put("era", era)
     composer = np.zeros((n, COMPOSER_DIMS), np.float32)
     codes = cat.composer[rows]
     if (codes >= 0).any():
@@ -275,16 +327,9 @@ def vectors(
             ]
         )
         composer[codes >= 0] = table[c_inv]
-    blocks = (
-        ("sound", sound),
-        ("genre", _unit_rows(genre)),
-        ("identity", _unit_rows(identity)),
-        ("era", era),
-        ("composer", composer),
-    )
-    return np.concatenate(
-        [math.sqrt(WEIGHTS[name]) * block for name, block in blocks], axis=1
-    ).astype(np.float32)
+    put("composer", composer)
+    assert filled == out.shape[1]
+    return out
 
 
 # --- what a track's vector depends on, as one number -----------------------------------------
