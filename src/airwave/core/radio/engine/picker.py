@@ -116,26 +116,46 @@ def _genre_sample(known: Known, genre_id: int, count: int, rng: random.Random) -
     return rng.sample(found, min(count, len(found)))
 
 
+_NO_IDS = np.zeros(0, np.int64)
+_NO_SIMS = np.zeros(0, np.float32)
+_ONE = np.ones(1, np.float32)
+
+
 def _spread(anchors: list[_Anchor], lists: dict[int, tuple[np.ndarray, np.ndarray]]) -> _Scores:
     """Best weighted similarity of every reachable track to any anchor (an anchor is 1.0 to
     itself)."""
     if not anchors:
-        return _Scores(np.zeros(0, np.int64), np.zeros(0, np.float32), [])
-    id_parts, sim_parts, src_parts = [], [], []
+        return _Scores(_NO_IDS, _NO_SIMS, [])
+    count = len(anchors)
+    own = np.fromiter((a.track_id for a in anchors), np.int64, count)
+    weight = np.fromiter((a.weight for a in anchors), np.float32, count)
+    # each anchor's run: itself, then its list (the order decides ties: the first anchor wins)
+    id_parts: list[np.ndarray] = []
+    sim_parts: list[np.ndarray] = []
+    sizes = np.empty(count, np.int64)
     for n, anchor in enumerate(anchors):
-        ids, sims = lists.get(anchor.track_id, (np.zeros(0, np.int64), np.zeros(0, np.float32)))
-        id_parts.append(np.concatenate([[anchor.track_id], ids]))
-        sim_parts.append(np.concatenate([[1.0], sims]).astype(np.float32) * anchor.weight)
-        src_parts.append(np.full(len(ids) + 1, n))
-    all_ids, all_sims, all_src = (
-        np.concatenate(id_parts),
-        np.concatenate(sim_parts),
-        np.concatenate(src_parts),
-    )
+        ids, sims = lists.get(anchor.track_id, (_NO_IDS, _NO_SIMS))
+        id_parts += (own[n : n + 1], ids)
+        sim_parts += (_ONE, sims)
+        sizes[n] = len(ids) + 1
+    all_ids = np.concatenate(id_parts)
+    all_src = np.repeat(np.arange(count), sizes)
+    all_sims = np.concatenate(sim_parts).astype(np.float32, copy=False) * weight[all_src]
     order = np.lexsort((-all_sims, all_ids))  # by id, best similarity first within an id
     all_ids, all_sims, all_src = all_ids[order], all_sims[order], all_src[order]
-    first = np.concatenate([[True], all_ids[1:] != all_ids[:-1]])
-    return _Scores(all_ids[first], all_sims[first], [anchors[i].source for i in all_src[first]])
+    first = np.empty(len(all_ids), bool)
+    first[0] = True
+    np.not_equal(all_ids[1:], all_ids[:-1], out=first[1:])
+    sources = [anchor.source for anchor in anchors]
+    return _Scores(all_ids[first], all_sims[first], [sources[i] for i in all_src[first].tolist()])
+
+
+def _positions(scores: _Scores, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each id is in `scores`, and whether it is there at all."""
+    if not len(scores.ids):
+        return np.zeros(len(ids), np.int64), np.zeros(len(ids), bool)
+    pos = np.clip(np.searchsorted(scores.ids, ids), 0, len(scores.ids) - 1)
+    return pos, scores.ids[pos] == ids
 
 
 def _lookup(scores: _Scores, ids: np.ndarray) -> np.ndarray:
@@ -171,7 +191,7 @@ class Picker:
         self.meta: dict[int, tuple[int, int, bool]] = {}
         self.pool = self._score(np.union1d(self.seed_scores.ids, self.up_scores.ids))
         self.widened = 0
-        self._ranked: list[tuple[int, float, str | None]] | None = None
+        self._ranked: list[int] | None = None  # the pool's ids, best first
 
     def _score(self, ids: np.ndarray) -> dict[int, tuple[float, str | None]]:
         """Final score of each candidate: near the seeds, pulled to thumbs-up, pushed from
@@ -186,20 +206,23 @@ class Picker:
             + UP_PULL * up
             - DOWN_PUSH * np.maximum(down - DOWN_FLOOR, 0.0)
         )
-        seed_pos = {int(t): i for i, t in enumerate(self.seed_scores.ids)}
-        up_pos = {int(t): i for i, t in enumerate(self.up_scores.ids)}
+        seed_at, in_seed = _positions(self.seed_scores, ids)
+        up_at, in_up = _positions(self.up_scores, ids)
+        # whose source a candidate is credited to: the seeds', unless a thumbs-up pulls harder
+        from_seed = in_seed & ((seed >= 0.9 * up) | ~in_up)
+        credit = np.where(from_seed, 1, np.where(in_up, 2, 0)).tolist()
+        seed_sources, up_sources = self.seed_scores.source, self.up_scores.source
+        banned = self.steering.banned
         out: dict[int, tuple[float, str | None]] = {}
-        for i, track_id in enumerate(ids.tolist()):
-            if track_id in self.steering.banned:
+        for track_id, value, by, at_seed, at_up in zip(
+            ids.tolist(), total.tolist(), credit, seed_at.tolist(), up_at.tolist(), strict=True
+        ):
+            if track_id in banned:
                 continue
-            source = None
-            if track_id in seed_pos and seed[i] >= 0.9 * up[i]:
-                source = self.seed_scores.source[seed_pos[track_id]]
-            elif track_id in up_pos:
-                source = self.up_scores.source[up_pos[track_id]]
-            elif track_id in seed_pos:
-                source = self.seed_scores.source[seed_pos[track_id]]
-            out[track_id] = (float(total[i]), source)
+            out[track_id] = (
+                value,
+                seed_sources[at_seed] if by == 1 else up_sources[at_up] if by == 2 else None,
+            )
         return out
 
     def _load_meta(self, ids: list[int]) -> None:
@@ -253,21 +276,24 @@ class Picker:
             )
             self.lists.update(extra)
             far = _spread(sources, self.lists)
+            downs = _lookup(self.down_scores, far.ids).tolist()
             added = 0
-            for i, track_id in enumerate(far.ids.tolist()):
+            for track_id, score, down, source in zip(
+                far.ids.tolist(), far.score.tolist(), downs, far.source, strict=True
+            ):
                 if track_id not in self.pool and track_id not in self.steering.banned:
-                    down = float(_lookup(self.down_scores, np.array([track_id]))[0])
                     self.pool[track_id] = (
-                        0.8 * float(far.score[i]) - DOWN_PUSH * max(down - DOWN_FLOOR, 0.0) - 0.2,
-                        far.source[i],
+                        0.8 * score - DOWN_PUSH * max(down - DOWN_FLOOR, 0.0) - 0.2,
+                        source,
                     )
                     added += 1
             return added > 0 or self._widen()
         if self.widened == 2:
+            found = self._random_tracks(400)
+            downs = _lookup(self.down_scores, np.array(found, np.int64)).tolist()
             added = 0
-            for track_id in self._random_tracks(400):
+            for track_id, down in zip(found, downs, strict=True):
                 if track_id not in self.pool and track_id not in self.steering.banned:
-                    down = float(_lookup(self.down_scores, np.array([track_id]))[0])
                     self.pool[track_id] = (-0.5 - DOWN_PUSH * max(down - DOWN_FLOOR, 0.0), None)
                     added += 1
             return added > 0
@@ -321,17 +347,22 @@ class Picker:
     def _choose(self) -> tuple[int, float, str | None] | None:
         """Sample among the best OPTIONS eligible candidates, by softmax of their scores."""
         if self._ranked is None:
-            # best score first, then by id (ids are unique: the sort never compares sources)
-            ranked = sorted((-s, t, src) for t, (s, src) in self.pool.items())
-            self._ranked = [(t, -s, src) for s, t, src in ranked]
+            # best score first, then by id (ids are unique); a candidate's score and source do
+            # not change while it is in the pool, so both are read from it when needed
+            size = len(self.pool)
+            ids = np.fromiter(self.pool, np.int64, size)
+            scores = np.fromiter((v[0] for v in self.pool.values()), np.float64, size)
+            self._ranked = ids[np.lexsort((ids, -scores))].tolist()
         album_recent = Counter(s.album_id for s in self.history.spins[:50])
         artist_recent = Counter(s.artist_id for s in self.history.spins[:50])
         options: list[tuple[int, float, str | None]] = []
+        pool = self.pool
         for start in range(0, len(self._ranked), SHORTLIST):
             chunk = self._ranked[start : start + SHORTLIST]
-            self._load_meta([t for t, _, _ in chunk])
-            for t, score, src in chunk:
-                if t in self.pool and self._eligible(t):
+            self._load_meta(chunk)
+            for t in chunk:
+                if t in pool and self._eligible(t):
+                    score, src = pool[t]
                     options.append((t, self._adjusted(t, score, album_recent, artist_recent), src))
                     if len(options) == OPTIONS:
                         break
