@@ -61,9 +61,14 @@ class Pick:
 
 @dataclass
 class _Scores:
-    ids: np.ndarray
+    ids: np.ndarray  # ascending
     score: np.ndarray
-    source: list[str | None]
+    anchor: np.ndarray  # which anchor gave each id its score
+    sources: np.ndarray  # each anchor's source (objects)
+
+    def source(self) -> np.ndarray:
+        """Each id's source (objects)."""
+        return self.sources[self.anchor]
 
 
 @dataclass(frozen=True)
@@ -125,7 +130,7 @@ def _spread(anchors: list[_Anchor], lists: dict[int, tuple[np.ndarray, np.ndarra
     """Best weighted similarity of every reachable track to any anchor (an anchor is 1.0 to
     itself)."""
     if not anchors:
-        return _Scores(_NO_IDS, _NO_SIMS, [])
+        return _Scores(_NO_IDS, _NO_SIMS, _NO_IDS, np.zeros(0, object))
     count = len(anchors)
     own = np.fromiter((a.track_id for a in anchors), np.int64, count)
     weight = np.fromiter((a.weight for a in anchors), np.float32, count)
@@ -146,8 +151,9 @@ def _spread(anchors: list[_Anchor], lists: dict[int, tuple[np.ndarray, np.ndarra
     first = np.empty(len(all_ids), bool)
     first[0] = True
     np.not_equal(all_ids[1:], all_ids[:-1], out=first[1:])
-    sources = [anchor.source for anchor in anchors]
-    return _Scores(all_ids[first], all_sims[first], [sources[i] for i in all_src[first].tolist()])
+    sources = np.empty(count, object)
+    sources[:] = [anchor.source for anchor in anchors]
+    return _Scores(all_ids[first], all_sims[first], all_src[first], sources)
 
 
 def _positions(scores: _Scores, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -210,19 +216,17 @@ class Picker:
         up_at, in_up = _positions(self.up_scores, ids)
         # whose source a candidate is credited to: the seeds', unless a thumbs-up pulls harder
         from_seed = in_seed & ((seed >= 0.9 * up) | ~in_up)
-        credit = np.where(from_seed, 1, np.where(in_up, 2, 0)).tolist()
-        seed_sources, up_sources = self.seed_scores.source, self.up_scores.source
-        banned = self.steering.banned
-        out: dict[int, tuple[float, str | None]] = {}
-        for track_id, value, by, at_seed, at_up in zip(
-            ids.tolist(), total.tolist(), credit, seed_at.tolist(), up_at.tolist(), strict=True
-        ):
-            if track_id in banned:
-                continue
-            out[track_id] = (
-                value,
-                seed_sources[at_seed] if by == 1 else up_sources[at_up] if by == 2 else None,
-            )
+        source = np.full(len(ids), None, object)
+        if len(self.seed_scores.ids):
+            source[from_seed] = self.seed_scores.source()[seed_at[from_seed]]
+        from_up = ~from_seed & in_up
+        if len(self.up_scores.ids):
+            source[from_up] = self.up_scores.source()[up_at[from_up]]
+        out = dict(
+            zip(ids.tolist(), zip(total.tolist(), source.tolist(), strict=True), strict=True)
+        )
+        for track_id in self.steering.banned:
+            out.pop(track_id, None)
         return out
 
     def _load_meta(self, ids: list[int]) -> None:
@@ -279,7 +283,7 @@ class Picker:
             downs = _lookup(self.down_scores, far.ids).tolist()
             added = 0
             for track_id, score, down, source in zip(
-                far.ids.tolist(), far.score.tolist(), downs, far.source, strict=True
+                far.ids.tolist(), far.score.tolist(), downs, far.source().tolist(), strict=True
             ):
                 if track_id not in self.pool and track_id not in self.steering.banned:
                     self.pool[track_id] = (
