@@ -7,6 +7,7 @@ import threading
 import time
 
 import httpx
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
@@ -45,6 +46,35 @@ def test_migrations_build_exactly_the_models(make_backend) -> None:
             "stations",
             "alembic_version",
         } <= tables
+    finally:
+        db.dispose()
+
+
+@pytest.mark.postgresql_only
+def test_a_connection_the_database_dropped_is_replaced(make_backend, monkeypatch) -> None:
+    """A pooled connection the server ended while it sat idle (a restart, an idle timeout) is
+    noticed when it is next taken, and the read runs on a new one; one in use a moment ago is
+    handed out without a round trip of its own."""
+    import psycopg
+
+    from airwave.store import db as store_db
+
+    backend = make_backend()
+    assert backend.pg is not None
+    monkeypatch.setattr(store_db, "PING_AFTER_IDLE", 0.2)
+    db = _database(backend)
+    try:
+        db.migrate()
+        with db.read() as session:
+            first = session.execute(text("SELECT pg_backend_pid()")).scalar()
+        with psycopg.connect(backend.pg.plain_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (first,))
+        time.sleep(0.3)
+        with db.read() as session:
+            second = session.execute(text("SELECT pg_backend_pid()")).scalar()
+        assert second != first
+        with db.read() as session:  # taken again at once: the same connection, no ping
+            assert session.execute(text("SELECT pg_backend_pid()")).scalar() == second
     finally:
         db.dispose()
 

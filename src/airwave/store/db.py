@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.orm import Session, sessionmaker
 
 from airwave.errors import ApiError, ErrorCode
@@ -25,6 +26,9 @@ if TYPE_CHECKING:  # alembic is imported only when there is something to migrate
 MIGRATIONS = Path(__file__).with_name("migrations")
 _WRITE = "airwave_write"
 _PG_MIGRATION_LOCK = 0x41495257  # any constant shared by all server processes
+# PostgreSQL: a pooled connection unused this many seconds is pinged before it is handed out
+PING_AFTER_IDLE = 1.0
+_IDLE_SINCE = "airwave_idle_since"
 WAL_SIZE_LIMIT = 8 << 20  # bytes SQLite's write-ahead log is cut back to when it starts over
 BUSY_TIMEOUT = 5.0  # default seconds a statement waits for a lock before the call answers 503
 # PostgreSQL: lock_not_available (lock_timeout), serialization_failure, deadlock_detected.
@@ -143,7 +147,6 @@ class Database:
                 self.url,
                 pool_size=16,
                 max_overflow=32,
-                pool_pre_ping=True,
                 # added to the URL's own `options` (such as a search_path), never in place of them
                 connect_args={
                     "options": " ".join(
@@ -153,6 +156,7 @@ class Database:
                     )
                 },
             )
+            self._install_idle_ping(self.engine)
         self.busy_timeout = busy_timeout
         # SQLite has one writer: this process's writers queue here (woken at once, in turn) rather
         # than in SQLite's busy handler, which polls with sleeps and lets busy writers starve one.
@@ -187,6 +191,28 @@ class Database:
                 conn.exec_driver_sql("BEGIN IMMEDIATE")
             else:  # takes no lock, so cannot be busy: straight to the driver, on every read
                 conn.connection.dbapi_connection.execute("BEGIN")
+
+    @staticmethod
+    def _install_idle_ping(engine: Engine) -> None:
+        """A pooled connection that sat unused for PING_AFTER_IDLE is pinged when it is taken,
+        and replaced if the server dropped it (a restart, an idle timeout). One used a moment
+        ago is not: a ping on every checkout would add a round trip to every call."""
+
+        @event.listens_for(engine, "checkin")
+        def _checkin(_dbapi_connection: Any, record: Any) -> None:
+            record.info[_IDLE_SINCE] = time.monotonic()
+
+        @event.listens_for(engine, "checkout")
+        def _checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+            since = record.info.pop(_IDLE_SINCE, None)
+            if since is None or time.monotonic() - since < PING_AFTER_IDLE:
+                return  # new, or in use a moment ago
+            try:
+                alive = engine.dialect.do_ping(dbapi_connection)
+            except engine.dialect.loaded_dbapi.Error as exc:
+                raise DisconnectionError(f"pooled connection dropped: {exc}") from exc
+            if not alive:
+                raise DisconnectionError("pooled connection dropped")
 
     @contextmanager
     def read(self) -> Iterator[Session]:
