@@ -216,8 +216,8 @@ class Database:
 
     @contextmanager
     def read(self) -> Iterator[Session]:
-        reader = self._own_reader()
         try:
+            reader = self._own_reader()
             # closing ends the transaction; loaded objects stay usable
             if reader is None:
                 with self._read() as session:
@@ -322,9 +322,11 @@ class _Reader:
         self.busy = False
 
     def release(self) -> None:
-        if self.connection.in_transaction():  # a session always ends its own; this is a guard
-            self.connection.rollback()
-        self.busy = False
+        try:
+            if self.connection.in_transaction():  # a session always ends its own: a guard
+                self.connection.rollback()
+        finally:
+            self.busy = False
 
     def close(self) -> None:
         self.connection.close()
