@@ -5,13 +5,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
-from sqlalchemy import bindparam, delete, inspect, select, update
-from sqlalchemy.orm import Session, make_transient_to_detached
+from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy.orm import Session
 
 from airwave.config import Settings
 from airwave.core.accounts import passwords, throttle
@@ -19,7 +17,7 @@ from airwave.core.accounts.accounts import DELETION_WAIT, find_listener, usernam
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.db import Database, await_listener_deletion, wait_longer
 from airwave.store.models import AuthSession, Listener, PasswordReset
-from airwave.store.prepared import Prepared
+from airwave.store.prepared import Columns, Prepared
 
 # Refresh last_seen at most this often: activity is tracked to the minute, not per request.
 TOUCH_INTERVAL = timedelta(seconds=60)
@@ -177,33 +175,19 @@ _SESSION_ENTITIES_BY_TOKEN = (
 )
 
 
-def _attribute_keys(cls: type) -> tuple[type, tuple[str, ...]]:
-    mapper = inspect(cls)
-    return cls, tuple(mapper.get_property_by_column(c).key for c in cls.__table__.columns)
-
-
-_SESSION_KEYS = _attribute_keys(AuthSession)
-_LISTENER_KEYS = _attribute_keys(Listener)
-_SPLIT = len(_SESSION_KEYS[1])
-
-
-def _detached(kind: tuple[type, tuple[str, ...]], values: Sequence[object]) -> Any:
-    """An object of a mapped class as a query would have loaded it, then detached."""
-    cls, keys = kind
-    obj = inspect(cls).class_manager.new_instance()
-    obj.__dict__.update(zip(keys, values, strict=True))
-    make_transient_to_detached(obj)
-    return obj
+_SESSION_COLUMNS = Columns(AuthSession)
+_LISTENER_COLUMNS = Columns(Listener)
+_SPLIT = _SESSION_COLUMNS.width
 
 
 def _live_session(db: Session, now: datetime, token: str) -> tuple[AuthSession, Listener] | None:
     row = _SESSION_BY_TOKEN.first(db, token_hash=_digest(token))
     if row is None:
         return None
-    session: AuthSession = _detached(_SESSION_KEYS, row[:_SPLIT])
+    session: AuthSession = _SESSION_COLUMNS.detached(row[:_SPLIT])
     if session.expires_at <= now:
         return None
-    listener: Listener = _detached(_LISTENER_KEYS, row[_SPLIT:])
+    listener: Listener = _LISTENER_COLUMNS.detached(row[_SPLIT:])
     return session, listener
 
 

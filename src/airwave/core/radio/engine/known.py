@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import bindparam, func, select
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy.orm import Session
 
 from airwave.core.catalog import catalog, kept
 from airwave.store.models import Album, Artist, Artwork, Genre, Track, TrackGenre
+from airwave.store.prepared import Columns
 
 # a present track as the rules see it: (artist id, album id, explicit, seconds)
 Meta = tuple[int, int, bool, float]
@@ -64,19 +65,48 @@ class Shown:
 _SHOWN: kept.Kept[int, Shown | None] = kept.Kept(limit=10_000)
 _PICTURES: kept.Kept[int, catalog.Picture] = kept.Kept(limit=50_000)  # by artist
 
-_ALBUM_ARTIST = aliased(Artist)
-_ALBUM_ART = aliased(Artwork)
-_ARTIST_ART = aliased(Artwork)
-# a track with its artist, album, album artist, cover and the artist's own picture
-_SHOWN_ROWS = (
-    select(Track, Artist, Album, _ALBUM_ARTIST, _ALBUM_ART, _ARTIST_ART)
-    .join(Artist, Artist.id == Track.artist_id)
-    .join(Album, Album.id == Track.album_id)
-    .join(_ALBUM_ARTIST, _ALBUM_ARTIST.id == Album.artist_id)
-    .outerjoin(_ALBUM_ART, _ALBUM_ART.id == Album.art_id)
-    .outerjoin(_ARTIST_ART, _ARTIST_ART.id == Artist.art_id)
-    .where(Track.id.in_(bindparam("ids", expanding=True)))
+_TRACK_COLUMNS = Columns(Track)
+_ARTIST_COLUMNS = Columns(Artist)
+_ALBUM_COLUMNS = Columns(Album)
+_ARTWORK_COLUMNS = Columns(Artwork)
+_ARTIST_T = Artist.__table__
+_ALBUM_T = Album.__table__
+_ALBUM_ARTIST_T = Artist.__table__.alias("album_artist")
+_ALBUM_ART_T = Artwork.__table__.alias("album_art")
+_ARTIST_ART_T = Artwork.__table__.alias("artist_art")
+# a track with its artist, album, album artist, cover and the artist's own picture: plain
+# columns, each table's in its own order, made into detached objects (no ORM loading)
+_SHOWN_PARTS = (
+    (_TRACK_COLUMNS, Track.__table__),
+    (_ARTIST_COLUMNS, _ARTIST_T),
+    (_ALBUM_COLUMNS, _ALBUM_T),
+    (_ARTIST_COLUMNS, _ALBUM_ARTIST_T),
+    (_ARTWORK_COLUMNS, _ALBUM_ART_T),
+    (_ARTWORK_COLUMNS, _ARTIST_ART_T),
 )
+_SHOWN_ROWS = (
+    select(*(column for _, table in _SHOWN_PARTS for column in table.columns))
+    .select_from(Track.__table__)
+    .join(_ARTIST_T, _ARTIST_T.c.id == _TRACKS.artist_id)
+    .join(_ALBUM_T, _ALBUM_T.c.id == _TRACKS.album_id)
+    .join(_ALBUM_ARTIST_T, _ALBUM_ARTIST_T.c.id == _ALBUM_T.c.artist_id)
+    .outerjoin(_ALBUM_ART_T, _ALBUM_ART_T.c.id == _ALBUM_T.c.art_id)
+    .outerjoin(_ARTIST_ART_T, _ARTIST_ART_T.c.id == _ARTIST_T.c.art_id)
+    .where(_TRACKS.id.in_(bindparam("ids", expanding=True)))
+)
+
+
+def _shown_objects(row: Any) -> list[Any]:  # noqa: ANN401
+    """A row of _SHOWN_ROWS as its six objects; None for an artwork the outer joins missed."""
+    objects: list[Any] = []
+    at = 0
+    for columns, _ in _SHOWN_PARTS:
+        values = row[at : at + columns.width]
+        at += columns.width
+        objects.append(None if values[0] is None else columns.detached(values))
+    return objects
+
+
 _GENRES = Genre.__table__.c
 _GENRE_NAMES = (
     select(_TRACK_GENRES.track_id, _GENRES.name)
@@ -186,10 +216,11 @@ class Known:
         return {t: s for t in wanted if (s := known.get(t)) is not None}
 
     def _read_shown(self, track_ids: list[int]) -> None:
-        db = self.db
-        rows = db.execute(_SHOWN_ROWS, {"ids": track_ids}).all()
+        conn = self.db.connection()
+        # detached from the start: neither this transaction's end nor a rollback expires what
+        # other calls will read
+        rows = [_shown_objects(row) for row in conn.execute(_SHOWN_ROWS, {"ids": track_ids})]
         genres: dict[int, list[str]] = {}
-        conn = db.connection()
         for track_id, name in conn.execute(_GENRE_NAMES, {"ids": track_ids}):
             genres.setdefault(track_id, []).append(name)
         pictures = self._pictures
@@ -198,11 +229,6 @@ class Known:
         if bare:
             for artist_id, content_hash in conn.execute(_COVERS, {"ids": sorted(bare)}):
                 mosaics.setdefault(artist_id, []).append(content_hash)
-        # kept beyond this transaction: out of the session, so that neither its end nor a
-        # rollback expires what other calls will read
-        for obj in {id(o): o for row in rows for o in row if o is not None}.values():
-            if obj in db:
-                db.expunge(obj)
         for track, artist, album, album_artist, album_art, own in rows:
             if artist.id not in pictures:
                 pictures[artist.id] = (
