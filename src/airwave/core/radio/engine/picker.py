@@ -8,6 +8,7 @@ catalogue.
 
 from __future__ import annotations
 
+import heapq
 import random
 from collections import Counter
 from dataclasses import dataclass, field
@@ -105,6 +106,21 @@ _GENRE_PAGE = (
 )
 _GENRE_FROM = _GENRE_PAGE.where(_GENRE_TRACKS.track_id >= bindparam("start"))
 _GENRE_BEFORE = _GENRE_PAGE.where(_GENRE_TRACKS.track_id < bindparam("start"))
+
+
+# the catalogue's id range, and present tracks from a point of it in id order (built once)
+_ID_BOUNDS = select(
+    select(func.min(_TRACKS.id)).scalar_subquery(),
+    select(func.max(_TRACKS.id)).scalar_subquery(),
+)
+_PRESENT_PAGE = (
+    select(_TRACKS.id)
+    .where(_TRACKS.missing_since.is_(None))
+    .order_by(_TRACKS.id)
+    .limit(bindparam("count"))
+)
+_PRESENT_FROM = _PRESENT_PAGE.where(_TRACKS.id >= bindparam("start"))
+_PRESENT_BEFORE = _PRESENT_PAGE.where(_TRACKS.id < bindparam("start"))
 
 
 def _genre_sample(known: Known, genre_id: int, count: int, rng: random.Random) -> list[int]:
@@ -267,7 +283,7 @@ class Picker:
         """Reach further out: neighbours of the best candidates, then anywhere in the catalogue."""
         self.widened += 1
         if self.widened == 1:
-            best = sorted(self.pool.items(), key=lambda kv: -kv[1][0])[:24]
+            best = heapq.nsmallest(24, self.pool.items(), key=lambda kv: -kv[1][0])
             sources = [
                 _Anchor(t, max(s, 0.05), src or music_id("track", t)) for t, (s, src) in best
             ]
@@ -304,19 +320,15 @@ class Picker:
         return False
 
     def _random_tracks(self, count: int) -> list[int]:
-        bounds = self.db.execute(
-            select(
-                select(func.min(Track.id)).scalar_subquery(),
-                select(func.max(Track.id)).scalar_subquery(),
-            )
-        ).one()
+        conn = self.db.connection()
+        bounds = conn.execute(_ID_BOUNDS).one()
         if bounds[0] is None:
             return []
         start = self.rng.randint(bounds[0], bounds[1])
-        query = select(Track.id).where(space.PRESENT).order_by(Track.id).limit(count)
-        found = list(self.db.scalars(query.where(Track.id >= start)))
+        found = list(conn.execute(_PRESENT_FROM, {"start": start, "count": count}).scalars())
         if len(found) < count:
-            found += list(self.db.scalars(query.where(Track.id < start).limit(count - len(found))))
+            more = {"start": start, "count": count - len(found)}
+            found += list(conn.execute(_PRESENT_BEFORE, more).scalars())
         return found
 
     def pin(self, track_id: int, seed_music_id: str) -> Pick | None:
