@@ -333,7 +333,7 @@ class _Reader:
 
     def __del__(self) -> None:  # the thread ended: its connection goes back to the pool
         try:
-            self.connection.close()
+            self.close()
         except Exception:  # noqa: BLE001, S110 - the pool may be disposed of already
             pass
 

@@ -131,7 +131,6 @@ class Columns:
 
     def __init__(self, cls: type) -> None:
         mapper = inspect(cls)
-        self.cls = cls
         self.table = cls.__table__  # type: ignore[attr-defined]
         self.keys = tuple(mapper.get_property_by_column(c).key for c in self.table.columns)
         self.width = len(self.keys)
