@@ -311,3 +311,21 @@ def test_the_feature_dimension_is_a_parameter(migrated: Path, tmp_path: Path) ->
         assert len(lists(database)) == 300
     finally:
         database.dispose()
+
+
+def test_the_index_does_not_load_the_decoder() -> None:
+    """A scan without analysis (and a server) builds the index from the feature layout alone:
+    the audio decoder, a large native library, stays unloaded until a file is analysed."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from airwave.core import library\n"
+        "from airwave.core.catalog import similarity_index\n"
+        "from airwave.library import analysis, profiler\n"
+        "assert analysis.FEATURE_DIM and similarity_index.STORE and profiler\n"
+        "print('av' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -14,10 +14,14 @@ import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import av
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
+
+if TYPE_CHECKING:  # PyAV is imported where a file is decoded: the feature layout and the
+    # version, which every similarity build reads, do not load it (0.4 s of a scan's start)
+    import av
 
 # 2: three excerpts; onset rate, spectral contrast, band texture, rhythm pattern
 # 3: three 5 s excerpts (15 s) instead of 10 s: half the decoding and the spectra, and as good at
@@ -243,6 +247,8 @@ def analyze_samples(samples: np.ndarray | list[np.ndarray], rate: int) -> SoundP
 
 def _decode(path: str | os.PathLike[str], max_seconds: float, rate: int) -> list[np.ndarray]:
     """Channels-first float32 excerpts of the first audio stream, resampled to `rate`."""
+    import av
+
     try:
         container = av.open(os.fspath(path), metadata_errors="ignore")
     except (av.FFmpegError, OSError, ValueError) as exc:
@@ -273,6 +279,8 @@ def _duration(
     container: av.container.InputContainer, stream: av.audio.stream.AudioStream
 ) -> float | None:
     """Length in seconds from the stream or the container header, None when neither knows."""
+    import av
+
     if stream.duration is not None and stream.time_base is not None:
         return float(stream.duration * stream.time_base)
     if container.duration is not None:
@@ -291,6 +299,8 @@ def _excerpt_starts(duration: float | None, max_seconds: float) -> list[float]:
 
 def _seek(container: av.container.InputContainer, seconds: float) -> float:
     """Seek to the keyframe before `seconds`; 0.0 (read from the start) if the file cannot seek."""
+    import av
+
     try:
         container.seek(int(seconds * av.time_base), any_frame=False)
     except (av.FFmpegError, ValueError):
@@ -302,6 +312,8 @@ def _frames(
     container: av.container.InputContainer, stream: av.audio.stream.AudioStream, start: float
 ) -> Iterator[av.AudioFrame]:
     """Decoded frames from `start` seconds on; damaged packets are skipped, a broken tail ends."""
+    import av
+
     bad = 0
     scale = 0.0  # seconds per pts tick; float arithmetic, not a Fraction per frame
     try:
@@ -327,6 +339,8 @@ def _frames(
 def _read(frames: Iterator[av.AudioFrame], wanted: int, rate: int) -> list[np.ndarray]:
     """(channels, n) float32 chunks at `rate` up to `wanted` samples; mono stays mono, else
     stereo."""
+    import av
+
     chunks: list[np.ndarray] = []
     have = 0
     resampler: av.AudioResampler | None = None
