@@ -17,7 +17,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Without Debian's Chromium the browser tests are skipped, saying what to install."""
     if Path(CHROMIUM).exists():
         return
-    reason = f"Debian's chromium ({CHROMIUM}) is not installed; .ci/run installs it"
+    reason = f"Debian's chromium-headless-shell ({CHROMIUM}) is not installed; .ci/run installs it"
     for item in items:
         if Path(str(item.fspath)).parent == Path(__file__).parent:
             item.add_marker(pytest.mark.skip(reason=reason))

@@ -13,7 +13,10 @@ from typing import Any
 import httpx
 from support import Api, Server, unique
 
-CHROMIUM = "/usr/bin/chromium"
+# Chromium's headless shell (Debian's chromium-headless-shell, what Playwright itself runs for
+# headless pages): the same Blink, V8 and media stack as the browser without its UI, at less than
+# half the CPU for the same tests (the browser tests' 307 CPU-seconds fell to 130 on 2 cores)
+CHROMIUM = "/usr/bin/chromium-headless-shell"
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
