@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import gc
 import inspect
 import os
 import sys
@@ -26,6 +27,10 @@ def _skip_teardown() -> None:
 
 
 atexit.register(_skip_teardown)
+
+# the command line's modules load with the collector paused (see airwave.cli.common.loading)
+_collecting = gc.isenabled()
+gc.disable()
 
 import typer  # noqa: E402
 
@@ -76,6 +81,9 @@ def _unwrap_help(typer_app: typer.Typer) -> None:
 
 
 _unwrap_help(app)
+if _collecting:
+    gc.freeze()
+    gc.enable()
 
 
 def main() -> None:

@@ -11,6 +11,7 @@ import typer
 from airwave.cli.common import (
     DataDir,
     err,
+    loading,
     out,
     progress,
     settings_from,
@@ -42,8 +43,9 @@ def scan(
 ) -> None:
     """Scan music folders into the catalogue, then analyse new tracks' sound (both resume when
     interrupted)."""
-    from airwave.core.library import LibraryHeld, hold_library
-    from airwave.core.services import Services
+    with loading():
+        from airwave.core.library import LibraryHeld, hold_library
+        from airwave.core.services import Services
 
     for root in library:
         if not root.is_dir():

@@ -13,6 +13,7 @@ from airwave.cli.common import (
     ConfigFile,
     DataDir,
     err,
+    loading,
     out,
     progress,
     settings_from,
@@ -62,9 +63,10 @@ def serve(
     ] = None,
 ) -> None:
     """Run the server until SIGTERM or Ctrl-C; scans the library in the background."""
-    from airwave import logs, server
-    from airwave.core.library import Library
-    from airwave.core.services import Services
+    with loading():
+        from airwave import logs, server
+        from airwave.core.library import Library
+        from airwave.core.services import Services
 
     settings = settings_from(
         host=host,
