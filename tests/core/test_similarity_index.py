@@ -4,6 +4,8 @@ updated in place when a few tracks come, go or change (only what changed is rewr
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -316,9 +318,6 @@ def test_the_feature_dimension_is_a_parameter(migrated: Path, tmp_path: Path) ->
 def test_the_index_does_not_load_the_decoder() -> None:
     """A scan without analysis (and a server) builds the index from the feature layout alone:
     the audio decoder, a large native library, stays unloaded until a file is analysed."""
-    import subprocess
-    import sys
-
     code = (
         "import sys\n"
         "from airwave.core import library\n"

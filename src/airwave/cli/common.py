@@ -88,7 +88,7 @@ def loading() -> Iterator[None]:
     """A command's imports with the cyclic garbage collector paused, their objects then out of
     its sight (`gc.freeze`).
 
-    Importing the server makes some hundred thousand objects that live as long as the process
+    Importing the server makes about 200,000 tracked objects that live as long as the process
     (modules, classes, functions); the collector ran about 300 times meanwhile, a ninth of the
     imports' time, and found nothing to free. Frozen, they are not traversed again either."""
     if not gc.isenabled():  # an enclosing block paused it: that block freezes
