@@ -195,7 +195,7 @@ def test_imports_load_with_the_collector_paused_and_it_runs_after() -> None:
     code = (
         "import gc\n"
         "import airwave.cli\n"
-        "from airwave.cli.common import loading\n"
+        "from airwave.cli.imports import loading\n"
         "print(gc.isenabled(), gc.get_freeze_count() > 0)\n"
         "frozen = gc.get_freeze_count()\n"
         "with loading():\n"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import atexit
-import gc
 import inspect
 import os
 import sys
@@ -28,25 +27,24 @@ def _skip_teardown() -> None:
 
 atexit.register(_skip_teardown)
 
-# the command line's modules load with the collector paused (see airwave.cli.common.loading)
-_collecting = gc.isenabled()
-gc.disable()
+from airwave.cli.imports import loading  # noqa: E402
 
-import typer  # noqa: E402
+with loading():  # the command line's own modules
+    import typer
 
-from airwave.cli import (  # noqa: E402
-    ads,
-    backup,
-    cache,
-    demo,
-    docs,
-    export,
-    playlist,
-    scan,
-    secret,
-    serve,
-    user,
-)
+    from airwave.cli import (
+        ads,
+        backup,
+        cache,
+        demo,
+        docs,
+        export,
+        playlist,
+        scan,
+        secret,
+        serve,
+        user,
+    )
 
 app = typer.Typer(
     help="Airwave: self-hosted music streaming.", no_args_is_help=True, add_completion=False
@@ -81,9 +79,6 @@ def _unwrap_help(typer_app: typer.Typer) -> None:
 
 
 _unwrap_help(app)
-if _collecting:
-    gc.freeze()
-    gc.enable()
 
 
 def main() -> None:

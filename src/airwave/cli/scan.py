@@ -11,11 +11,11 @@ import typer
 from airwave.cli.common import (
     DataDir,
     err,
-    loading,
     out,
     progress,
     settings_from,
 )
+from airwave.cli.imports import loading
 
 if TYPE_CHECKING:  # imported lazily: worker processes re-import the CLI and need none of it
     from airwave.core.services import Services

@@ -13,11 +13,11 @@ from airwave.cli.common import (
     ConfigFile,
     DataDir,
     err,
-    loading,
     out,
     progress,
     settings_from,
 )
+from airwave.cli.imports import loading
 
 DEMO_USER, DEMO_PASSWORD = "demo", "demo"
 
