@@ -8,7 +8,8 @@ noise) with SQLAlchemy Core bulk inserts, and its neighbour table by the real co
 catalogues are cached (default /tmp/airwave-bench-fragment) and copied into a fresh data dir for
 every run.
 
-Then `airwave serve` runs as a child process (SQLite, strict radio rules, access log on as in
+Then `airwave serve` runs as a child process (SQLite, or PostgreSQL with --database: a fresh schema
+per server, the catalogue built into it by the same code; strict radio rules, access log on as in
 production, the fragment rate limit lifted and its window cut to 1 s), one plus-tier listener
 creates the stations from artist, track and genre seeds over the API and thumbs tracks of their
 fragments up and down, and one keep-alive client asks for fragments round-robin over the stations,
@@ -16,13 +17,15 @@ one request at a time: latency, not throughput. The client's figure is the one t
 server's own time per request (from its access log) is shown beside it.
 
     .venv/bin/python bench/fragment.py [--sizes 10000,100000,1000000] [--requests 400] [--rounds 3]
-        [--conditions idle,busy] [--baseline-src DIR] [--profile]
+        [--conditions idle,busy] [--database sqlite,postgresql] [--baseline-src DIR] [--profile]
 
 Each round measures every condition in turn: `idle`, then `busy` (one process spinning on one core
 the whole time: "one core busy running something else"); figures are the medians over the rounds
-of each round's percentiles, and the server's CPU time per call. --baseline-src serves every size a
-second time from another source tree (PYTHONPATH=DIR/src, e.g. `git archive main src | tar -x -C
-DIR`), measured in the same rounds, interleaved call by call, and prints after/before ratios.
+of each round's percentiles, and the server's CPU time per call (on PostgreSQL also the CPU time of
+the database's backends serving that server's connections, per call). --baseline-src serves every
+size a second time from another source tree (PYTHONPATH=DIR/src, e.g. `git archive main src | tar
+-x -C DIR`), measured in the same rounds, interleaved call by call, and prints after/before
+ratios.
 
 --profile samples the server with py-spy in an extra pass after the measured one (never during it)
 and the similarity build while it runs (py-spy needs ptrace rights: root, or
@@ -67,9 +70,15 @@ from benchkit import (
     batches,
     interrupt,
     pct,
+    proc_jiffies,
     server_durations,
 )
-from support.databases import Backend  # the shared server harness lives in tests/
+from support.databases import (  # the shared server harness lives in tests/
+    POSTGRES_URL,
+    Backend,
+    PostgresSchema,
+    postgres_available,
+)
 from support.server import Server
 
 TARGET_P99_MS = 25.0
@@ -348,27 +357,79 @@ def ensure_catalogue(
     folder.mkdir(parents=True)
     services = Services.open(Settings(data_dir=folder))
     try:
-        insert_seconds = insert_catalogue(services.database, size, seed=size)
-        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        with profiler.record(os.getpid(), folder / "build.spy") if profiler else _nothing():
-            build_s, steps, report = timed_build(services.database)
-        rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        info = build_catalogue(services, size, profiler, folder / "build.spy")
         with services.database.engine.connect() as conn:
             conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         services.close()
-    info = {
+    info["db_mb"] = (folder / "airwave.db").stat().st_size / 2**20
+    marker.write_text(json.dumps(info))
+    return folder / "airwave.db", info
+
+
+def build_catalogue(services: Any, size: int, profiler: Profiler | None, spy: Path) -> dict:
+    """Insert the synthetic catalogue into a migrated database and build its similarity index by
+    the real code path; the figures of both."""
+    insert_seconds = insert_catalogue(services.database, size, seed=size)
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with profiler.record(os.getpid(), spy) if profiler else _nothing():
+        build_s, steps, report = timed_build(services.database)
+    rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
         "tracks": report.tracks,
         "profiled": report.profiled,
         "insert_s": insert_seconds,
         "build_s": build_s,
         "steps": steps,
         "peak_rss_mb": max(rss_before, rss_after) / 1024,
-        "db_mb": (folder / "airwave.db").stat().st_size / 2**20,
         "cached": False,
     }
-    marker.write_text(json.dumps(info))
-    return folder / "airwave.db", info
+
+
+# tables the synthetic catalogue fills with ids of its own: their sequences move past them, as
+# after an import, so that rows the server adds later get fresh ids
+NUMBERED = ("genres", "artists", "albums", "tracks")
+
+
+def postgres_catalogue(size: int, run_dir: Path, profiler: Profiler | None) -> tuple[Backend, dict]:
+    """A fresh PostgreSQL schema holding the catalogue of this size, built now (inserted, then
+    indexed by the real build, as on SQLite; not cached: a schema is the run's own)."""
+    from sqlalchemy import text
+
+    from airwave.config import Settings
+    from airwave.core.services import Services
+
+    backend = Backend("postgresql", run_dir, PostgresSchema())
+    try:
+        services = Services.open(Settings(data_dir=run_dir, database_url=backend.pg.url))
+        try:
+            info = build_catalogue(services, size, profiler, run_dir / "build.spy")
+            with services.database.engine.begin() as conn:
+                for table in NUMBERED:
+                    conn.execute(
+                        text(
+                            f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+                            f"(SELECT max(id) FROM {table})) "
+                            f"WHERE pg_get_serial_sequence('{table}', 'id') IS NOT NULL"
+                        )
+                    )
+                conn.execute(text("ANALYZE"))
+                info["db_mb"] = (
+                    conn.scalar(
+                        text(
+                            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) "
+                            "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                            "WHERE n.nspname = current_schema() AND c.relkind = 'r'"
+                        )
+                    )
+                    / 2**20
+                )
+        finally:
+            services.close()
+    except BaseException:
+        backend.pg.drop()
+        raise
+    return backend, info
 
 
 @contextmanager
@@ -503,9 +564,10 @@ FRAGMENT_PARTS = (
 # client
 
 
-def start_server(data_dir: Path, log: Path, rules: str, source: Path | None = None) -> Server:
-    """`airwave serve` on the run's data dir, through the shared test harness; its log in `log`;
-    from the source tree `source` (its src/ first on PYTHONPATH) when given."""
+def start_server(backend: Backend, log: Path, rules: str, source: Path | None = None) -> Server:
+    """`airwave serve` on the run's data dir (and PostgreSQL schema), through the shared test
+    harness; its log in `log`; from the source tree `source` (its src/ first on PYTHONPATH) when
+    given."""
     env = {
         # the rate limit lifted, and its window cut to a second: at the default limit the rate
         # check counts at most 161 of a listener's spins, where one listener asking for 100
@@ -517,9 +579,7 @@ def start_server(data_dir: Path, log: Path, rules: str, source: Path | None = No
         "AIRWAVE_RADIO_RULES": rules,
         "PYTHONPATH": str(source / "src") if source is not None else "",
     }
-    return Server(Backend("sqlite", data_dir), env=env, log_file=log, clean_env=True).start(
-        timeout=60
-    )
+    return Server(backend, env=env, log_file=log, clean_env=True).start(timeout=60)
 
 
 def tail(path: Path, lines: int = 25) -> str:
@@ -529,10 +589,10 @@ def tail(path: Path, lines: int = 25) -> str:
         return "(no log)"
 
 
-def add_listener(data_dir: Path, password: str) -> None:
+def add_listener(backend: Backend, password: str) -> None:
     """`airwave user add --tier plus`: unlimited skips, no ads; the CLI is the operator's way."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRWAVE_")}
-    env["AIRWAVE_DATA_DIR"] = str(data_dir)
+    env.update(backend.env)
     done = subprocess.run(
         [
             sys.executable,
@@ -629,15 +689,22 @@ class Instance:
     server: Server
     client: Client
     run_dir: Path
+    backend: Backend
     seeds: list[str] = field(default_factory=list)
     station_ids: list[str] = field(default_factory=list)
     asked: int = 0  # getFragment calls so far (round-robin position over the stations)
     runs: dict[tuple[str, int], Run] = field(default_factory=dict)
     cpu_s: dict[tuple[str, int], float] = field(default_factory=dict)  # server CPU per phase
+    # PostgreSQL's backends' CPU per phase, for this server's connections
+    db_cpu_s: dict[tuple[str, int], float] = field(default_factory=dict)
+
+    @property
+    def db(self) -> str:
+        return self.backend.kind
 
     @property
     def label(self) -> str:
-        return f"code={self.code} catalog={self.size}"
+        return f"code={self.code} db={self.db} catalog={self.size}"
 
     def fragment(self, tag: str, run: Run | None = None) -> None:
         """One getFragment on the next station in turn."""
@@ -663,6 +730,8 @@ class Instance:
         self.client.close()
         self.server.stop(timeout=20)
         if not keep:
+            if self.backend.pg is not None:
+                self.backend.pg.drop()
             shutil.rmtree(self.run_dir, ignore_errors=True)
 
 
@@ -676,10 +745,19 @@ def prepare(
     work: Path,
     profiler: Profiler | None,
     source: Path | None = None,
+    db: str = "sqlite",
 ) -> Instance:
-    db_file, info = ensure_catalogue(size, args.cache, args.rebuild, profiler)
     code = "baseline" if source is not None else "this"
-    if source is None:  # the catalogue's figures once per size
+    run_dir = work / f"run-{size}-{db}-{code}"
+    shutil.rmtree(run_dir, ignore_errors=True)
+    run_dir.mkdir(parents=True)
+    if db == "postgresql":  # built into the run's own schema (each instance its own)
+        backend, info = postgres_catalogue(size, run_dir, profiler if source is None else None)
+    else:
+        db_file, info = ensure_catalogue(size, args.cache, args.rebuild, profiler)
+        shutil.copyfile(db_file, run_dir / "airwave.db")
+        backend = Backend("sqlite", run_dir)
+    if source is None:  # the catalogue's figures once per size and database
         steps = info["steps"]
         how = (
             "cached build; its figures are from when it was built"
@@ -688,14 +766,14 @@ def prepare(
         )
         inserted = info["insert_s"]
         print(
-            f"catalog size={size} tracks={info['tracks']} profiled={info['profiled']} "
+            f"catalog size={size} db={db} tracks={info['tracks']} profiled={info['profiled']} "
             f"artists={max(4, size // 12)} "
             f"albums={max(4, size // 12, size // 10)} genres={GENRES} db_mb={info['db_mb']:.0f} "
             f"({how})",
             flush=True,
         )
         print(
-            f"insert catalog={size} seconds={sum(inserted.values()):.1f} "
+            f"insert catalog={size} db={db} seconds={sum(inserted.values()):.1f} "
             + " ".join(f"{k}_s={v:.1f}" for k, v in inserted.items())
             + " (bench set-up, not Airwave code)",
             flush=True,
@@ -704,7 +782,7 @@ def prepare(
             f"{k.lstrip('_')}_s={steps[k]:.2f}" for _w, _n, k in BUILD_STEPS if k in steps
         )
         print(
-            f"similarity_build catalog={size} seconds={info['build_s']:.1f} {step_text} "
+            f"similarity_build catalog={size} db={db} seconds={info['build_s']:.1f} {step_text} "
             f"peak_rss_mb={info['peak_rss_mb']:.0f} (space.build force=True; nested steps are "
             "inside their callers)",
             flush=True,
@@ -712,14 +790,15 @@ def prepare(
         if profiler and not info["cached"] and profiler.last is not None:
             print_build_profile(profiler.last, size)
 
-    run_dir = work / f"run-{size}-{code}"
-    shutil.rmtree(run_dir, ignore_errors=True)
-    run_dir.mkdir(parents=True)
-    shutil.copyfile(db_file, run_dir / "airwave.db")
     password = secrets.token_urlsafe(12)
-    add_listener(run_dir, password)
-    server = start_server(run_dir, run_dir / "server.log", args.rules, source)
-    inst = Instance(size, code, server, Client(server.url), run_dir)
+    try:
+        add_listener(backend, password)
+        server = start_server(backend, run_dir / "server.log", args.rules, source)
+    except BaseException:
+        if backend.pg is not None and not args.keep:
+            backend.pg.drop()
+        raise
+    inst = Instance(size, code, server, Client(server.url), run_dir, backend)
     try:
         inst.client.login(password)
         inst.seeds = station_seeds(size, args.stations, random.Random(size))
@@ -772,6 +851,7 @@ class Figures:
     server_p50: float
     server_p99: float
     cpu_ms: float  # the server's CPU time per call
+    db_cpu_ms: float  # PostgreSQL's CPU time per call (its backends for this server); NaN: SQLite
     rounds_p99: list[float]
     tracks_per_fragment: float
     errors: Counter[str]
@@ -779,6 +859,7 @@ class Figures:
 
 def figures(inst: Instance, condition: str, rounds: int, own: dict[str, float]) -> Figures:
     p50s, p90s, p99s, maxes, s50, s99, cpus, tracks, calls = [], [], [], [], [], [], [], 0, 0
+    db_cpus: list[float] = []
     errors: Counter[str] = Counter()
     for r in range(rounds):
         run = inst.runs[(condition, r)]
@@ -792,6 +873,8 @@ def figures(inst: Instance, condition: str, rounds: int, own: dict[str, float]) 
             s50.append(pct(server, 50))
             s99.append(pct(server, 99))
         cpus.append(inst.cpu_s[(condition, r)] * 1000 / max(1, len(lat)))
+        if (condition, r) in inst.db_cpu_s:
+            db_cpus.append(inst.db_cpu_s[(condition, r)] * 1000 / max(1, len(lat)))
         errors += run.errors
         tracks += run.tracks
         calls += len(lat) - sum(run.errors.values())
@@ -803,6 +886,7 @@ def figures(inst: Instance, condition: str, rounds: int, own: dict[str, float]) 
         _median(s50),
         _median(s99),
         _median(cpus),
+        _median(db_cpus),
         p99s,
         tracks / max(1, calls),
         errors,
@@ -811,7 +895,7 @@ def figures(inst: Instance, condition: str, rounds: int, own: dict[str, float]) 
 
 def report(instances: list[Instance], args: argparse.Namespace) -> None:
     """One line per instance and condition, the seed kinds, the size ratio and the targets."""
-    table: dict[tuple[str, int, str], Figures] = {}
+    table: dict[tuple[str, str, int, str], Figures] = {}
     for inst in instances:
         own = server_durations(
             inst.server.log_file,
@@ -819,14 +903,16 @@ def report(instances: list[Instance], args: argparse.Namespace) -> None:
         )
         for condition in args.conditions:
             f = figures(inst, condition, args.rounds, own)
-            table[(inst.code, inst.size, condition)] = f
+            table[(inst.code, inst.db, inst.size, condition)] = f
             errors = (
                 " errors=" + ",".join(f"{k}:{v}" for k, v in f.errors.items()) if f.errors else ""
             )
             print(
                 f"getFragment {inst.label} condition={condition} p50_ms={f.p50:.2f} "
                 f"p90_ms={f.p90:.2f} p99_ms={f.p99:.2f} max_ms={f.max_ms:.2f} "
-                f"server_cpu_ms_per_call={f.cpu_ms:.2f} server_p50_ms={f.server_p50:.2f} "
+                f"server_cpu_ms_per_call={f.cpu_ms:.2f} "
+                + ("" if inst.db == "sqlite" else f"postgresql_cpu_ms_per_call={f.db_cpu_ms:.2f} ")
+                + f"server_p50_ms={f.server_p50:.2f} "
                 f"server_p99_ms={f.server_p99:.2f} "
                 f"rounds_p99_ms={'/'.join(f'{v:.1f}' for v in f.rounds_p99)} "
                 f"requests_per_round={args.requests} stations={len(inst.station_ids)} "
@@ -850,44 +936,58 @@ def report(instances: list[Instance], args: argparse.Namespace) -> None:
                 flush=True,
             )
     codes = list(dict.fromkeys(inst.code for inst in instances))
+    dbs = list(dict.fromkeys(inst.db for inst in instances))
     sizes = sorted({inst.size for inst in instances})
     small, large = sizes[0], sizes[-1]
     for code in codes:
-        for condition in args.conditions:
-            if len(sizes) >= 2:
-                ratio = table[(code, large, condition)].p50 / table[(code, small, condition)].p50
-                print(
-                    f"ratio code={code} condition={condition} p50({large})/p50({small})="
-                    f"{ratio:.3f} target<{TARGET_RATIO:g}"
-                    + (
-                        ""
-                        if (small, large) == (10_000, 1_000_000)
-                        else " (the target is stated for 1M/10k)"
-                    ),
-                    flush=True,
-                )
-            for size in sizes:
-                f = table[(code, size, condition)]
-                print(
-                    f"target code={code} condition={condition} catalog={size} "
-                    f"p99_ms={f.p99:.2f} (<{TARGET_P99_MS:g}: "
-                    f"{'met' if f.p99 < TARGET_P99_MS else 'not met'}) "
-                    f"server_cpu_ms_per_call={f.cpu_ms:.2f} (<={TARGET_CPU_MS:g}: "
-                    f"{'met' if f.cpu_ms <= TARGET_CPU_MS else 'not met'})",
-                    flush=True,
-                )
+        for db in dbs:
+            for condition in args.conditions:
+                if len(sizes) >= 2:
+                    ratio = (
+                        table[(code, db, large, condition)].p50
+                        / table[(code, db, small, condition)].p50
+                    )
+                    print(
+                        f"ratio code={code} db={db} condition={condition} "
+                        f"p50({large})/p50({small})={ratio:.3f} target<{TARGET_RATIO:g}"
+                        + (
+                            ""
+                            if (small, large) == (10_000, 1_000_000)
+                            else " (the target is stated for 1M/10k)"
+                        ),
+                        flush=True,
+                    )
+                for size in sizes:
+                    f = table[(code, db, size, condition)]
+                    print(
+                        f"target code={code} db={db} condition={condition} catalog={size} "
+                        f"p99_ms={f.p99:.2f} (<{TARGET_P99_MS:g}: "
+                        f"{'met' if f.p99 < TARGET_P99_MS else 'not met'}) "
+                        f"server_cpu_ms_per_call={f.cpu_ms:.2f} (<={TARGET_CPU_MS:g}: "
+                        f"{'met' if f.cpu_ms <= TARGET_CPU_MS else 'not met'})",
+                        flush=True,
+                    )
     if "baseline" in codes:
-        for condition in args.conditions:
-            for size in sizes:
-                now, before = table[("this", size, condition)], table[("baseline", size, condition)]
-                print(
-                    f"this_vs_baseline condition={condition} catalog={size} "
-                    f"p50_ms={now.p50:.2f}/{before.p50:.2f}={now.p50 / before.p50:.3f} "
-                    f"p99_ms={now.p99:.2f}/{before.p99:.2f}={now.p99 / before.p99:.3f} "
-                    f"server_cpu_ms_per_call={now.cpu_ms:.2f}/{before.cpu_ms:.2f}="
-                    f"{now.cpu_ms / before.cpu_ms:.3f} (same run, interleaved call by call)",
-                    flush=True,
-                )
+        for db in dbs:
+            for condition in args.conditions:
+                for size in sizes:
+                    now = table[("this", db, size, condition)]
+                    before = table[("baseline", db, size, condition)]
+                    print(
+                        f"this_vs_baseline db={db} condition={condition} catalog={size} "
+                        f"p50_ms={now.p50:.2f}/{before.p50:.2f}={now.p50 / before.p50:.3f} "
+                        f"p99_ms={now.p99:.2f}/{before.p99:.2f}={now.p99 / before.p99:.3f} "
+                        f"server_cpu_ms_per_call={now.cpu_ms:.2f}/{before.cpu_ms:.2f}="
+                        f"{now.cpu_ms / before.cpu_ms:.3f} "
+                        + (
+                            ""
+                            if db == "sqlite"
+                            else f"postgresql_cpu_ms_per_call={now.db_cpu_ms:.2f}/"
+                            f"{before.db_cpu_ms:.2f}={now.db_cpu_ms / before.db_cpu_ms:.3f} "
+                        )
+                        + "(same run, interleaved call by call)",
+                        flush=True,
+                    )
 
 
 def profile_pass(inst: Instance, args: argparse.Namespace, profiler: Profiler) -> None:
@@ -935,6 +1035,59 @@ def busy_core(on: bool) -> Iterator[None]:
         burner.wait()
 
 
+def _socket_ports(pid: int) -> set[int]:
+    """The local TCP ports of a process's sockets (its connections to PostgreSQL among them)."""
+    inodes = set()
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return set()
+    for fd in fds:
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            cols = row.split()
+            if len(cols) > 9 and cols[9] in inodes:
+                ports.add(int(cols[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def database_jiffies(instances: list[Instance]) -> dict[int, dict[int, int]]:
+    """For each PostgreSQL instance (by index), the CPU time so far of each PostgreSQL backend
+    serving its server's connections (found by their client ports): the database's own work for
+    the calls, which the server's CPU time leaves out."""
+    wanted = {
+        n: _socket_ports(inst.server.process.pid)
+        for n, inst in enumerate(instances)
+        if inst.db == "postgresql"
+    }
+    if not wanted:
+        return {}
+    import psycopg
+
+    with psycopg.connect(POSTGRES_URL.replace("+psycopg", ""), autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pid, client_port FROM pg_stat_activity WHERE client_port IS NOT NULL"
+        ).fetchall()
+    out: dict[int, dict[int, int]] = {n: {} for n in wanted}
+    for pid, port in rows:
+        for n, ports in wanted.items():
+            if port in ports:
+                out[n][pid] = proc_jiffies(pid)
+    return out
+
+
 def measure(instances: list[Instance], args: argparse.Namespace) -> None:
     """Warm-up, then rounds; in each round every condition in turn, and within it one call to each
     instance in turn (the order rotating), so whatever else the machine is doing weighs on every
@@ -948,13 +1101,21 @@ def measure(instances: list[Instance], args: argparse.Namespace) -> None:
                 inst.runs[(condition, r)] = Run()
             with busy_core(condition == "busy"):
                 cpu = CpuWatch([inst.server.process.pid for inst in instances])
+                db_before = database_jiffies(instances)
                 for i in range(args.requests):
                     for k in range(len(instances)):
                         inst = instances[(i + k) % len(instances)]
                         inst.fragment(f"m{r}{condition}", inst.runs[(condition, r)])
                 summary, per_server = cpu.stop()
+                db_after = database_jiffies(instances)
             for inst, seconds in zip(instances, per_server):
                 inst.cpu_s[(condition, r)] = seconds
+            tick = os.sysconf("SC_CLK_TCK")
+            for n, after in db_after.items():
+                before = db_before.get(n, {})
+                # a backend the pool opened meanwhile counts from 0; one it closed is lost
+                used = sum(j - before.get(pid, 0) for pid, j in after.items())
+                instances[n].db_cpu_s[(condition, r)] = used / tick
             print(
                 f"machine round={r + 1} condition={condition}: {summary} "
                 f"instances_interleaved={len(instances)}",
@@ -982,6 +1143,12 @@ def parse_args() -> argparse.Namespace:
         help="measured getFragment calls per size, condition and round (default 400)",
     )
     parser.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
+    parser.add_argument(
+        "--database",
+        default="sqlite",
+        help="comma-separated: sqlite, postgresql (AIRWAVE_TEST_POSTGRES_URL or the local test "
+        "database; a fresh schema per server) or both (default sqlite)",
+    )
     parser.add_argument(
         "--conditions",
         default="idle,busy",
@@ -1049,6 +1216,11 @@ def parse_args() -> argparse.Namespace:
             "--requests in [1, 100000], --rounds in [1, 20], --warmup in [0, 10000], "
             "--stations in [3, 250]"
         )
+    args.database = [d.strip() for d in args.database.split(",") if d.strip()]
+    if not args.database or not set(args.database) <= {"sqlite", "postgresql"}:
+        parser.error("--database takes sqlite, postgresql or both")
+    if "postgresql" in args.database and not postgres_available():
+        parser.error("PostgreSQL is not reachable (AIRWAVE_TEST_POSTGRES_URL)")
     if args.baseline_src is not None and not (args.baseline_src / "src" / "airwave").is_dir():
         parser.error("--baseline-src DIR needs DIR/src/airwave")
     return args
@@ -1071,7 +1243,8 @@ def main() -> None:
     print(
         f"config sizes={','.join(map(str, args.sizes))} requests={args.requests} "
         f"rounds={args.rounds} conditions={','.join(args.conditions)} warmup={args.warmup} "
-        f"stations={args.stations} rules={args.rules} db=sqlite client=httpx keep-alive, "
+        f"stations={args.stations} rules={args.rules} db={','.join(args.database)} "
+        "client=httpx keep-alive, "
         "one request at a time "
         f"server=`airwave serve` subprocess per size (access log on) cpus={os.cpu_count()} "
         f"baseline={args.baseline_src} loadavg_1m={os.getloadavg()[0]:.2f} cache={args.cache}",
@@ -1079,10 +1252,11 @@ def main() -> None:
     )
     instances: list[Instance] = []
     try:
-        for size in args.sizes:
-            instances.append(prepare(size, args, work, profiler))
-            if args.baseline_src is not None:
-                instances.append(prepare(size, args, work, None, args.baseline_src))
+        for db in args.database:
+            for size in args.sizes:
+                instances.append(prepare(size, args, work, profiler, db=db))
+                if args.baseline_src is not None:
+                    instances.append(prepare(size, args, work, None, args.baseline_src, db=db))
         measure(instances, args)
         report(instances, args)
         print(f"machine after: loadavg_1m={os.getloadavg()[0]:.2f}", flush=True)
