@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -75,6 +76,54 @@ def test_a_connection_the_database_dropped_is_replaced(make_backend, monkeypatch
         assert second != first
         with db.read() as session:  # taken again at once: the same connection, no ping
             assert session.execute(text("SELECT pg_backend_pid()")).scalar() == second
+    finally:
+        db.dispose()
+
+
+@pytest.mark.postgresql_only
+def test_reads_keep_their_prepared_statements_and_cannot_write(make_backend) -> None:
+    """On PostgreSQL a read is a READ ONLY transaction that ends without a ROLLBACK: a statement
+    run often on a connection stays prepared there across reads (so it is not parsed and planned
+    on every run), a write inside a read fails and leaves nothing behind, and writes still write
+    and roll back."""
+    import psycopg
+
+    from airwave.store.models import Artist
+
+    backend = make_backend()
+    db = _database(backend)
+    count = "SELECT count(*) FROM artists WHERE name <> :name"
+    try:
+        db.migrate()
+        for _ in range(8):  # psycopg prepares a statement on its fifth run on a connection
+            with db.read() as session:
+                assert session.execute(text(count), {"name": "x"}).scalar() == 0
+                pid = session.execute(text("SELECT pg_backend_pid()")).scalar()
+        with db.read() as session:
+            assert session.execute(text("SELECT pg_backend_pid()")).scalar() == pid
+            prepared = session.execute(text("SELECT statement FROM pg_prepared_statements"))
+            assert any("FROM artists WHERE name <>" in s for s in prepared.scalars())
+        add = text(
+            "INSERT INTO artists (name, sort_name, name_key, is_composer, created_at) "
+            "VALUES ('Read', 'Read', 'read', false, now())"
+        )
+        with pytest.raises(Exception, match="read-only transaction"), db.read() as session:
+            session.execute(add)
+        with pytest.raises(RuntimeError, match="undone"), db.write() as session:
+            session.execute(add)
+            raise RuntimeError("undone")
+        with db.write() as session:
+            now = datetime.now(UTC)
+            session.add(Artist(name="Kept", sort_name="Kept", name_key="kept", created_at=now))
+        with db.read() as session:
+            names = session.execute(text("SELECT name FROM artists")).scalars().all()
+        assert names == ["Kept"]
+        with psycopg.connect(backend.pg.plain_url, autocommit=True) as admin:
+            idle = admin.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid = %s AND state <> 'idle'",
+                (pid,),
+            ).fetchone()
+        assert idle == (0,)  # no read left a transaction open
     finally:
         db.dispose()
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # alembic is imported only when there is something to migrate
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 _WRITE = "airwave_write"
+_READ = "airwave_read"
 _PG_MIGRATION_LOCK = 0x41495257  # any constant shared by all server processes
 # PostgreSQL: a pooled connection unused this many seconds is pinged before it is handed out
 PING_AFTER_IDLE = 1.0
@@ -157,11 +158,14 @@ class Database:
                 },
             )
             self._install_idle_ping(self.engine)
+            self._install_postgres_reads(self.engine)
         self.busy_timeout = busy_timeout
         # SQLite has one writer: this process's writers queue here (woken at once, in turn) rather
         # than in SQLite's busy handler, which polls with sleeps and lets busy writers starve one.
         self._writer = threading.RLock() if self.is_sqlite else None
-        self._read = sessionmaker(self.engine, expire_on_commit=False, autoflush=False)
+        self._read = sessionmaker(
+            self.engine.execution_options(**{_READ: True}), expire_on_commit=False, autoflush=False
+        )
         # SQLite: each thread keeps one reading connection (see `_own_reader`)
         self._readers: threading.local | None = threading.local() if self.is_sqlite else None
         self._kept: weakref.WeakSet[_Reader] = weakref.WeakSet()
@@ -191,6 +195,33 @@ class Database:
                 conn.exec_driver_sql("BEGIN IMMEDIATE")
             else:  # takes no lock, so cannot be busy: straight to the driver, on every read
                 conn.connection.dbapi_connection.execute("BEGIN")
+
+    @staticmethod
+    def _install_postgres_reads(engine: Engine) -> None:
+        """A read runs in a READ ONLY transaction and ends in COMMIT, not ROLLBACK: the same to
+        the database (nothing can have been written), but psycopg forgets every statement it
+        prepared on the connection at a ROLLBACK. It prepares a statement on its fifth run on a
+        connection, so with reads rolled back no statement stayed prepared, and every run was
+        parsed and planned again. Everything else (writes, the engine used directly) runs as
+        before: read-write, and rolled back when it does not commit."""
+
+        @event.listens_for(engine, "begin")
+        def _begin(conn: Any) -> None:
+            driver = conn.connection.driver_connection
+            # None: the server's default, as before (set before the transaction starts, client
+            # side, so no round trip)
+            read_only = True if conn.get_execution_options().get(_READ) else None
+            if driver.read_only is not read_only:
+                driver.read_only = read_only
+
+        @event.listens_for(engine, "rollback")
+        def _rollback(conn: Any) -> None:
+            if not conn.get_execution_options().get(_READ):
+                return
+            try:  # the driver's rollback that follows then finds no transaction, and keeps them
+                conn.connection.driver_connection.commit()
+            except engine.dialect.loaded_dbapi.Error:
+                pass  # a broken connection: the rollback that follows deals with it as before
 
     @staticmethod
     def _install_idle_ping(engine: Engine) -> None:
