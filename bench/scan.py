@@ -8,9 +8,10 @@ page cache. The figures of issue 17, each measured in --rounds rounds (default 3
 Airwave and mpd taking turns to go first, medians printed with the ratio:
 
 - full scan from process start: `airwave scan --no-analyze --library DIR --data-dir FRESH`
-  (the real CLI in a subprocess, SQLite, no AIRWAVE_* variables; sound analysis is another
-  figure, bench/analysis.py) against mpd (Debian package) building its database of the same
-  tree from a throw-away config on a unix socket, from process start to database written;
+  (the real CLI in a subprocess, SQLite, or with --database a fresh PostgreSQL schema per full
+  scan, no other AIRWAVE_* variables; sound analysis is another figure, bench/analysis.py)
+  against mpd (Debian package) building its database of the same tree from a throw-away config
+  on a unix socket, from process start to database written;
 - unchanged rescan by the command (the same command again) against mpd's `update` with nothing
   changed;
 - unchanged rescan inside a running server (`airwave serve --library DIR`, one process): a
@@ -22,6 +23,7 @@ Airwave and mpd taking turns to go first, medians printed with the ratio:
 
     .venv/bin/python bench/scan.py [--files 20000] [--library DIR] [--rounds 3] [--keep]
                                    [--skip-mpd] [--baseline-src DIR]
+                                   [--database sqlite,postgresql]
 
 With --baseline-src, another checkout's code (say main's, `git archive main src | tar -x -C
 DIR`) is measured the same way, taking turns with this one's: before and after in one run.
@@ -56,6 +58,9 @@ from pathlib import Path
 from benchkit import compile_bytecode
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from support.databases import PostgresSchema, postgres_available  # noqa: E402  (the harness)
+
 AIRWAVE = ROOT / ".venv" / "bin" / "airwave"
 POLL_S = 0.010  # how often a running server's scan status is asked for
 MARKER = ".airwave-bench-scan"  # written last: the library in this folder is complete
@@ -546,12 +551,17 @@ class AirwaveRun:
 
 
 _SOURCE: list[Path | None] = [None]  # the Airwave source measured now: None = this checkout
+# data dirs whose database is a PostgreSQL schema (--database postgresql): made at the full scan
+_SCHEMAS: dict[Path, PostgresSchema] = {}
 
 
-def airwave_env() -> dict[str, str]:
+def airwave_env(data_dir: Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRWAVE_")}
     if _SOURCE[0] is not None:  # --baseline-src: the same commands on another checkout's code
         env["PYTHONPATH"] = str(_SOURCE[0] / "src")
+    schema = _SCHEMAS.get(data_dir) if data_dir is not None else None
+    if schema is not None:
+        env["AIRWAVE_DATABASE_URL"] = schema.url
     return env
 
 
@@ -569,7 +579,11 @@ def run_airwave(library: Path, data_dir: Path) -> AirwaveRun:
         busy = machine_busy_s()
         started = time.perf_counter()
         proc = subprocess.Popen(
-            cmd, stdout=out_file, stderr=err_file, env=airwave_env(), stdin=subprocess.DEVNULL
+            cmd,
+            stdout=out_file,
+            stderr=err_file,
+            env=airwave_env(data_dir),
+            stdin=subprocess.DEVNULL,
         )
         memory = TreeMemory(proc.pid)
         try:
@@ -841,7 +855,7 @@ def http_json(port: int, path: str) -> dict:
 def start_airwave(data_dir: Path, port: int, *args: str, env: dict[str, str] | None = None):  # noqa: ANN201
     return subprocess.Popen(
         [str(AIRWAVE), "serve", "--data-dir", str(data_dir), "--port", str(port), *args],
-        env={**airwave_env(), **(env or {})},
+        env={**airwave_env(data_dir), **(env or {})},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -922,7 +936,7 @@ def server_rescans(library: Path, data_dir: Path, rounds: int, timeout: float) -
         input=ADMIN_PASSWORD + "\n",
         capture_output=True,
         text=True,
-        env=airwave_env(),
+        env=airwave_env(data_dir),
     )
     if user.returncode != 0 and "exists" not in user.stderr + user.stdout:
         raise RuntimeError(f"airwave user add failed: {user.stderr.strip()}")
@@ -1016,9 +1030,20 @@ def parse_args() -> argparse.Namespace:
         "measured the same way, taking turns with this one's (PYTHONPATH=DIR/src)",
     )
     parser.add_argument(
+        "--database",
+        default="sqlite",
+        help="comma-separated: sqlite, postgresql (AIRWAVE_TEST_POSTGRES_URL or the local test "
+        "database; a fresh schema per full scan) or both (default sqlite)",
+    )
+    parser.add_argument(
         "--timeout", type=float, default=600.0, help="seconds allowed per measured step"
     )
     args = parser.parse_args()
+    args.database = [d.strip() for d in args.database.split(",") if d.strip()]
+    if not args.database or not set(args.database) <= {"sqlite", "postgresql"}:
+        parser.error("--database takes sqlite, postgresql or both")
+    if "postgresql" in args.database and not postgres_available():
+        parser.error("PostgreSQL is not reachable (AIRWAVE_TEST_POSTGRES_URL)")
     if not 1 <= args.files <= 1_000_000:
         parser.error("--files must be between 1 and 1000000")
     if not 1 <= args.rounds <= 50:
@@ -1039,12 +1064,20 @@ def measure(args: argparse.Namespace, library: Path, tmp: Path) -> None:
         else:
             version = subprocess.run([mpd, "--version"], capture_output=True, text=True)
             print(f"mpd {version.stdout.splitlines()[0]} ({how})", flush=True)
-    # this checkout's code, and with --baseline-src another's, taking turns
-    sources: dict[str, Path | None] = {"airwave": None}
+    # this checkout's code, and with --baseline-src another's, on each database, taking turns
+    codes: dict[str, Path | None] = {"airwave": None}
     if args.baseline_src:
-        sources["baseline"] = args.baseline_src.absolute()
-    for source in sources.values():
+        codes["baseline"] = args.baseline_src.absolute()
+    for source in codes.values():
         compile_bytecode((source or ROOT) / "src")
+    sources: dict[str, Path | None] = {}
+    on_postgres: set[str] = set()
+    for db in args.database:
+        for code, source in codes.items():
+            who = code if db == "sqlite" else f"{code}-postgresql"
+            sources[who] = source
+            if db == "postgresql":
+                on_postgres.add(who)
 
     # -- full scan and the command's unchanged rescan, taking turns with mpd
     fulls: dict[str, list[AirwaveRun]] = {k: [] for k in sources}
@@ -1057,6 +1090,8 @@ def measure(args: argparse.Namespace, library: Path, tmp: Path) -> None:
             if who in sources:
                 use_source(sources[who])
                 data = tmp / f"{who}-data-{r}"
+                if who in on_postgres:  # a fresh schema, as a fresh data dir on SQLite
+                    _SCHEMAS[data] = PostgresSchema()
                 full = run_airwave(library, data)
                 again = run_airwave(library, data)
                 fulls[who].append(full)
@@ -1199,7 +1234,8 @@ def main() -> None:
             f"config library={library} files={args.files} formats=mp3,flac,ogg(vorbis) "
             f"covers={covers} bytes_total={size} ({how}) cache=warm (all {count} files read "
             f"before each measurement) cpus={os.cpu_count()} idle_before={idle:.0%} "
-            f"airwave_db=sqlite scan_workers=default bytecode=compiled rounds={args.rounds} "
+            f"airwave_db={','.join(args.database)} scan_workers=default bytecode=compiled "
+            f"rounds={args.rounds} "
             f"loadavg_1m_start={load_start:.2f}",
             flush=True,
         )
@@ -1222,6 +1258,9 @@ def main() -> None:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(1)
     finally:
+        for schema in _SCHEMAS.values():
+            if not args.keep:
+                schema.drop()
         if args.keep:
             print(
                 f"kept {tmp}"
