@@ -13,7 +13,7 @@ from datetime import datetime
 from operator import attrgetter
 from pathlib import Path
 
-from sqlalchemy import Connection, Row, delete, func, insert, or_, select, update
+from sqlalchemy import Connection, Row, delete, func, insert, or_, select, text, update
 from sqlalchemy.orm import Session
 
 from airwave.library import containment, names
@@ -252,6 +252,10 @@ def fingerprint(artist: str, album: str, title: str, duration: float) -> str:
     return hashlib.sha1(key.encode()).hexdigest()
 
 
+# PostgreSQL: `count` new track ids from the tracks table's own sequence
+_NEXT_TRACK_IDS = text(
+    "SELECT nextval(pg_get_serial_sequence('tracks', 'id')) FROM generate_series(1, :count)"
+)
 # what a rescan compares every file with (`bad`: the file was unreadable)
 _KNOWN_STATS = "SELECT path, size, mtime_ns, error IS NOT NULL AS bad FROM library_files"
 # what it needs of the files it looks at more closely
@@ -645,10 +649,13 @@ class CatalogWriter:
                 db.connection(), table, [{"id": i, **row} for i, row in zip(ids, rows)]
             )
             return ids
-        result = db.connection().execute(
-            insert(table).returning(table.c.id, sort_by_parameter_order=True), rows
-        )
-        return list(result.scalars())
+        # PostgreSQL: the ids drawn from the table's sequence in one statement, then the rows in
+        # one COPY; a multi-row INSERT ... RETURNING cost the server more to parse and plan than
+        # to insert
+        conn = db.connection()
+        ids = sorted(conn.execute(_NEXT_TRACK_IDS, {"count": len(rows)}).scalars())
+        bulk.insert_rows(conn, table, [{"id": i, **row} for i, row in zip(ids, rows)])
+        return ids
 
     def _file_values(self, tags: TrackTags, track_id: int) -> dict:
         return {
