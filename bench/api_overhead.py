@@ -7,12 +7,14 @@ difference is that POST /bare goes to a plain Starlette `Route` and everything e
 absent) runs in this process, the server in a child process, so they share no GIL.
 
     .venv/bin/python bench/api_overhead.py [--database sqlite,postgresql] [--rounds 3]
-        [--duration 5] [--warmup 1] [--connections 1,16,64]
+        [--duration 5] [--warmup 1] [--connections 1,16,64] [--baseline-src DIR]
 
-Rounds interleave the two routes (their order alternating) at each connection count; the
-figures are medians over the rounds: requests a second, latency, and the server process's CPU
-per call (from /proc). Prints one line per figure and the ratio measured in the same run; never
-asserts.
+Rounds interleave the routes (their order rotating) at each connection count; the figures are
+medians over the rounds: requests a second, latency, and the server process's CPU per call (from
+/proc; on PostgreSQL also the CPU of the database's backends serving that server). With
+--baseline-src, a second server (its own instance) runs another checkout's code and its
+getStations is measured in the same rounds: before and after in one run. Prints one line per
+figure and the ratios measured in the same run; never asserts.
 """
 
 from __future__ import annotations
@@ -36,8 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from benchkit import proc_jiffies
+from benchkit import postgres_backend_jiffies, proc_jiffies
 from support.databases import (  # the shared server harness lives in tests/
+    POSTGRES_URL,
     Backend,
     PostgresSchema,
     postgres_available,
@@ -140,12 +143,16 @@ def post(url: str, body: dict, token: str | None = None) -> tuple[int, dict]:
         return exc.code, json.loads(exc.read() or b"{}")
 
 
-def start_server(backend: Backend, access_log: bool, log_file: Path) -> Server:
-    """This script's own server child (Airwave plus /bare), through the shared test harness."""
+def start_server(
+    backend: Backend, access_log: bool, log_file: Path, source: Path | None = None
+) -> Server:
+    """This script's own server child (Airwave plus /bare), through the shared test harness;
+    Airwave from the checkout `source` (its src/ first on PYTHONPATH) when given."""
     args = [] if access_log else ["--no-access-log"]
     server = Server(
         backend,
         args,
+        env={"PYTHONPATH": str(source / "src")} if source is not None else {},
         log_file=log_file,
         clean_env=True,
         command=[sys.executable, __file__, "--serve", str(backend.data_dir)],
@@ -308,6 +315,13 @@ def parse_args() -> argparse.Namespace:
         action="store_false",
         help="turn Airwave's access log off (default: on, as in production)",
     )
+    parser.add_argument(
+        "--baseline-src",
+        type=Path,
+        default=None,
+        help="also serve getStations from this checkout (its src/ on PYTHONPATH, e.g. `git "
+        "archive main src | tar -x -C DIR`), measured in the same rounds, and print the ratios",
+    )
     parser.add_argument("--serve", metavar="DATA_DIR", help=argparse.SUPPRESS)  # the server child
     args = parser.parse_args()
     try:
@@ -321,6 +335,8 @@ def parse_args() -> argparse.Namespace:
     args.database = [d.strip() for d in args.database.split(",") if d.strip()]
     if not args.database or any(d not in ("sqlite", "postgresql") for d in args.database):
         parser.error("--database takes sqlite, postgresql or both")
+    if args.baseline_src is not None and not (args.baseline_src / "src" / "airwave").is_dir():
+        parser.error("--baseline-src DIR needs DIR/src/airwave")
     return args
 
 
@@ -332,22 +348,29 @@ def _median(values: list[float]) -> float:
     return statistics.median(values) if values else 0.0
 
 
-def bench_backend(args: argparse.Namespace, kind: str, use_wrk: bool, wrk: str | None) -> None:
-    """Every figure on one backend: its own instance, server and listener."""
-    tmp = Path(tempfile.mkdtemp(prefix="airwave-bench-"))
+@dataclass
+class Target:
+    """One server of the run: its process, its listener's wrk script and token."""
+
+    server: Server
+    backend: Backend
+    token: str
+    script: Path
+
+
+def start_target(
+    kind: str, tmp: Path, name: str, args: argparse.Namespace, source: Path | None
+) -> Target:
+    """A fresh instance (data dir, and schema on PostgreSQL), its listener and its server, from
+    `source` (another checkout's src/ first on PYTHONPATH) when given; checked before measuring."""
     pg = PostgresSchema() if kind == "postgresql" else None
-    backend = Backend(kind, tmp / "data", pg)
+    backend = Backend(kind, tmp / f"data-{name}", pg)
     server: Server | None = None
-    log_file = tmp / "server.log"
     try:
         password = secrets.token_urlsafe(12)
         create_account(backend, password)
-        server = start_server(backend, args.access_log, log_file)
+        server = start_server(backend, args.access_log, tmp / f"server-{name}.log", source=source)
         base = server.url
-        assert server.process is not None
-        server_pid = server.process.pid
-        tick = float(os.sysconf("SC_CLK_TCK"))
-
         status, body = post(
             f"{base}/api/v1/auth/login", {"username": USERNAME, "password": password}
         )
@@ -360,18 +383,45 @@ def bench_backend(args: argparse.Namespace, kind: str, use_wrk: bool, wrk: str |
         status, body = post(f"{base}{BARE_PATH}", {}, token)
         if status != 200 or body != {"ok": True}:
             raise RuntimeError(f"/bare check failed: {status} {body}")
-
-        script = tmp / "post.lua"
+        script = tmp / f"post-{name}.lua"
         script.write_text(_WRK_SCRIPT % {"csrf": CSRF, "token": token})
+        return Target(server, backend, token, script)
+    except BaseException:
+        if server is not None:
+            server.stop()
+        if pg is not None:
+            pg.drop()
+        raise
 
-        def measure(path: str, conns: int, seconds: float) -> tuple[Result, float]:
-            """One measurement and the server's CPU seconds meanwhile."""
-            before = proc_jiffies(server_pid)
+
+def bench_backend(args: argparse.Namespace, kind: str, use_wrk: bool, wrk: str | None) -> None:
+    """Every figure on one backend: its own instance, server and listener (and with
+    --baseline-src a second instance served by the other checkout, measured in the same rounds)."""
+    tmp = Path(tempfile.mkdtemp(prefix="airwave-bench-"))
+    targets: dict[str, Target] = {}
+    try:
+        targets["this"] = start_target(kind, tmp, "this", args, None)
+        if args.baseline_src is not None:
+            targets["baseline"] = start_target(kind, tmp, "baseline", args, args.baseline_src)
+        tick = float(os.sysconf("SC_CLK_TCK"))
+
+        def measure(
+            target: Target, path: str, conns: int, seconds: float
+        ) -> tuple[Result, float, float]:
+            """One measurement; the server's CPU seconds meanwhile, and on PostgreSQL those of
+            the database's backends serving it."""
+            pid = target.server.process.pid if target.server.process is not None else 0
+            db_before = postgres_backend_jiffies(pid, POSTGRES_URL) if kind == "postgresql" else {}
+            before = proc_jiffies(pid)
             if use_wrk:
-                result = run_wrk(script, base + path, conns, seconds)
+                result = run_wrk(target.script, target.server.url + path, conns, seconds)
             else:
-                result = run_python(base + path, token, conns, seconds)
-            return result, (proc_jiffies(server_pid) - before) / tick
+                result = run_python(target.server.url + path, target.token, conns, seconds)
+            cpu = (proc_jiffies(pid) - before) / tick
+            db_after = postgres_backend_jiffies(pid, POSTGRES_URL) if kind == "postgresql" else {}
+            # a backend the pool opened meanwhile counts from 0
+            db_cpu = sum(j - db_before.get(p, 0) for p, j in db_after.items()) / tick
+            return result, cpu, db_cpu
 
         loadgen = (
             f"wrk ({wrk}, 1 thread)" if use_wrk else "python-asyncio (wrk not found or not chosen)"
@@ -381,30 +431,39 @@ def bench_backend(args: argparse.Namespace, kind: str, use_wrk: bool, wrk: str |
             f"(1 process, subprocess) "
             f"access_log={'on (production default)' if args.access_log else 'OFF'} "
             f"rounds={args.rounds} duration_s={args.duration:g} warmup_s={args.warmup:g} "
-            f"cpus={os.cpu_count()}",
+            f"baseline={args.baseline_src} cpus={os.cpu_count()}",
             flush=True,
         )
-        routes = (("bare", BARE_PATH), ("getStations", API_PATH))
+        routes = [("bare", "this", BARE_PATH), ("getStations", "this", API_PATH)]
+        if "baseline" in targets:
+            routes.append(("getStations_baseline", "baseline", API_PATH))
         for conns in args.connections:
-            seen: dict[str, list[tuple[Result, float]]] = {name: [] for name, _ in routes}
+            seen: dict[str, list[tuple[Result, float, float]]] = {name: [] for name, *_ in routes}
             for round_ in range(args.rounds):
-                order = routes if round_ % 2 == 0 else tuple(reversed(routes))
-                for name, path in order:
+                # the order rotates, so that no route always follows the same one
+                shift = round_ % len(routes)
+                for name, who, path in routes[shift:] + routes[:shift]:
                     if args.warmup > 0:
-                        measure(path, conns, args.warmup)
-                    seen[name].append(measure(path, conns, args.duration))
+                        measure(targets[who], path, conns, args.warmup)
+                    seen[name].append(measure(targets[who], path, conns, args.duration))
             rps: dict[str, float] = {}
-            for name, _ in routes:
+            cpu_ms: dict[str, float] = {}
+            db_ms: dict[str, float] = {}
+            for name, *_ in routes:
                 runs = seen[name]
-                rps[name] = _median([r.rps for r, _ in runs])
-                cpu_ms = _median([cpu * 1000 / r.requests for r, cpu in runs if r.requests])
-                errors = sum(r.errors for r, _ in runs)
+                rps[name] = _median([r.rps for r, _, _ in runs])
+                cpu_ms[name] = _median([c * 1000 / r.requests for r, c, _ in runs if r.requests])
+                db_ms[name] = _median([d * 1000 / r.requests for r, _, d in runs if r.requests])
+                errors = sum(r.errors for r, _, _ in runs)
+                database = (
+                    "" if kind == "sqlite" else f"postgresql_cpu_ms_per_call={db_ms[name]:.3f} "
+                )
                 print(
                     f"{kind} {name} conns={conns} rps={rps[name]:.0f} "
-                    f"p50_ms={_median([r.p50_ms for r, _ in runs]):.2f} "
-                    f"p99_ms={_median([r.p99_ms for r, _ in runs]):.2f} "
-                    f"server_cpu_ms_per_call={cpu_ms:.3f} "
-                    f"rounds_rps={'/'.join(f'{r.rps:.0f}' for r, _ in runs)}"
+                    f"p50_ms={_median([r.p50_ms for r, _, _ in runs]):.2f} "
+                    f"p99_ms={_median([r.p99_ms for r, _, _ in runs]):.2f} "
+                    f"server_cpu_ms_per_call={cpu_ms[name]:.3f} {database}"
+                    f"rounds_rps={'/'.join(f'{r.rps:.0f}' for r, _, _ in runs)}"
                     f"{f' errors={errors}' if errors else ''}",
                     flush=True,
                 )
@@ -416,22 +475,42 @@ def bench_backend(args: argparse.Namespace, kind: str, use_wrk: bool, wrk: str |
                 f"target_cost_pct<={target:g} target_cpu_ms<={TARGET_CPU_MS:g}",
                 flush=True,
             )
+            if "baseline" in targets:
+                now, before = "getStations", "getStations_baseline"
+                database = (
+                    ""
+                    if kind == "sqlite"
+                    else f"postgresql_cpu_ms_per_call={db_ms[now]:.3f}/{db_ms[before]:.3f}="
+                    f"{db_ms[now] / db_ms[before] if db_ms[before] else float('nan'):.3f} "
+                )
+                print(
+                    f"{kind} this_vs_baseline conns={conns} "
+                    f"rps={rps[now]:.0f}/{rps[before]:.0f}="
+                    f"{rps[now] / rps[before] if rps[before] else float('nan'):.3f} "
+                    f"server_cpu_ms_per_call={cpu_ms[now]:.3f}/{cpu_ms[before]:.3f}="
+                    f"{cpu_ms[now] / cpu_ms[before] if cpu_ms[before] else float('nan'):.3f} "
+                    f"{database}(same run, interleaved)",
+                    flush=True,
+                )
 
         if args.access_log:
+            log_file = tmp / "server-this.log"
             with log_file.open(errors="replace") as log:
                 lines = sum(1 for line in log if '"logger":"airwave.access"' in line)
             print(f"{kind} access_log lines_written={lines}", flush=True)
-        if server.process is not None and server.process.poll() is not None:
-            print(
-                f"warning: server exited early (code {server.process.returncode}); "
-                f"log:\n{tail(log_file)}",
-                flush=True,
-            )
+        for name, target in targets.items():
+            process = target.server.process
+            if process is not None and process.poll() is not None:
+                print(
+                    f"warning: the {name} server exited early (code {process.returncode}); "
+                    f"log:\n{tail(tmp / f'server-{name}.log')}",
+                    flush=True,
+                )
     finally:
-        if server is not None:
-            server.stop()
-        if pg is not None:
-            pg.drop()
+        for target in targets.values():
+            target.server.stop()
+            if target.backend.pg is not None:
+                target.backend.pg.drop()
         shutil.rmtree(tmp, ignore_errors=True)
 
 

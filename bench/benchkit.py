@@ -48,6 +48,48 @@ def proc_jiffies(pid: int) -> int:
         return 0
 
 
+def _socket_ports(pid: int) -> set[int]:
+    """The local TCP ports of a process's sockets (its connections to PostgreSQL among them)."""
+    inodes = set()
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return set()
+    for fd in fds:
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            cols = row.split()
+            if len(cols) > 9 and cols[9] in inodes:
+                ports.add(int(cols[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def postgres_backend_jiffies(server_pid: int, url: str) -> dict[int, int]:
+    """The CPU time so far (jiffies) of each PostgreSQL backend serving a server process's
+    connections, found by their client ports: the database's own work for that server's calls,
+    which the server's CPU time leaves out."""
+    import psycopg
+
+    ports = _socket_ports(server_pid)
+    with psycopg.connect(url.replace("+psycopg", ""), autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pid, client_port FROM pg_stat_activity WHERE client_port IS NOT NULL"
+        ).fetchall()
+    return {pid: proc_jiffies(pid) for pid, port in rows if port in ports}
+
+
 class CpuWatch:
     """CPU seconds of the servers, of this client and of everything else on the machine
     meanwhile."""

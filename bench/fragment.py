@@ -70,7 +70,7 @@ from benchkit import (
     batches,
     interrupt,
     pct,
-    proc_jiffies,
+    postgres_backend_jiffies,
     server_durations,
 )
 from support.databases import (  # the shared server harness lives in tests/
@@ -1035,57 +1035,15 @@ def busy_core(on: bool) -> Iterator[None]:
         burner.wait()
 
 
-def _socket_ports(pid: int) -> set[int]:
-    """The local TCP ports of a process's sockets (its connections to PostgreSQL among them)."""
-    inodes = set()
-    try:
-        fds = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return set()
-    for fd in fds:
-        try:
-            link = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if link.startswith("socket:["):
-            inodes.add(link[8:-1])
-    ports = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(table) as f:
-                rows = f.read().splitlines()[1:]
-        except OSError:
-            continue
-        for row in rows:
-            cols = row.split()
-            if len(cols) > 9 and cols[9] in inodes:
-                ports.add(int(cols[1].rsplit(":", 1)[1], 16))
-    return ports
-
-
 def database_jiffies(instances: list[Instance]) -> dict[int, dict[int, int]]:
     """For each PostgreSQL instance (by index), the CPU time so far of each PostgreSQL backend
-    serving its server's connections (found by their client ports): the database's own work for
-    the calls, which the server's CPU time leaves out."""
-    wanted = {
-        n: _socket_ports(inst.server.process.pid)
+    serving its server's connections: the database's own work for the calls, which the server's
+    CPU time leaves out."""
+    return {
+        n: postgres_backend_jiffies(inst.server.process.pid, POSTGRES_URL)
         for n, inst in enumerate(instances)
         if inst.db == "postgresql"
     }
-    if not wanted:
-        return {}
-    import psycopg
-
-    with psycopg.connect(POSTGRES_URL.replace("+psycopg", ""), autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT pid, client_port FROM pg_stat_activity WHERE client_port IS NOT NULL"
-        ).fetchall()
-    out: dict[int, dict[int, int]] = {n: {} for n in wanted}
-    for pid, port in rows:
-        for n, ports in wanted.items():
-            if port in ports:
-                out[n][pid] = proc_jiffies(pid)
-    return out
 
 
 def measure(instances: list[Instance], args: argparse.Namespace) -> None:
