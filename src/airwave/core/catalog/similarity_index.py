@@ -346,6 +346,15 @@ _UPSERT = (
     "neighbor_ids = excluded.neighbor_ids, similarities = excluded.similarities, "
     "built_at = excluded.built_at"
 )
+# PostgreSQL: every row of a batch in one statement, as arrays (an executemany ran one upsert a
+# row); built_at is the same for all
+_UPSERT_ARRAYS = (
+    "INSERT INTO track_neighbors (track_id, neighbor_ids, similarities, built_at) "
+    "SELECT t, n, s, %s FROM unnest(%s::integer[], %s::bytea[], %s::bytea[]) AS r(t, n, s) "
+    "ON CONFLICT (track_id) DO UPDATE SET "
+    "neighbor_ids = excluded.neighbor_ids, similarities = excluded.similarities, "
+    "built_at = excluded.built_at"
+)
 
 
 def _stamp(conn: Connection, at: datetime) -> tuple[str, object]:
@@ -372,7 +381,14 @@ def _upsert(
         else:
             keep = valid[i]
             rows.append((track_id, ids32[i][keep].tobytes(), sims16[i][keep].tobytes(), when))
-    if rows:
+    if not rows:
+        return
+    if conn.dialect.name == "postgresql":
+        columns = list(zip(*rows, strict=True))
+        conn.exec_driver_sql(
+            _UPSERT_ARRAYS, (when, list(columns[0]), list(columns[1]), list(columns[2]))
+        )
+    else:
         conn.exec_driver_sql(statement, rows)
 
 
