@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from benchkit import postgres_backend_jiffies, proc_jiffies
+from benchkit import databases, postgres_backend_jiffies, proc_jiffies
 from support.databases import (  # the shared server harness lives in tests/
     POSTGRES_URL,
     Backend,
@@ -332,9 +332,8 @@ def parse_args() -> argparse.Namespace:
         parser.error("--connections must be between 1 and 1000")
     if not 0 < args.duration <= 300 or not 0 <= args.warmup <= 60 or not 1 <= args.rounds <= 20:
         parser.error("--duration must be in (0, 300], --warmup in [0, 60], --rounds in [1, 20]")
-    args.database = [d.strip() for d in args.database.split(",") if d.strip()]
-    if not args.database or any(d not in ("sqlite", "postgresql") for d in args.database):
-        parser.error("--database takes sqlite, postgresql or both")
+    # PostgreSQL's reachability is checked in main: the server child parses these arguments too
+    args.database = databases(parser, args.database, reachable=False)
     if args.baseline_src is not None and not (args.baseline_src / "src" / "airwave").is_dir():
         parser.error("--baseline-src DIR needs DIR/src/airwave")
     return args

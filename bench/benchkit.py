@@ -4,6 +4,7 @@ Ctrl-C."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -21,6 +22,20 @@ def compile_bytecode(src: Path) -> None:
     too): where PYTHONDONTWRITEBYTECODE is set, every process started would otherwise compile
     Airwave's modules again, and a start-up figure would count it."""
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(src)], check=True)
+
+
+def databases(parser: argparse.ArgumentParser, text: str, *, reachable: bool = True) -> list[str]:
+    """A bench's --database value (sqlite, postgresql or both, comma-separated) as a list; a
+    parser error for anything else, and for PostgreSQL when it cannot be reached (`reachable`)."""
+    chosen = [d.strip() for d in text.split(",") if d.strip()]
+    if not chosen or not set(chosen) <= {"sqlite", "postgresql"}:
+        parser.error("--database takes sqlite, postgresql or both")
+    if reachable and "postgresql" in chosen:
+        from support.databases import postgres_available  # tests/ is on the bench's path
+
+        if not postgres_available():
+            parser.error("PostgreSQL is not reachable (AIRWAVE_TEST_POSTGRES_URL)")
+    return chosen
 
 
 def batches(n: int, size: int) -> Iterator[tuple[int, int]]:

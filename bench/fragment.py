@@ -68,6 +68,7 @@ from benchkit import (
     Client,
     CpuWatch,
     batches,
+    databases,
     interrupt,
     pct,
     postgres_backend_jiffies,
@@ -77,7 +78,6 @@ from support.databases import (  # the shared server harness lives in tests/
     POSTGRES_URL,
     Backend,
     PostgresSchema,
-    postgres_available,
 )
 from support.server import Server
 
@@ -1174,11 +1174,7 @@ def parse_args() -> argparse.Namespace:
             "--requests in [1, 100000], --rounds in [1, 20], --warmup in [0, 10000], "
             "--stations in [3, 250]"
         )
-    args.database = [d.strip() for d in args.database.split(",") if d.strip()]
-    if not args.database or not set(args.database) <= {"sqlite", "postgresql"}:
-        parser.error("--database takes sqlite, postgresql or both")
-    if "postgresql" in args.database and not postgres_available():
-        parser.error("PostgreSQL is not reachable (AIRWAVE_TEST_POSTGRES_URL)")
+    args.database = databases(parser, args.database)
     if args.baseline_src is not None and not (args.baseline_src / "src" / "airwave").is_dir():
         parser.error("--baseline-src DIR needs DIR/src/airwave")
     return args

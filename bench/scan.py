@@ -55,11 +55,11 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchkit import compile_bytecode
+from benchkit import compile_bytecode, databases
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from support.databases import PostgresSchema, postgres_available  # noqa: E402  (the harness)
+from support.databases import PostgresSchema  # noqa: E402  (the harness)
 
 AIRWAVE = ROOT / ".venv" / "bin" / "airwave"
 POLL_S = 0.010  # how often a running server's scan status is asked for
@@ -1039,11 +1039,7 @@ def parse_args() -> argparse.Namespace:
         "--timeout", type=float, default=600.0, help="seconds allowed per measured step"
     )
     args = parser.parse_args()
-    args.database = [d.strip() for d in args.database.split(",") if d.strip()]
-    if not args.database or not set(args.database) <= {"sqlite", "postgresql"}:
-        parser.error("--database takes sqlite, postgresql or both")
-    if "postgresql" in args.database and not postgres_available():
-        parser.error("PostgreSQL is not reachable (AIRWAVE_TEST_POSTGRES_URL)")
+    args.database = databases(parser, args.database)
     if not 1 <= args.files <= 1_000_000:
         parser.error("--files must be between 1 and 1000000")
     if not 1 <= args.rounds <= 50:
