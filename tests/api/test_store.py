@@ -82,27 +82,31 @@ def test_a_connection_the_database_dropped_is_replaced(make_backend, monkeypatch
 
 @pytest.mark.postgresql_only
 def test_reads_keep_their_prepared_statements_and_cannot_write(make_backend) -> None:
-    """On PostgreSQL a read is a READ ONLY transaction that ends without a ROLLBACK: a statement
-    run often on a connection stays prepared there across reads (so it is not parsed and planned
-    on every run), a write inside a read fails and leaves nothing behind, and writes still write
-    and roll back."""
+    """On PostgreSQL a read opens no transaction block (no BEGIN, no COMMIT: each statement is
+    its own, as READ COMMITTED makes them anyway) and cannot write: a statement run often on a
+    connection stays prepared there across reads (so it is not parsed and planned on every run),
+    a write inside a read fails and leaves nothing behind, and writes still write and roll back.
+    What needs a transaction block gets one, read only, until the read ends: a large result
+    streamed through a server-side cursor, a SET LOCAL."""
     import psycopg
+    from psycopg.pq import TransactionStatus
 
     from airwave.store.models import Artist
 
     backend = make_backend()
     db = _database(backend)
     count = "SELECT count(*) FROM artists WHERE name <> :name"
+
+    def status(session) -> TransactionStatus:  # noqa: ANN001
+        return session.connection().connection.driver_connection.info.transaction_status
+
     try:
         db.migrate()
         for _ in range(8):  # psycopg prepares a statement on its fifth run on a connection
             with db.read() as session:
                 assert session.execute(text(count), {"name": "x"}).scalar() == 0
                 pid = session.execute(text("SELECT pg_backend_pid()")).scalar()
-        with db.read() as session:
-            assert session.execute(text("SELECT pg_backend_pid()")).scalar() == pid
-            prepared = session.execute(text("SELECT statement FROM pg_prepared_statements"))
-            assert any("FROM artists WHERE name <>" in s for s in prepared.scalars())
+                assert status(session) == TransactionStatus.IDLE  # no transaction block
         add = text(
             "INSERT INTO artists (name, sort_name, name_key, is_composer, created_at) "
             "VALUES ('Read', 'Read', 'read', false, now())"
@@ -114,10 +118,32 @@ def test_reads_keep_their_prepared_statements_and_cannot_write(make_backend) -> 
             raise RuntimeError("undone")
         with db.write() as session:
             now = datetime.now(UTC)
-            session.add(Artist(name="Kept", sort_name="Kept", name_key="kept", created_at=now))
+            session.add_all(
+                Artist(name=f"Kept {n}", sort_name="Kept", name_key=f"kept {n}", created_at=now)
+                for n in range(50)
+            )
         with db.read() as session:
+            assert session.execute(text("SELECT pg_backend_pid()")).scalar() == pid
             names = session.execute(text("SELECT name FROM artists")).scalars().all()
-        assert names == ["Kept"]
+            assert len(names) == 50 and "Read" not in names
+            # a stream: a server-side cursor, in a read-only transaction block of its own
+            streamed = session.execute(
+                text("SELECT name FROM artists ORDER BY id").execution_options(yield_per=7)
+            )
+            assert status(session) == TransactionStatus.INTRANS
+            assert list(streamed.scalars()) == sorted(names, key=lambda n: int(n.split()[1]))
+            with pytest.raises(Exception, match="read-only transaction"):
+                session.execute(add)
+        with db.read() as session:  # the block ended with the read; the statements kept
+            assert session.execute(text("SELECT pg_backend_pid()")).scalar() == pid
+            assert status(session) == TransactionStatus.IDLE
+            prepared = session.execute(text("SELECT statement FROM pg_prepared_statements"))
+            assert any("FROM artists WHERE name <>" in s for s in prepared.scalars())
+            session.execute(text("SET LOCAL lock_timeout = 1234"))
+            assert session.execute(text("SHOW lock_timeout")).scalar() == "1234ms"
+        with db.read() as session:  # SET LOCAL lasted as long as its read
+            assert session.execute(text("SELECT pg_backend_pid()")).scalar() == pid
+            assert session.execute(text("SHOW lock_timeout")).scalar() != "1234ms"
         with psycopg.connect(backend.pg.plain_url, autocommit=True) as admin:
             idle = admin.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE pid = %s AND state <> 'idle'",
