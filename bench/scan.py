@@ -16,7 +16,8 @@ Airwave and mpd taking turns to go first, medians printed with the ratio:
   changed;
 - unchanged rescan inside a running server (`airwave serve --library DIR`, one process): a
   Subsonic startScan by an administrator until /healthz shows the scan done, and the
-  server's own time for the scan and what follows it;
+  server's own time for the scan and what follows it (with --baseline-src both codes' servers
+  run at once and take turns, round by round);
 - start to first 200 on an existing data dir: `airwave serve` (default workers, and
   --workers 1) until GET /healthz answers 200, against mpd starting on its database until it
   answers `status`.
@@ -928,72 +929,86 @@ class ServerRescans:
     tag_reads: int
 
 
-def server_rescans(library: Path, data_dir: Path, rounds: int, timeout: float) -> ServerRescans:
-    """Unchanged rescans inside one running server holding the library."""
-    user = subprocess.run(
-        [str(AIRWAVE), "user", "add", ADMIN, "--admin", "--password-stdin"]
-        + ["--data-dir", str(data_dir)],
-        input=ADMIN_PASSWORD + "\n",
-        capture_output=True,
-        text=True,
-        env=airwave_env(data_dir),
-    )
-    if user.returncode != 0 and "exists" not in user.stderr + user.stdout:
-        raise RuntimeError(f"airwave user add failed: {user.stderr.strip()}")
-    port = free_port()
-    env = {"AIRWAVE_ANALYZE_AUDIO": "false", "AIRWAVE_WORKERS": "1", "AIRWAVE_ACCESS_LOG": "false"}
-    proc = start_airwave(data_dir, port, "--library", str(library), env=env)
-    try:
-        deadline = time.perf_counter() + timeout
+class ServerRescanner:
+    """One running server holding the library, asked for unchanged rescans one at a time: the
+    servers of every code being measured run at once and take turns, round by round."""
 
-        def library_status() -> dict:
-            return http_json(port, "/healthz").get("library", {})
+    def __init__(self, library: Path, data_dir: Path, timeout: float) -> None:
+        user = subprocess.run(
+            [str(AIRWAVE), "user", "add", ADMIN, "--admin", "--password-stdin"]
+            + ["--data-dir", str(data_dir)],
+            input=ADMIN_PASSWORD + "\n",
+            capture_output=True,
+            text=True,
+            env=airwave_env(data_dir),
+        )
+        if user.returncode != 0 and "exists" not in user.stderr + user.stdout:
+            raise RuntimeError(f"airwave user add failed: {user.stderr.strip()}")
+        self.port = free_port()
+        self.timeout = timeout
+        env = {
+            "AIRWAVE_ANALYZE_AUDIO": "false",
+            "AIRWAVE_WORKERS": "1",
+            "AIRWAVE_ACCESS_LOG": "false",
+        }
+        self.proc = start_airwave(data_dir, self.port, "--library", str(library), env=env)
+        self.scans = 1
+        try:
+            first = self._wait_scans(1, time.perf_counter() + timeout)
+        except BaseException:
+            self.stop()
+            raise
+        self.out = ServerRescans(self._total(first["last"]), [], [], [], 0)
 
-        def wait_scans(count: int, patience: float | None = None) -> dict:
-            given_up = time.perf_counter() + patience if patience else float("inf")
-            while True:
-                if time.perf_counter() > given_up:
-                    raise TimeoutError
-                if http_status(port, "/livez") == 200:
-                    status = library_status()
-                    if status.get("scans", 0) >= count and status.get("state") == "idle":
-                        return status
-                if proc.poll() is not None:
-                    raise RuntimeError(f"airwave serve exited with {proc.returncode}")
-                if time.perf_counter() > deadline:
-                    raise RuntimeError("the server's scan did not end in time")
-                # every 10 ms: at 2 ms (two requests each time) the bench sent the server up
-                # to 1,000 requests a second while it scanned, and the scan's clock counted it
-                time.sleep(POLL_S)
-
-        first = wait_scans(1)
+    @staticmethod
+    def _total(last: dict) -> float:
         # total_seconds: published since the lease change; older servers: the scanner's own
-        total = lambda last: last.get("total_seconds", float("nan"))  # noqa: E731
-        out = ServerRescans(total(first["last"]), [], [], [], 0)
+        return last.get("total_seconds", float("nan"))
+
+    def _wait_scans(self, count: int, deadline: float, patience: float | None = None) -> dict:
+        given_up = time.perf_counter() + patience if patience else float("inf")
+        while True:
+            if time.perf_counter() > given_up:
+                raise TimeoutError
+            if http_status(self.port, "/livez") == 200:
+                status = http_json(self.port, "/healthz").get("library", {})
+                if status.get("scans", 0) >= count and status.get("state") == "idle":
+                    return status
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"airwave serve exited with {self.proc.returncode}")
+            if time.perf_counter() > deadline:
+                raise RuntimeError("the server's scan did not end in time")
+            # every 10 ms: at 2 ms (two requests each time) the bench sent the server up
+            # to 1,000 requests a second while it scanned, and the scan's clock counted it
+            time.sleep(POLL_S)
+
+    def rescan(self) -> None:
+        """One unchanged rescan, asked for with startScan, until /healthz shows it done."""
         from urllib.parse import urlencode
 
         query = urlencode(
             {"u": ADMIN, "p": ADMIN_PASSWORD, "v": "1.16.1", "c": "bench", "f": "json"}
         )
-        for n in range(2, rounds + 2):
-            started = time.perf_counter()
-            while True:
-                answer = http_json(port, f"/rest/startScan?{query}")
-                if answer.get("subsonic-response", {}).get("status") != "ok":
-                    raise RuntimeError(f"startScan failed: {answer}")
-                try:  # an older server shows idle between its scan and what follows it, so
-                    # a request sent then finds a scan on its way and starts none: ask again
-                    status = wait_scans(n, patience=5.0)
-                    break
-                except TimeoutError:
-                    continue
-            out.external_s.append(time.perf_counter() - started)
-            out.total_s.append(total(status["last"]))
-            out.scanner_s.append(status["last"]["seconds"])
-            out.tag_reads += status["last"].get("tag_reads", 0)
-        return out
-    finally:
-        stop_airwave(proc)
+        self.scans += 1
+        deadline = time.perf_counter() + self.timeout
+        started = time.perf_counter()
+        while True:
+            answer = http_json(self.port, f"/rest/startScan?{query}")
+            if answer.get("subsonic-response", {}).get("status") != "ok":
+                raise RuntimeError(f"startScan failed: {answer}")
+            try:  # an older server shows idle between its scan and what follows it, so
+                # a request sent then finds a scan on its way and starts none: ask again
+                status = self._wait_scans(self.scans, deadline, patience=5.0)
+                break
+            except TimeoutError:
+                continue
+        self.out.external_s.append(time.perf_counter() - started)
+        self.out.total_s.append(self._total(status["last"]))
+        self.out.scanner_s.append(status["last"]["seconds"])
+        self.out.tag_reads += status["last"].get("tag_reads", 0)
+
+    def stop(self) -> None:
+        stop_airwave(self.proc)
 
 
 # --------------------------------------------------------------------------- main
@@ -1158,14 +1173,26 @@ def measure(args: argparse.Namespace, library: Path, tmp: Path) -> None:
                 flush=True,
             )
 
-    # -- unchanged rescans inside a running server
-    for who, source in sources.items():
-        use_source(source)
-        rescan = server_rescans(library, tmp / f"{who}-data-0", args.rounds, args.timeout)
+    # -- unchanged rescans inside a running server: every code's server at once, taking turns
+    servers: dict[str, ServerRescanner] = {}
+    try:
+        for who, source in sources.items():
+            use_source(source)
+            servers[who] = ServerRescanner(library, tmp / f"{who}-data-0", args.timeout)
+        use_source(None)
+        order = list(servers)
+        for r in range(args.rounds):
+            for who in order if r % 2 == 0 else list(reversed(order)):
+                servers[who].rescan()
+    finally:
+        for server in servers.values():
+            server.stop()
+    for who, server in servers.items():
+        rescan = server.out
         print(
-            f"{who} scan rescan_unchanged (inside a running server, startScan) "
-            f"median_seconds={median(rescan.total_s):.3f} (the server's clock: scan, playlists, "
-            f"similarity check) scanner_seconds={median(rescan.scanner_s):.3f} "
+            f"{who} scan rescan_unchanged (inside a running server, startScan, servers taking "
+            f"turns) median_seconds={median(rescan.total_s):.3f} (the server's clock: scan, "
+            f"playlists, similarity check) scanner_seconds={median(rescan.scanner_s):.3f} "
             f"request_to_done_s={median(rescan.external_s):.3f} (startScan sent, with its "
             f"password check, until /healthz shows it done) at_start_s={rescan.start_scan_s:.3f} "
             f"tag_reads={rescan.tag_reads} target<{TARGET_SERVER_RESCAN_S:g} "
