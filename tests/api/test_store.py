@@ -81,6 +81,42 @@ def test_a_connection_the_database_dropped_is_replaced(make_backend, monkeypatch
 
 
 @pytest.mark.postgresql_only
+def test_after_a_burst_quiet_calls_keep_to_one_warm_connection(make_backend, monkeypatch) -> None:
+    """Once a burst has opened several pooled connections, calls coming one at a time take the
+    connection returned last: it stays warm, and none is pinged for having sat idle while the
+    others were taken in turn."""
+    from airwave.store import db as store_db
+
+    monkeypatch.setattr(store_db, "PING_AFTER_IDLE", 0.2)
+    db = _database(make_backend())
+    pings: list[object] = []
+    try:
+        db.migrate()
+        for engine in (db.engine, db._reads_engine):
+            real = engine.dialect.do_ping
+            monkeypatch.setattr(
+                engine.dialect, "do_ping", lambda c, real=real: pings.append(c) or real(c)
+            )
+        pid = text("SELECT pg_backend_pid()")
+        with db.read() as a, db.read() as b, db.read() as c, db.read() as d:  # a burst: four
+            burst = {s.execute(pid).scalar() for s in (a, b, c, d)}
+        with db.write() as w, db.write() as x, db.write() as y:
+            burst_writes = {s.execute(pid).scalar() for s in (w, x, y)}
+        assert len(burst) == 4 and len(burst_writes) == 3
+        readers, writers = set(), set()
+        for _ in range(8):  # every 0.1 s: each of four taken in turn would sit idle 0.3 s
+            with db.read() as session:
+                readers.add(session.execute(pid).scalar())
+            with db.write() as session:
+                writers.add(session.execute(pid).scalar())
+            time.sleep(0.1)
+        assert len(readers) == 1 and len(writers) == 1
+        assert pings == []
+    finally:
+        db.dispose()
+
+
+@pytest.mark.postgresql_only
 def test_reads_keep_their_prepared_statements_and_cannot_write(make_backend) -> None:
     """On PostgreSQL a read opens no transaction block (no BEGIN, no COMMIT: each statement is
     its own, as READ COMMITTED makes them anyway) and cannot write: a statement run often on a

@@ -147,10 +147,16 @@ class Database:
                 filter(None, [self.url.query.get("options"), f"-c lock_timeout={timeout_ms}"])
             )
             # Writes, and the engine used directly: a transaction per `write()`, as usual.
+            # Both pools hand out the connection returned last (LIFO): after a burst has opened
+            # several, the calls of a quieter moment keep to one, which stays warm (psycopg
+            # prepares a statement on its fifth run on a connection) and is never idle long
+            # enough to be pinged (_install_idle_ping), while the others sit until they are
+            # needed again. Taken in turn (FIFO), each of them would be.
             self.engine = create_engine(
                 self.url,
                 pool_size=8,
                 max_overflow=16,
+                pool_use_lifo=True,
                 # added to the URL's own `options` (such as a search_path), never in place of them
                 connect_args={"options": options},
             )
@@ -160,6 +166,7 @@ class Database:
                 self.url,
                 pool_size=8,
                 max_overflow=16,
+                pool_use_lifo=True,
                 connect_args={"options": f"{options} -c default_transaction_read_only=on"},
             )
             self._install_idle_ping(self._reads_engine)
