@@ -66,10 +66,14 @@ def list_stations(
     return total, list(rows)
 
 
+def _station_number(station_id: str) -> int | None:
+    ref = ids.parse(station_id) if station_id.startswith("ST:") else None
+    return ref.id if ref and ref.kind == "station" else ids.parse_number(station_id)
+
+
 def get_station(db: Session, listener_id: int, station_id: str) -> Station:
     """The listener's station; STATION_DOES_NOT_EXIST or USER_NOT_AUTHORIZED otherwise."""
-    ref = ids.parse(station_id) if station_id.startswith("ST:") else None
-    number = ref.id if ref and ref.kind == "station" else ids.parse_number(station_id)
+    number = _station_number(station_id)
     station = db.get(Station, number) if number is not None else None
     if station is None:
         raise ApiError(ErrorCode.STATION_DOES_NOT_EXIST, f"no station {station_id[:40]!r}")
@@ -208,9 +212,20 @@ def create_station(
 def lock_station(db: Session, listener_id: int, station_id: str) -> Station:
     """get_station inside a write transaction, holding the row against concurrent fragments
     (PostgreSQL)."""
-    station = get_station(db, listener_id, station_id)
-    if db.get_bind().dialect.name != "sqlite":  # SQLite writers already hold the database lock
-        db.refresh(station, with_for_update=True)
+    if db.get_bind().dialect.name == "sqlite":  # SQLite writers already hold the database lock
+        return get_station(db, listener_id, station_id)
+    number = _station_number(station_id)
+    if number is not None:  # read and locked in one statement, the listener's own only
+        station = db.scalar(
+            select(Station)
+            .where(Station.id == number, Station.listener_id == listener_id)
+            .with_for_update()
+            .execution_options(populate_existing=True)
+        )
+        if station is not None:
+            return station
+    station = get_station(db, listener_id, station_id)  # the right error
+    db.refresh(station, with_for_update=True)  # made a moment ago: it is there after all
     return station
 
 
