@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import bindparam, func, insert, select, union
+from sqlalchemy import bindparam, func, insert, select
 from sqlalchemy.orm import Session
 
 from airwave import metrics
@@ -69,8 +69,6 @@ _WINDOW_SPINS = (
     .order_by(_SPINS.issued_at.desc())
     .limit(2000)
 )
-# the station's history in one round trip: the last N spins and every spin in the window
-_HISTORY_SPINS = union(_LAST_SPINS.subquery().select(), _WINDOW_SPINS.subquery().select())
 _TIRED_IDS = select(_TIRED.track_id).where(
     _TIRED.listener_id == bindparam("listener_id"), _TIRED.until > bindparam("now")
 )
@@ -244,10 +242,11 @@ def _history(db: Session, station_id: int, rules: Rules, now: datetime) -> Histo
     """The station's recent spins (replays are on demand, not radio): the last N plus all in the
     window."""
     last = max(rules.repeat_spins, rules.artist_run, rules.album_run)
-    rows = db.connection().execute(
-        _HISTORY_SPINS, {"station_id": station_id, "limit": last, "since": now - rules.window}
-    )
-    ordered = sorted(rows, key=lambda r: (r[4], r[0]), reverse=True)
+    conn = db.connection()
+    rows = {r[0]: r for r in conn.execute(_LAST_SPINS, {"station_id": station_id, "limit": last})}
+    for r in conn.execute(_WINDOW_SPINS, {"station_id": station_id, "since": now - rules.window}):
+        rows[r[0]] = r
+    ordered = sorted(rows.values(), key=lambda r: (r[4], r[0]), reverse=True)
     return History([Played(r[1], r[2], r[3], r[4]) for r in ordered], now, rules)
 
 
