@@ -122,7 +122,8 @@ def _busy() -> ApiError:
 
 
 class Database:
-    """One engine; `read()` and `write()` hand out ORM sessions with the right transaction."""
+    """The engine (on PostgreSQL, and a second one of its own for reads); `read()` and `write()`
+    hand out ORM sessions with the right transaction."""
 
     def __init__(self, url: str, busy_timeout: float = BUSY_TIMEOUT) -> None:
         self.url = make_url(url)
