@@ -9,14 +9,17 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+import pytest
 from sqlalchemy import event, update
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings
 from airwave.core.accounts import sessions
-from airwave.core.catalog import similarity_index
+from airwave.core.catalog import similarity_index, space
 from airwave.core.clock import FixedClock
 from airwave.core.radio import playlist
+from airwave.core.radio.engine.known import Known
 from airwave.core.services import Services
 from airwave.store import stamps
 from airwave.store.db import Database
@@ -230,6 +233,55 @@ def test_a_scan_in_another_process_holds_from_the_next_fragment(
     assert not {item.view.track.id for item in handed} & set(gone)
     titles = [item.view.track.title for item in handed if item.view.track.id == kept_one]
     assert titles == ["Renamed"]  # the seed artist's one track left, as the scan named it
+
+
+def test_neighbour_lists_are_kept_until_the_similarity_index_changes(
+    database: Database, tmp_path: Path, clock: FixedClock
+) -> None:
+    """The engine reads a track's neighbour list once while the catalogue stamp holds; a build of
+    the similarity index in another process sets a new stamp, and the next read has its lists."""
+    settings = Settings(data_dir=tmp_path / "data", engine_seed=7)
+    world = _world(database, settings, clock)
+    tracks = [t for ids in world.artist_tracks.values() for t in ids]
+    statements: list[str] = []
+
+    def count(conn: object, cursor: object, statement: str, *args: object) -> None:
+        statements.append(statement)
+
+    event.listen(database.engine, "before_cursor_execute", count)
+    try:
+        with database.read() as db:
+            before = Known(db).neighbors(tracks[:10])
+        assert set(before) == set(tracks[:10])
+        assert sum("track_neighbors" in s for s in statements) == 1
+        with database.read() as db:  # kept: no statement for them
+            again = Known(db).neighbors(tracks[:10])
+        assert sum("track_neighbors" in s for s in statements) == 1
+        assert all(again[t] is before[t] for t in before)
+        with pytest.raises(ValueError):
+            again[tracks[0]][0][0] = -1  # shared between calls: read only
+    finally:
+        event.remove(database.engine, "before_cursor_execute", count)
+    other = Database(
+        str(database.engine.url)
+    )  # another process: two tracks in three in a new genre
+    try:
+        with other.write() as db:
+            genre = Genre(name="Extra", name_key="extra", category="C9")
+            db.add(genre)
+            db.flush()
+            for n, track_id in enumerate(tracks):
+                if n % 3:
+                    db.add(TrackGenre(track_id=track_id, genre_id=genre.id, position=1))
+        similarity_index.build(other, clock.now, force=True)
+    finally:
+        other.dispose()
+    with database.read() as db:
+        after = Known(db).neighbors(tracks[:10])
+        fresh = space.neighbors_of(db, tracks[:10])
+    assert any(not np.array_equal(after[t][0], before[t][0]) for t in before)
+    assert all(np.array_equal(after[t][0], fresh[t][0]) for t in fresh)
+    assert all(np.array_equal(after[t][1], fresh[t][1]) for t in fresh)
 
 
 def test_a_warm_fragment_runs_a_bounded_number_of_statements(

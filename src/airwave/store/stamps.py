@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import secrets
 
-from sqlalchemy import select, update
+from sqlalchemy import Connection, select, update
 from sqlalchemy.orm import Session
 
 from airwave.store.models import CatalogStamp
 
 
-def bump_catalog(db: Session) -> None:
+def bump_catalog(db: Session | Connection) -> None:
     """Inside the transaction that changes the catalogue: a new stamp, seen with its changes.
     Random rather than counted, so a restored backup never brings back a stamp a process
     still holds."""

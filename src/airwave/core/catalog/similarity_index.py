@@ -29,6 +29,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.engine import Connection
 
 from airwave.core.catalog import knn, space
+from airwave.store import stamps
 from airwave.store.db import Database
 from airwave.store.models import SimilarityIndex, TrackNeighbors
 from airwave.store.prepared import Prepared
@@ -190,6 +191,7 @@ class _Job:
                     kth[rows] = np.where(labels[:, -1] >= 0, sims[:, -1], -np.inf)
                 with self.database.write() as db:
                     _upsert(db.connection(), cat.ids[rows], labels, sims, at)
+                    stamps.bump_catalog(db)  # what processes keep of the lists is old now
         del exact
         del x
         with self.database.write() as db:
@@ -208,7 +210,9 @@ class _Job:
         return n
 
     def _finish(self, conn: Connection, at: datetime) -> str:
-        """The build's record: what it was made from; its generation names the table."""
+        """The build's record: what it was made from; its generation names the table. A new
+        catalogue stamp: what processes keep of the neighbour lists is old now."""
+        stamps.bump_catalog(conn)
         seconds = round(time.perf_counter() - self.started, 6)
         conn.execute(delete(SimilarityIndex))
         conn.execute(

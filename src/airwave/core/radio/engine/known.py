@@ -1,7 +1,8 @@
 """What the station engine keeps of the catalogue between calls: each present track's artist,
-album, explicit flag and length, an artist's first tracks, a genre's id bounds, and what a track
-object shows of a track. All of it is valid while the catalogue stamp holds (core/catalog/kept.py):
-a fragment reads the stamp once instead of running a statement per lookup."""
+album, explicit flag and length, an artist's first tracks, a genre's id bounds, a track's
+neighbour list in the similarity index, and what a track object shows of a track. All of it is
+valid while the catalogue stamp holds (core/catalog/kept.py): a fragment reads the stamp once
+instead of running a statement per lookup."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
-from airwave.core.catalog import catalog, kept
+from airwave.core.catalog import catalog, kept, space
 from airwave.store.models import Album, Artist, Artwork, Genre, Track, TrackGenre
 from airwave.store.prepared import Columns
 
@@ -63,6 +65,9 @@ class Shown:
 
 
 _SHOWN: kept.Kept[int, Shown | None] = kept.Kept(limit=10_000)
+# (neighbour ids, similarities), read only; None: the track has no list. About 1 KB each.
+Neighbors = tuple[np.ndarray, np.ndarray]
+_NEIGHBORS: kept.Kept[int, Neighbors | None] = kept.Kept(limit=16_384)
 _PICTURES: kept.Kept[int, catalog.Picture] = kept.Kept(limit=50_000)  # by artist
 
 _TRACK_COLUMNS = Columns(Track)
@@ -150,8 +155,30 @@ class Known:
         self._artist_tracks = _or_own(_ARTIST_TRACKS.at(stamp))
         self._genre_bounds = _or_own(_GENRE_BOUNDS.at(stamp))
         self._shown = _or_own(_SHOWN.at(stamp))
+        self._neighbors = _or_own(_NEIGHBORS.at(stamp))
         self._pictures = _or_own(_PICTURES.at(stamp))
         self._size = _or_own(_SIZE.at(stamp))
+
+    def neighbors(self, track_ids: Iterable[int]) -> dict[int, Neighbors]:
+        """The similarity index's neighbour lists of these tracks (those that have one). The
+        arrays are shared with other calls: read only."""
+        kept_lists = self._neighbors
+        wanted = list(dict.fromkeys(track_ids))
+        missing = [t for t in wanted if t not in kept_lists]
+        if missing:
+            found = space.neighbors_of(self.db, missing)
+            for track_id in missing:
+                pair = found.get(track_id)
+                if pair is not None:
+                    for array in pair:
+                        array.flags.writeable = False
+                kept_lists[track_id] = pair
+        out: dict[int, Neighbors] = {}
+        for track_id in wanted:
+            pair = kept_lists.get(track_id)
+            if pair is not None:
+                out[track_id] = pair
+        return out
 
     def library_size(self) -> tuple[int, int, int]:
         """Present tracks, artists and albums, each counted up to just past what the relaxed

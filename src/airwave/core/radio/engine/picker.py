@@ -17,7 +17,6 @@ import numpy as np
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
-from airwave.core.catalog import space
 from airwave.core.ids import music_id
 from airwave.core.radio.engine.known import Known
 from airwave.core.radio.engine.rules import History, Played
@@ -205,7 +204,7 @@ class Picker:
         downs = [
             _Anchor(t, 1.0, music_id("track", t)) for t in steering.negatives[:NEGATIVE_ANCHORS]
         ]
-        lists = space.neighbors_of(db, sorted({a.track_id for a in seeds + ups + downs}))
+        lists = self.known.neighbors(sorted({a.track_id for a in seeds + ups + downs}))
         self.lists = lists
         self.seed_scores = _spread(seeds, lists)
         self.up_scores = _spread(ups, lists)
@@ -291,8 +290,8 @@ class Picker:
                 sources = [
                     _Anchor(t, 0.5, music_id("track", t)) for t in self.steering.positives[:24]
                 ]
-            extra = space.neighbors_of(
-                self.db, [a.track_id for a in sources if a.track_id not in self.lists]
+            extra = self.known.neighbors(
+                [a.track_id for a in sources if a.track_id not in self.lists]
             )
             self.lists.update(extra)
             far = _spread(sources, self.lists)
