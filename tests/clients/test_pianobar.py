@@ -80,15 +80,19 @@ class Pianobar:
         )  # fmt: skip
 
     def _listen(self) -> None:
-        """The sound card: take PCM at real-time speed."""
-        with open(self.audio, "rb", buffering=0) as pipe:
-            chunk = BYTES_PER_SECOND // 20
-            while not self._stop:
-                started = time.monotonic()
-                if not pipe.read(chunk):
-                    break
-                self.playing.set()
-                time.sleep(max(0.0, 0.05 - (time.monotonic() - started)))
+        """The sound card: take PCM at real-time speed, song after song. pianobar opens the pipe
+        for each song and closes it at the song's end; when the next song takes longer to start
+        than the pipe's buffer takes to drain, the reader sees the end of the file, and must open
+        the pipe again, or pianobar's next open would wait for a reader for ever."""
+        chunk = BYTES_PER_SECOND // 20
+        while not self._stop:
+            with open(self.audio, "rb", buffering=0) as pipe:
+                while not self._stop:
+                    started = time.monotonic()
+                    if not pipe.read(chunk):
+                        break
+                    self.playing.set()
+                    time.sleep(max(0.0, 0.05 - (time.monotonic() - started)))
 
     def press(self, keys: str) -> None:
         with open(self.ctl, "w") as ctl:
@@ -133,6 +137,11 @@ class Pianobar:
         time.sleep(0.5)
         self._stop = True
         subprocess.run(["tmux", "kill-session", "-t", self.session], check=False)
+        try:  # a reader waiting in open() for the next song wakes, sees the end and stops
+            os.close(os.open(self.audio, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:  # no reader waiting
+            pass
+        self._drain.join(timeout=5)
 
 
 def test_pianobar_plays_rates_explains_skips_and_creates(
