@@ -103,8 +103,15 @@ _GENRE_PAGE = (
     .order_by(_GENRE_TRACKS.track_id)
     .limit(bindparam("count"))
 )
-_GENRE_FROM = _GENRE_PAGE.where(_GENRE_TRACKS.track_id >= bindparam("start"))
-_GENRE_BEFORE = _GENRE_PAGE.where(_GENRE_TRACKS.track_id < bindparam("start"))
+# The bound is given on both sides of the join: PostgreSQL carries equalities across a join but
+# not ranges, and merging the genre's index with the tracks' primary key from its first row
+# walked every track below `start` (0.1-0.2 s a genre station's fragment at 1M tracks).
+_GENRE_FROM = _GENRE_PAGE.where(
+    _GENRE_TRACKS.track_id >= bindparam("start"), _TRACKS.id >= bindparam("start")
+)
+_GENRE_BEFORE = _GENRE_PAGE.where(
+    _GENRE_TRACKS.track_id < bindparam("start"), _TRACKS.id < bindparam("start")
+)
 
 
 # the catalogue's id range, and present tracks from a point of it in id order (built once)
