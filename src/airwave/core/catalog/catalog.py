@@ -498,12 +498,16 @@ def genre_track_count(db: Session, genre_id: int) -> int:
 
 def genre_sample(db: Session, genre_id: int, limit: int = 5) -> list[int]:
     """A spread of a genre's tracks: at most one per artist first."""
-    rows = db.execute(
-        select(Track.id, Track.artist_id)
-        .join(TrackGenre, TrackGenre.track_id == Track.id)
-        .where(TrackGenre.genre_id == genre_id, PRESENT)
-        .order_by(Track.id)
+    # the genre's first tracks from its index, then the present ones among them (as a join,
+    # PostgreSQL walked the tracks' primary key from the first track: 5-8 ms at 1M tracks)
+    first = (
+        select(TrackGenre.track_id)
+        .where(TrackGenre.genre_id == genre_id)
+        .order_by(TrackGenre.track_id)
         .limit(500)
+    )
+    rows = db.execute(
+        select(Track.id, Track.artist_id).where(Track.id.in_(first), PRESENT).order_by(Track.id)
     ).all()
     picked, artists = [], set()
     for track_id, artist_id in rows:

@@ -138,8 +138,9 @@ def seed_name(db: Session, seed: SeedRef) -> str:
         if seed.kind == "TR":
             return f"{catalog.track(db, seed.ref_id).title} Radio"
         genre = catalog.genre(db, seed.ref_id)
-        if not db.scalar(
-            select(func.count()).select_from(TrackGenre).where(TrackGenre.genre_id == genre.id)
+        if (
+            db.scalar(select(TrackGenre.track_id).where(TrackGenre.genre_id == genre.id).limit(1))
+            is None
         ):
             raise ApiError(ErrorCode.NOT_FOUND, "empty genre")
         return f"{genre.name} Radio"

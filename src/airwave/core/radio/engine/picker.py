@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import Select, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from airwave.core.ids import music_id
@@ -95,23 +95,35 @@ def _seed_anchors(known: Known, steering: Steering, rng: random.Random) -> list[
 
 _GENRE_TRACKS = TrackGenre.__table__.c
 _TRACKS = Track.__table__.c
-# a genre's present tracks from a point of its index, in id order
-_GENRE_PAGE = (
-    select(_GENRE_TRACKS.track_id)
-    .join(Track.__table__, _TRACKS.id == _GENRE_TRACKS.track_id)
-    .where(_GENRE_TRACKS.genre_id == bindparam("genre_id"), _TRACKS.missing_since.is_(None))
-    .order_by(_GENRE_TRACKS.track_id)
-    .limit(bindparam("count"))
-)
-# The bound is given on both sides of the join: PostgreSQL carries equalities across a join but
-# not ranges, and merging the genre's index with the tracks' primary key from its first row
-# walked every track below `start` (0.1-0.2 s a genre station's fragment at 1M tracks).
-_GENRE_FROM = _GENRE_PAGE.where(
-    _GENRE_TRACKS.track_id >= bindparam("start"), _TRACKS.id >= bindparam("start")
-)
-_GENRE_BEFORE = _GENRE_PAGE.where(
-    _GENRE_TRACKS.track_id < bindparam("start"), _TRACKS.id < bindparam("start")
-)
+
+
+def _genre_page(after: bool) -> Select[tuple[int]]:
+    """The present tracks among a genre's next `count` tracks from `start` (`after`) or from its
+    first track up to `start`, in id order.
+
+    The genre's page is read from its index first, then looked up in `tracks`: a join let
+    PostgreSQL merge the genre's index with the tracks' primary key, from the first track when
+    only one side was bounded (it carries equalities across a join, not ranges: 0.1-0.2 s a
+    genre station's fragment at 1M tracks) and across thousands of rows when both were."""
+    start = bindparam("start")
+    page = (
+        select(_GENRE_TRACKS.track_id)
+        .where(
+            _GENRE_TRACKS.genre_id == bindparam("genre_id"),
+            _GENRE_TRACKS.track_id >= start if after else _GENRE_TRACKS.track_id < start,
+        )
+        .order_by(_GENRE_TRACKS.track_id)
+        .limit(bindparam("count"))
+    )
+    return (
+        select(_TRACKS.id)
+        .where(_TRACKS.id.in_(page), _TRACKS.missing_since.is_(None))
+        .order_by(_TRACKS.id)
+    )
+
+
+_GENRE_FROM = _genre_page(after=True)
+_GENRE_BEFORE = _genre_page(after=False)
 
 
 # the catalogue's id range, and present tracks from a point of it in id order (built once)
