@@ -509,6 +509,14 @@ def genre_sample(db: Session, genre_id: int, limit: int = 5) -> list[int]:
     rows = db.execute(
         select(Track.id, Track.artist_id).where(Track.id.in_(first), PRESENT).order_by(Track.id)
     ).all()
+    if not rows:  # the genre's first 500 tracks are all missing: its present ones, wherever
+        rows = db.execute(
+            select(Track.id, Track.artist_id)
+            .join(TrackGenre, TrackGenre.track_id == Track.id)
+            .where(TrackGenre.genre_id == genre_id, PRESENT)
+            .order_by(Track.id)
+            .limit(500)
+        ).all()
     picked, artists = [], set()
     for track_id, artist_id in rows:
         if artist_id not in artists:
