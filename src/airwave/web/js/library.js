@@ -307,7 +307,13 @@ export async function collectionView(main, query) {
   const sort = SORTS.some(([code]) => code === params.get("sort")) ? params.get("sort") : "DATE_ADDED";
   const filter = h("input", { type: "search", placeholder: "Name or artist" });
   const sortBy = h("select", SORTS.map(([code, label]) => h("option", { value: code, selected: code === sort }, label)));
-  sortBy.addEventListener("change", () => location.replace(`#/library?type=${type}&sort=${sortBy.value}`));
+  // the kind from the address as it is now: a kind's link may have been followed a moment ago,
+  // before this view was drawn again for it
+  sortBy.addEventListener("change", () => {
+    const now = new URLSearchParams(location.hash.split("?")[1] || "");
+    const kind = location.hash.startsWith("#/library?") ? now.get("type") ?? type : type;
+    location.replace(`#/library?type=${kind}&sort=${sortBy.value}`);
+  });
   const kinds = h("nav.subnav", { "aria-label": "Kinds" }, h("ul.chips", TYPES.map(([code, label]) =>
     h("li", h("a.chip", { href: `#/library?type=${code}&sort=${sort}`, "aria-current": code === type ? "page" : null }, label)))));
   const count = h("p.muted", { role: "status" });
