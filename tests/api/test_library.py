@@ -617,3 +617,44 @@ def test_watch_picks_up_new_files(start_server, tmp_path: Path) -> None:
         time.sleep(0.3)
     else:
         raise AssertionError("the watcher never scanned the new file")
+
+
+def test_genre_counts_follow_the_library(start_server, tmp_path: Path) -> None:
+    """A genre's track count, its category and the genres in it count present tracks only, and
+    follow a rescan by another process at once (the server keeps counts per catalogue stamp)."""
+    root = tmp_path / "lib"
+    album = root / "Delta Trio" / "Crossroads"
+    for n, genre in enumerate((["Delta Blues", "Swing"], "Delta Blues", "Delta Blues"), 1):
+        media.tag(
+            media.encode(album / f"0{n} Song {n}.mp3", 1.0),
+            title=f"Song {n}",
+            artist="Delta Trio",
+            album="Crossroads",
+            genre=genre,
+        )
+    server = start_server("--open-registration")
+    assert "3 added" in server.cli("scan", "--library", str(root)).stdout
+    api = server.client()
+    api.register("counter")
+
+    def genres(category: str) -> dict[str, int]:
+        listed = {c["name"]: c for c in api.ok("v1/music/genrecategories")["categories"]}
+        if category not in listed:
+            return {}
+        stations = api.ok("v1/music/genres", {"token": listed[category]["token"]})["stations"]
+        return {s["name"]: s["trackCount"] for s in stations}
+
+    def searched(query: str) -> int | None:
+        found = api.ok("v3/sod/search", {"query": query, "types": ["SF"]})
+        counts = [a.get("trackCount") for a in found["annotations"].values() if a["type"] == "GE"]
+        return counts[0] if counts else None
+
+    assert genres("Blues") == {"Delta Blues": 3} and genres("Jazz") == {"Swing": 1}
+    assert searched("delta blues") == 3  # asked twice: the second answer is the kept count
+    assert searched("delta blues") == 3 and searched("swing") == 1
+    (album / "01 Song 1.mp3").unlink()  # the only Swing track, and one of Delta Blues'
+    assert "1 removed" in server.cli("scan", "--library", str(root)).stdout
+    assert genres("Blues") == {"Delta Blues": 2}
+    assert genres("Jazz") == {}  # no playable genre left in it: the category is gone
+    assert searched("delta blues") == 2
+    assert searched("swing") in (None, 0)

@@ -186,7 +186,7 @@ def genre_categories(db: Session) -> list[GenreCategory]:
     """music/genrecategories: categories with playable genres, each pictured by a track of its
     biggest genre."""
     out = []
-    for name, _tracks in catalog.genre_categories(db):
+    for name in catalog.genre_categories(db):
         genres = catalog.genres_in(db, name)
         sample = (
             catalog.track_views(db, catalog.genre_sample(db, genres[0][0].id, 1)) if genres else []

@@ -348,7 +348,7 @@ def get_genre_stations_checksum(t: TunerCall) -> dict[str, Any]:
 def _genre_categories(t: TunerCall) -> list[dict[str, Any]]:
     db = t.call.reader()
     out = []
-    for name, _tracks in catalog.genre_categories(db):
+    for name in catalog.genre_categories(db):
         genres = [
             {
                 "stationToken": ids.music_id("genre", g.id),  # a musicToken for createStation

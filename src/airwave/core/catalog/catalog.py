@@ -9,11 +9,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from airwave.core import ids
-from airwave.core.catalog import similar
+from airwave.core.catalog import kept, similar
 from airwave.errors import ApiError, ErrorCode
 from airwave.library import names
 from airwave.store.models import Album, Artist, Artwork, Genre, Track, TrackGenre, TrackProfile
@@ -431,38 +431,61 @@ def track_count(db: Session, artist_id: int) -> int:
     return db.scalar(select(func.count(Track.id)).where(Track.artist_id == artist_id, PRESENT)) or 0
 
 
-def genre_categories(db: Session) -> list[tuple[str, int]]:
-    """Categories with playable genres, by name, with a representative album art id."""
-    rows = db.execute(
-        select(Genre.category, func.count(func.distinct(TrackGenre.track_id)))
-        .join(TrackGenre, TrackGenre.genre_id == Genre.id)
-        .join(Track, Track.id == TrackGenre.track_id)
-        .where(PRESENT)
-        .group_by(Genre.category)
-        .order_by(Genre.category)
-    ).all()
-    return [(name, count) for name, count in rows]
+# A genre's tracks are counted and probed from the genre index. Joined with the present tracks,
+# PostgreSQL read the whole of `tracks` for one genre (0.1 s at 1M tracks) and hashed both tables
+# for a category's genres or the playable genres (0.3-0.5 s).
+_TG = TrackGenre.__table__.alias("tg")
+_TG_TRACK = Track.__table__.alias("tg_track")
+
+
+def _present_tracks_of(genre_id: Any) -> Any:
+    """Whether the genre has a present track: its index walked up to the first one."""
+    return (
+        select(1)
+        .select_from(_TG.join(_TG_TRACK, _TG_TRACK.c.id == _TG.c.track_id))
+        .where(_TG.c.genre_id == genre_id, _TG_TRACK.c.missing_since.is_(None))
+        .exists()
+    )
+
+
+def _present_count(genre_id: Any) -> Any:
+    """The genre's present tracks: its rows in the genre index, less those of missing tracks
+    (few, found through the partial index of missing tracks)."""
+    rows = select(func.count()).select_from(_TG).where(_TG.c.genre_id == genre_id)
+    missing = (
+        select(func.count())
+        .select_from(_TG.join(_TG_TRACK, _TG_TRACK.c.id == _TG.c.track_id))
+        .where(_TG.c.genre_id == genre_id, _TG_TRACK.c.missing_since.is_not(None))
+    )
+    return rows.scalar_subquery() - missing.scalar_subquery()
+
+
+_PLAYABLE = _present_tracks_of(Genre.id)
+_PLAYABLE_GENRE_IDS = select(Genre.id).where(_PLAYABLE).order_by(Genre.id)
+_CATEGORIES = select(Genre.category).where(_PLAYABLE).distinct().order_by(Genre.category)
+_GENRE_COUNT = select(_present_count(bindparam("genre_id")))
+_GENRE_COUNTS: kept.Kept[int, int] = kept.Kept(limit=50_000)
+
+
+def genre_categories(db: Session) -> list[str]:
+    """Categories with playable genres, by name."""
+    return list(db.scalars(_CATEGORIES))
 
 
 def category_by_token(db: Session, token: str) -> str:
-    for name, _count in genre_categories(db):
+    for name in genre_categories(db):
         if ids.slug(name) == token or name == token:
             return name
     raise ApiError(ErrorCode.NOT_FOUND, f"no genre category {token[:80]!r}")
 
 
 def genres_in(db: Session, category: str) -> list[tuple[Genre, int]]:
-    return [
-        (g, n)
-        for g, n in db.execute(
-            select(Genre, func.count(TrackGenre.track_id))
-            .join(TrackGenre, TrackGenre.genre_id == Genre.id)
-            .join(Track, Track.id == TrackGenre.track_id)
-            .where(Genre.category == category, PRESENT)
-            .group_by(Genre.id)
-            .order_by(func.count(TrackGenre.track_id).desc(), Genre.name)
-        ).all()
-    ]
+    """The category's genres with present tracks and how many, the biggest first."""
+    count = _present_count(Genre.id).label("present")
+    rows = db.execute(
+        select(Genre, count).where(Genre.category == category).order_by(count.desc(), Genre.name)
+    ).all()
+    return [(g, n) for g, n in rows if n > 0]
 
 
 def genre(db: Session, genre_id: int) -> Genre:
@@ -473,27 +496,19 @@ def genre(db: Session, genre_id: int) -> Genre:
 
 
 def playable_genre_ids(db: Session) -> list[int]:
-    """Genres with present tracks."""
-    return sorted(
-        db.scalars(
-            select(TrackGenre.genre_id)
-            .join(Track, Track.id == TrackGenre.track_id)
-            .where(PRESENT)
-            .distinct()
-        )
-    )
+    """Genres with present tracks, in id order."""
+    return list(db.connection().execute(_PLAYABLE_GENRE_IDS).scalars())
 
 
 def genre_track_count(db: Session, genre_id: int) -> int:
-    """The genre's present tracks."""
-    return (
-        db.scalar(
-            select(func.count(TrackGenre.track_id))
-            .join(Track, Track.id == TrackGenre.track_id)
-            .where(TrackGenre.genre_id == genre_id, PRESENT)
-        )
-        or 0
-    )
+    """The genre's present tracks; kept while the catalogue stamp holds."""
+    counts = _GENRE_COUNTS.at(kept.stamp(db))
+    if counts is not None and genre_id in counts:
+        return counts[genre_id]
+    count = int(db.connection().execute(_GENRE_COUNT, {"genre_id": genre_id}).scalar() or 0)
+    if counts is not None:
+        counts[genre_id] = count
+    return count
 
 
 def genre_sample(db: Session, genre_id: int, limit: int = 5) -> list[int]:
