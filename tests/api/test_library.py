@@ -658,3 +658,60 @@ def test_genre_counts_follow_the_library(start_server, tmp_path: Path) -> None:
     assert genres("Jazz") == {}  # no playable genre left in it: the category is gone
     assert searched("delta blues") == 2
     assert searched("swing") in (None, 0)
+
+
+def test_subsonic_counts_and_random_songs_follow_the_library(start_server, tmp_path: Path) -> None:
+    """getGenres, getScanStatus and getRandomSongs (with its genre and year filters) over
+    present tracks only, right after a rescan by another process."""
+    root = tmp_path / "lib"
+    albums = [("Reef", "Surf", 1963, 4), ("Tide", "Surf", 1990, 2), ("Echo", "Dub", 1975, 6)]
+    for album, genre, year, tracks in albums:
+        for n in range(1, tracks + 1):
+            media.tag(
+                media.encode(root / "Band" / album / f"0{n} {album} {n}.mp3", 0.5),
+                title=f"{album} {n}",
+                artist="Band",
+                album=album,
+                genre=genre,
+                date=str(year),
+            )
+    server = start_server()
+    assert "12 added" in server.cli("scan", "--library", str(root)).stdout
+    name = "subsonic-counter"
+    assert server.admin("user", "add", name, "--password-stdin", input="pw").returncode == 0
+    made = server.admin("user", "app-password", name, "--label", "phone")
+    password = made.stdout.strip().splitlines()[-1]
+
+    def call(method: str, **params: object) -> dict:
+        query = {"u": name, "p": password, "c": "tests", "v": "1.16.1", "f": "json", **params}
+        answer = httpx.get(f"{server.url}/rest/{method}", params=query).json()["subsonic-response"]
+        assert answer["status"] == "ok", answer
+        return answer
+
+    def genres() -> dict[str, tuple[int, int]]:
+        found = call("getGenres")["genres"]["genre"]
+        return {g["value"]: (g["songCount"], g["albumCount"]) for g in found}
+
+    def random(size: int, **filters: object) -> list[str]:
+        songs = call("getRandomSongs", size=size, **filters)["randomSongs"].get("song", [])
+        assert len({s["id"] for s in songs}) == len(songs)  # never the same track twice
+        return sorted(s["title"] for s in songs)
+
+    assert genres() == {"Dub": (6, 1), "Surf": (6, 2)}
+    assert call("getScanStatus")["scanStatus"]["count"] == 12
+    assert random(50, genre="surf") == sorted(
+        [f"Reef {n}" for n in range(1, 5)] + ["Tide 1", "Tide 2"]
+    )
+    assert random(50, fromYear=1960, toYear=1970) == [f"Reef {n}" for n in range(1, 5)]
+    assert random(50, genre="Dub", fromYear=1960, toYear=1970) == []
+    assert random(50, genre="no such genre") == []
+    some = random(5)
+    assert len(some) == 5 and len(random(3, genre="Dub")) == 3
+    assert all(title.startswith("Echo") for title in random(3, genre="Dub"))
+    for n in (1, 2):
+        (root / "Band" / "Tide" / f"0{n} Tide {n}.mp3").unlink()
+    assert "2 removed" in server.cli("scan", "--library", str(root)).stdout
+    assert genres() == {"Dub": (6, 1), "Surf": (4, 1)}
+    assert call("getScanStatus")["scanStatus"]["count"] == 10
+    assert random(50, genre="Surf") == [f"Reef {n}" for n in range(1, 5)]
+    assert len(random(50)) == 10
