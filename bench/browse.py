@@ -23,6 +23,8 @@ Calls, one of each kind per server per round, the order rotating from round to r
   albumsNewest      Subsonic getAlbumList2 newest, size 50
   albumsByGenre     Subsonic getAlbumList2 byGenre, size 50
   songsByGenre      Subsonic getSongsByGenre, count 50, offset random in 0..1000
+  songsByUnknownGenre, albumsByUnknownGenre
+                    the same two for a genre no track has (a name an app kept from elsewhere)
   syncSongs         Subsonic search3 query "" (all songs, as syncing apps page), songCount 500,
                     songOffset random in 0..10,000
   artists           Subsonic getArtists (every artist)
@@ -54,6 +56,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +74,7 @@ from support.databases import Backend  # noqa: E402
 from support.server import Server  # noqa: E402
 
 MISSING_EVERY = 500  # one track in this many is marked missing
+KEY_FILES = ("url-signing-keys.json", "app-password-key", "device-cookie-key")
 TARGET_P99_MS = 25.0
 
 
@@ -105,7 +109,8 @@ class Served:
 
 def kinds(size: int, category: str, rng: random.Random) -> dict[str, Callable[[Served], float]]:
     """Every kind of call, as a function of the server it is sent to."""
-    genre = f"Genre {rng.randint(1, 60)}"
+    genre = f"Genre {rng.randint(0, 59)}"  # the catalogue's genres: Genre 0 .. Genre 59
+    unknown = "No Such Genre"  # asked for by name, as apps do, and in no track's tags
     return {
         "genrecategories": lambda s: s.api("v1/music/genrecategories", {}),
         "genres": lambda s: s.api("v1/music/genres", {"token": category}),
@@ -124,6 +129,10 @@ def kinds(size: int, category: str, rng: random.Random) -> dict[str, Callable[[S
         "songsByGenre": lambda s: s.subsonic(
             "getSongsByGenre", genre=genre, count=50, offset=rng.randint(0, 1000)
         ),
+        "songsByUnknownGenre": lambda s: s.subsonic("getSongsByGenre", genre=unknown, count=50),
+        "albumsByUnknownGenre": lambda s: s.subsonic(
+            "getAlbumList2", type="byGenre", genre=unknown, size=50
+        ),
         "syncSongs": lambda s: s.subsonic(
             "search3",
             query="",
@@ -139,9 +148,8 @@ def kinds(size: int, category: str, rng: random.Random) -> dict[str, Callable[[S
 def mark_missing(backend: Backend) -> None:
     """One track in MISSING_EVERY gone from the library, with a new catalogue stamp (what a
     rescan commits)."""
-    backend.execute(
-        f"UPDATE tracks SET missing_since = '2026-01-01 00:00:00' WHERE id % {MISSING_EVERY} = 7"
-    )
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")  # recent: not yet purged
+    backend.execute(f"UPDATE tracks SET missing_since = '{now}' WHERE id % {MISSING_EVERY} = 7")
     bump(backend)
 
 
@@ -165,28 +173,36 @@ def prepare(
         shutil.copyfile(db_file, first / "airwave.db")
         backend = Backend("sqlite", first)
         print(f"catalog size={size} db={db} (cached copy)")
-    mark_missing(backend)
-    password = secrets.token_urlsafe(12)
-    add_listener(backend, password)
     served: list[Served] = []
-    for code, source in sorted(sources.items(), key=lambda item: item[0] == "this"):
-        if code == "this":
-            mine = backend
-        else:
-            # the same keys (the listener's password is checked with them), the SQLite file
-            # copied; on PostgreSQL the same schema
-            data = work / f"run-{size}-{db}-{code}"
-            shutil.copytree(first, data)
-            mine = Backend(db, data, backend.pg)
-        log = mine.data_dir / "server.log"
-        server = start_server_one_worker(mine, log, source)
-        client = Client(server.url)
-        try:
-            client.login(password)
-        except Exception:
-            server.stop()
-            raise RuntimeError(tail(log)) from None
-        served.append(Served(code, mine, server, client, password))
+    try:
+        mark_missing(backend)
+        password = secrets.token_urlsafe(12)
+        add_listener(backend, password)
+        data_dirs = {"this": backend}
+        for code in sources:
+            if code != "this":  # SQLite: a copy of the file, made before any server writes it
+                data = work / f"run-{size}-{db}-{code}"
+                shutil.copytree(first, data)
+                data_dirs[code] = Backend(db, data, backend.pg)  # PostgreSQL: the same schema
+        for code, source in sorted(sources.items(), key=lambda item: item[0] != "this"):
+            mine = data_dirs[code]
+            if code != "this" and db == "postgresql":
+                # one database, one set of keys: the first server's, made as it started
+                for key in KEY_FILES:
+                    shutil.copyfile(first / key, mine.data_dir / key)
+            log = mine.data_dir / "server.log"
+            server = start_server_one_worker(mine, log, source)
+            client = Client(server.url)
+            served.append(Served(code, mine, server, client, password))
+            try:
+                client.login(password)
+            except Exception:
+                raise RuntimeError(tail(log)) from None
+    except BaseException:
+        close(served, keep=False)
+        if backend.pg is not None:
+            backend.pg.drop()
+        raise
     return served
 
 
@@ -229,9 +245,9 @@ def first_category(s: Served) -> str:
 
 def report(served: list[Served], size: int, db: str) -> None:
     by_code = {s.code: s for s in served}
-    for kind in served[0].warm:
+    for kind in dict.fromkeys([*served[0].warm, *served[0].cold]):
         for s in served:
-            warm, cold = s.warm[kind], s.cold.get(kind, [])
+            warm, cold = s.warm.get(kind, []), s.cold.get(kind, [])
             p99 = pct(warm, 99)
             met = "met" if p99 < TARGET_P99_MS else "not met"
             cold_text = f"cold_median_ms={statistics.median(cold):.1f} " if cold else ""
@@ -243,7 +259,7 @@ def report(served: list[Served], size: int, db: str) -> None:
             )
         if "baseline" in by_code:
             this, base = by_code["this"], by_code["baseline"]
-            ratio = pct(this.warm[kind], 50) / pct(base.warm[kind], 50)
+            ratio = pct(this.warm.get(kind, []), 50) / pct(base.warm.get(kind, []), 50)
             cold_ratio = (
                 statistics.median(this.cold[kind]) / statistics.median(base.cold[kind])
                 if this.cold.get(kind) and base.cold.get(kind)

@@ -715,3 +715,11 @@ def test_subsonic_counts_and_random_songs_follow_the_library(start_server, tmp_p
     assert call("getScanStatus")["scanStatus"]["count"] == 10
     assert random(50, genre="Surf") == [f"Reef {n}" for n in range(1, 5)]
     assert len(random(50)) == 10
+    by_genre = call("getSongsByGenre", genre="SURF", count=3, offset=1)["songsByGenre"]["song"]
+    assert [s["title"] for s in by_genre] == ["Reef 2", "Reef 3", "Reef 4"]
+    albums = call("getAlbumList2", type="byGenre", genre="surf")["albumList2"]["album"]
+    assert [a["name"] for a in albums] == ["Reef"]
+    for genre in ("Tide", "no such genre"):  # an album title is no genre
+        assert not call("getSongsByGenre", genre=genre)["songsByGenre"].get("song")
+        albums = call("getAlbumList2", type="byGenre", genre=genre)["albumList2"]
+        assert not albums.get("album")

@@ -190,11 +190,13 @@ def album_list(
     elif order == "byGenre":
         if not genre:
             raise ApiError(ErrorCode.INVALID_REQUEST, "byGenre needs genre")
+        genre_ids = genre_ids_named(db, genre)
+        if not genre_ids:
+            return []
         tagged = (
             select(Track.id)
             .join(TrackGenre, TrackGenre.track_id == Track.id)
-            .join(Genre, Genre.id == TrackGenre.genre_id)
-            .where(Track.album_id == Album.id, PRESENT, func.lower(Genre.name) == genre.lower())
+            .where(Track.album_id == Album.id, PRESENT, TrackGenre.genre_id.in_(genre_ids))
             .exists()
         )
         query = query.where(tagged).order_by(Album.title_key, Album.id)
@@ -306,9 +308,7 @@ def random_track_ids(
     wanted = [PRESENT]
     pool: list[int] | None = None  # the candidates' ids, where they are drawn from a list
     if genre:
-        genre_ids = list(
-            db.scalars(select(Genre.id).where(func.lower(Genre.name) == genre.lower()))
-        )
+        genre_ids = genre_ids_named(db, genre)
         if not genre_ids:
             return []
         in_genre = TrackGenre.genre_id.in_(genre_ids)
@@ -418,14 +418,20 @@ def picture_key(db: Session, ref: ids.Ref) -> str | None:
     return art.content_hash if art is not None else None
 
 
+def genre_ids_named(db: Session, name: str) -> list[int]:
+    """The genres a name means (case ignored). Statements then name the genres by id: joined
+    with the genres by name, PostgreSQL could not tell a rare or unknown genre from a common one
+    and walked every track or album probing for it (1.2-1.4 s at 1M tracks)."""
+    return list(db.scalars(select(Genre.id).where(func.lower(Genre.name) == name.lower())))
+
+
 def genre_track_ids(db: Session, genre: str, offset: int, count: int) -> list[int]:
     """Present tracks tagged with a genre (any position, name case-insensitive), by album and
     track order."""
-    tagged = (
-        select(TrackGenre.track_id)
-        .join(Genre, Genre.id == TrackGenre.genre_id)
-        .where(func.lower(Genre.name) == genre.lower())
-    )
+    genre_ids = genre_ids_named(db, genre)
+    if not genre_ids:
+        return []
+    tagged = select(TrackGenre.track_id).where(TrackGenre.genre_id.in_(genre_ids))
     return list(
         db.scalars(
             select(Track.id)
