@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import func, select, text
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from airwave.core import ids, music
@@ -291,14 +291,8 @@ def find(db: Session, query: str, kind: str, offset: int, count: int) -> list[in
             return [e.artist.id for e in browse.album_artists(db)[offset : offset + count]]
         if kind == "album":
             return browse.album_list(db, "alphabeticalByName", size=count, offset=offset)
-        return list(
-            db.scalars(
-                select(Track.id)
-                .where(catalog.PRESENT)
-                .order_by(func.lower(Track.title), Track.id)
-                .offset(offset)
-                .limit(count)
-            )
-        )
+        # the library's songs by name, kept in order while the catalogue stamp holds (an app
+        # syncing pages through all of them; each page sorted them all, 0.28 s at 1M tracks)
+        return browse.library_page(db, "track", "ALPHA", "", offset, count).ids
     hits = search(db, query, (SEARCH_KINDS[kind],), offset + count)
     return [h.ref_id for h in hits[offset : offset + count]]
