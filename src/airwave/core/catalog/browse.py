@@ -193,13 +193,12 @@ def album_list(
         genre_ids = genre_ids_named(db, genre)
         if not genre_ids:
             return []
-        tagged = (
-            select(Track.id)
-            .join(TrackGenre, TrackGenre.track_id == Track.id)
-            .where(Track.album_id == Album.id, PRESENT, TrackGenre.genre_id.in_(genre_ids))
-            .exists()
-        )
-        query = query.where(tagged).order_by(Album.title_key, Album.id)
+        # the albums of the genre's present tracks, from the genre index: bounded by the genre's
+        # size (probing each album in title order for one of its tracks walked every album for
+        # a rare genre; SQLite, given the genre by id, probed the genre's index for every album)
+        tagged = select(TrackGenre.track_id).where(TrackGenre.genre_id.in_(genre_ids))
+        of_genre = select(Track.album_id).where(PRESENT, Track.id.in_(tagged))
+        query = select(Album.id).where(Album.id.in_(of_genre)).order_by(Album.title_key, Album.id)
     else:  # random
         return _random_albums(db, size, rng or random.Random())
     return list(db.scalars(query.offset(offset).limit(size)))
