@@ -6,13 +6,20 @@ from __future__ import annotations
 import random
 from array import array
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Select, func, or_, select
 from sqlalchemy.orm import Session
 
 from airwave.core import ids
 from airwave.core.catalog import kept
-from airwave.core.catalog.catalog import PRESENT, art_of, artist_picture, genre_counts
+from airwave.core.catalog.catalog import (
+    PRESENT,
+    art_of,
+    artist_picture,
+    genre_counts,
+    genre_track_count,
+)
 from airwave.errors import ApiError, ErrorCode
 from airwave.library import names
 from airwave.store.models import (
@@ -204,11 +211,21 @@ def album_list(
     return list(db.scalars(query.offset(offset).limit(size)))
 
 
+def _bounds(column: Any, *where: Any) -> Select:  # noqa: ANN401
+    """The least and the greatest value of an indexed column, each its own subquery: SQLite
+    reads one end of the index for a lone min() or max(), and the whole table for both in one
+    select (0.13-0.22 s at 1M tracks)."""
+    return select(
+        select(func.min(column)).where(*where).scalar_subquery(),
+        select(func.max(column)).where(*where).scalar_subquery(),
+    )
+
+
 def _random_albums(db: Session, size: int, rng: random.Random) -> list[int]:
     """`size` albums with present tracks drawn at random, without reading every album: ids are
     drawn from the id range (album ids are nearly dense) and only the drawn ones are looked up;
     a catalogue too sparse or too small for that is drawn from its full list instead."""
-    low, high = db.execute(select(func.min(Album.id), func.max(Album.id))).one()
+    low, high = db.execute(_bounds(Album.id)).one()
     if low is None:
         return []
     chosen: list[int] = []
@@ -312,31 +329,27 @@ def random_track_ids(
             return []
         in_genre = TrackGenre.genre_id.in_(genre_ids)
         wanted.append(Track.id.in_(select(TrackGenre.track_id).where(in_genre)))
-        bounds = select(func.min(TrackGenre.track_id), func.max(TrackGenre.track_id)).where(
-            in_genre
-        )
+        bounds = _bounds(TrackGenre.track_id, in_genre)
         low, high = db.execute(bounds).one()
-        counts = genre_counts(db)
-        if low is not None and sum(counts.get(g, 0) for g in genre_ids) < SPARSE * (high - low + 1):
-            pool = sorted(set(db.scalars(select(TrackGenre.track_id).where(in_genre))))
+        present = sum(genre_track_count(db, g) for g in genre_ids)  # kept, like every count
+        if low is not None and present < SPARSE * (high - low + 1):
+            pool = list(dict.fromkeys(db.scalars(select(TrackGenre.track_id).where(in_genre))))
     else:
-        low, high = db.execute(select(func.min(Track.id), func.max(Track.id))).one()
+        low, high = db.execute(_bounds(Track.id)).one()
     if low is None:
         return []
     if from_year is not None:
         wanted.append(Track.year >= from_year)
     if to_year is not None:
         wanted.append(Track.year <= to_year)
-    candidates = len(pool) if pool is not None else high - low + 1
-    if pool is not None:
-        rng.shuffle(pool)
+    # drawn: ids from the range, or positions in the genre's list
+    first, last = (0, len(pool) - 1) if pool is not None else (low, high)
+    candidates = last - first + 1
 
     def draw(count: int, tried: set[int]) -> list[int]:
-        if pool is not None:  # the next of the shuffled list
-            return pool[len(tried) : len(tried) + count]
         drawn: dict[int, None] = {}
         while len(drawn) < count:
-            i = rng.randint(low, high)
+            i = rng.randint(first, last)
             if i not in tried:
                 drawn[i] = None
         return list(drawn)
@@ -347,8 +360,9 @@ def random_track_ids(
     for _ in range(6):
         need = size - len(chosen)
         count = min(int(need * 2 / share) + 16, RANDOM_DRAW_CAP, candidates - len(tried))
-        drawn = draw(count, tried)
-        tried.update(drawn)
+        picked = draw(count, tried)
+        tried.update(picked)
+        drawn = picked if pool is None else [pool[i] for i in picked]
         found = set(db.scalars(select(Track.id).where(among(db, Track.id, drawn), *wanted)))
         chosen += [i for i in drawn if i in found][:need]
         share = max(len(found) / max(len(drawn), 1), 1 / RANDOM_DRAW_CAP)
