@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from sqlalchemy import update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from airwave.core.catalog import browse
@@ -77,3 +77,26 @@ def test_every_match_as_likely(db: Session, rows: Rows) -> None:
     mean = 8000 / len(present)
     assert sum((drawn[t] - mean) ** 2 / mean for t in present) < 397 + 5 * 28
     assert len(rare) == 4 and min(rare.values()) > 400 / 4 / 2
+
+
+def test_albums_of_a_genre_the_same_whichever_way_they_are_found(db: Session, rows: Rows) -> None:
+    """The first pages of a common genre's albums walk the albums (SQLite), later pages and rare
+    genres start from the genre's tracks: the list is one and the same."""
+    from airwave.store.models import Album
+
+    ids = _catalogue(db, rows)
+    missing = {ids[n] for n in MISSING}
+    albums = dict(db.execute(select(Track.id, Track.album_id)).all())
+    keys = dict(db.execute(select(Album.id, Album.title_key)).all())
+
+    def expected(numbers: range | list[int]) -> list[int]:
+        found = {albums[ids[n]] for n in numbers if ids[n] not in missing}
+        return sorted(found, key=lambda a: (keys[a], a))
+
+    common = expected([n for n in range(TRACKS) if n % 2 == 1])
+    pages = [browse.album_list(db, "byGenre", size=50, offset=o, genre="common") for o in (0, 150)]
+    assert pages == [common[:50], common[150:200]]  # walked
+    later = browse.album_list(db, "byGenre", size=50, offset=151, genre="Common")
+    assert later == common[151:201]  # from the genre's tracks
+    assert browse.album_list(db, "byGenre", size=50, offset=0, genre="rare") == expected(RARE)
+    assert browse.album_list(db, "byGenre", size=50, offset=0, genre="none of them") == []

@@ -8,7 +8,7 @@ from array import array
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Select, func, or_, select
+from sqlalchemy import Select, func, literal_column, or_, select
 from sqlalchemy.orm import Session
 
 from airwave.core import ids
@@ -200,15 +200,46 @@ def album_list(
         genre_ids = genre_ids_named(db, genre)
         if not genre_ids:
             return []
-        # the albums of the genre's present tracks, from the genre index: bounded by the genre's
-        # size (probing each album in title order for one of its tracks walked every album for
-        # a rare genre; SQLite, given the genre by id, probed the genre's index for every album)
-        tagged = select(TrackGenre.track_id).where(TrackGenre.genre_id.in_(genre_ids))
-        of_genre = select(Track.album_id).where(PRESENT, Track.id.in_(tagged))
-        query = select(Album.id).where(Album.id.in_(of_genre)).order_by(Album.title_key, Album.id)
+        if _walk_albums(db, genre_ids, offset + size):
+            # the first pages of a common genre on SQLite: albums in title order, each probed
+            # through its tracks' own genre rows (`+ 0`: not the genre's index, which SQLite
+            # would otherwise scan for every album)
+            tagged = (
+                select(Track.id)
+                .join(TrackGenre, TrackGenre.track_id == Track.id)
+                .where(
+                    Track.album_id == Album.id,
+                    PRESENT,
+                    (TrackGenre.genre_id + literal_column("0")).in_(genre_ids),
+                )
+                .exists()
+            )
+            query = select(Album.id).where(tagged)
+        else:
+            # the albums of the genre's present tracks, from the genre index: bounded by the
+            # genre's size, where walking the albums walked all of them for a rare genre
+            tagged = select(TrackGenre.track_id).where(TrackGenre.genre_id.in_(genre_ids))
+            of_genre = select(Track.album_id).where(PRESENT, Track.id.in_(tagged))
+            query = select(Album.id).where(Album.id.in_(of_genre))
+        query = query.order_by(Album.title_key, Album.id)
     else:  # random
         return _random_albums(db, size, rng or random.Random())
     return list(db.scalars(query.offset(offset).limit(size)))
+
+
+WALK_PAGES_UP_TO = 200  # albums of a genre: the first this many walked in title order (SQLite)
+COMMON_GENRE = 0.01  # ... when the genre holds at least this share of the present tracks
+
+
+def _walk_albums(db: Session, genre_ids: list[int], up_to: int) -> bool:
+    """Whether a page of a genre's albums ending at `up_to` is found sooner by walking the albums
+    in title order than from the genre's tracks. Measured on SQLite at 1M tracks, a genre of 2.5%:
+    2 ms against 30 ms for the first page, 50 against 30 ms from the 1,000th album on, and for a
+    rare genre the walk passes every album. PostgreSQL plans the genre's tracks first (16 ms)."""
+    if up_to > WALK_PAGES_UP_TO or db.get_bind().dialect.name != "sqlite":
+        return False
+    present = sum(genre_track_count(db, g) for g in genre_ids)
+    return present >= COMMON_GENRE * track_count(db)
 
 
 def _bounds(column: Any, *where: Any) -> Select:  # noqa: ANN401
