@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import ColumnElement, Integer, any_, bindparam, false
+from sqlalchemy import ColumnElement, Integer, Select, any_, bindparam, false, func
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 
@@ -23,3 +23,16 @@ def among(db: Session, column: Any, values: Iterable[int]) -> ColumnElement[bool
     if db.get_bind().dialect.name == "postgresql":
         return column == any_(bindparam(None, wanted, type_=ARRAY(Integer)))
     return column.in_(wanted)
+
+
+def among_rows(db: Session, column: Any, rows: Select[Any]) -> ColumnElement[bool]:  # noqa: ANN401
+    """`column` is one of the ids a one-column select returns.
+
+    PostgreSQL gets `column = ANY(ARRAY(select))`: the ids are read first, then looked up one by
+    one in `column`'s index. As `IN (select)` it hashed them and read the whole of `column`'s
+    table when it expected thousands (a genre's tracks: 25 ms at 100k tracks, against 3-6 ms).
+    SQLite keeps `IN (select)`, which it runs that way.
+    """
+    if db.get_bind().dialect.name == "postgresql":
+        return column == any_(func.array(rows.scalar_subquery()))
+    return column.in_(rows)

@@ -32,7 +32,7 @@ from airwave.store.models import (
     Track,
     TrackGenre,
 )
-from airwave.store.sql import among
+from airwave.store.sql import among, among_rows
 
 ALBUM_ORDERS = (
     "random",
@@ -219,7 +219,7 @@ def album_list(
             # the albums of the genre's present tracks, from the genre index: bounded by the
             # genre's size, where walking the albums walked all of them for a rare genre
             tagged = select(TrackGenre.track_id).where(TrackGenre.genre_id.in_(genre_ids))
-            of_genre = select(Track.album_id).where(PRESENT, Track.id.in_(tagged))
+            of_genre = select(Track.album_id).where(PRESENT, among_rows(db, Track.id, tagged))
             query = select(Album.id).where(Album.id.in_(of_genre))
         query = query.order_by(Album.title_key, Album.id)
     else:  # random
@@ -479,7 +479,7 @@ def genre_track_ids(db: Session, genre: str, offset: int, count: int) -> list[in
     return list(
         db.scalars(
             select(Track.id)
-            .where(Track.id.in_(tagged), PRESENT)
+            .where(among_rows(db, Track.id, tagged), PRESENT)
             .order_by(Track.album_id, Track.disc_no, Track.track_no, Track.id)
             .offset(offset)
             .limit(count)
