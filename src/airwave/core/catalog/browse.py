@@ -219,7 +219,9 @@ def album_list(
             # the albums of the genre's present tracks, from the genre index: bounded by the
             # genre's size, where walking the albums walked all of them for a rare genre
             tagged = select(TrackGenre.track_id).where(TrackGenre.genre_id.in_(genre_ids))
-            of_genre = select(Track.album_id).where(PRESENT, among_rows(db, Track.id, tagged))
+            # (as `IN`: PostgreSQL hashes the genre's tracks, 16 ms at 1M, where looking them up
+            # one by one took 108 ms)
+            of_genre = select(Track.album_id).where(PRESENT, Track.id.in_(tagged))
             query = select(Album.id).where(Album.id.in_(of_genre))
         query = query.order_by(Album.title_key, Album.id)
     else:  # random
