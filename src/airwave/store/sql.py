@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import ColumnElement, Integer, Select, any_, bindparam, false, func
+from sqlalchemy import ColumnElement, Integer, Select, any_, bindparam, false, func, select
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 
@@ -23,6 +23,16 @@ def among(db: Session, column: Any, values: Iterable[int]) -> ColumnElement[bool
     if db.get_bind().dialect.name == "postgresql":
         return column == any_(bindparam(None, wanted, type_=ARRAY(Integer)))
     return column.in_(wanted)
+
+
+def bounds(column: Any, *where: Any) -> Select[Any]:  # noqa: ANN401
+    """The least and the greatest value of an indexed column, each its own scalar subquery:
+    SQLite reads one end of the index for a lone min() or max(), and the whole table (or the
+    whole of a genre's rows) for both in one select (0.13-0.22 s at 1M tracks)."""
+    return select(
+        select(func.min(column)).where(*where).scalar_subquery(),
+        select(func.max(column)).where(*where).scalar_subquery(),
+    )
 
 
 def among_rows(db: Session, column: Any, rows: Select[Any]) -> ColumnElement[bool]:  # noqa: ANN401

@@ -468,17 +468,15 @@ _ALL_GENRE_COUNTS: kept.Kept[None, dict[int, int]] = kept.Kept(limit=1)
 
 def genre_counts(db: Session) -> dict[int, int]:
     """Every genre with present tracks: how many."""
-    every = _ALL_GENRE_COUNTS.at(kept.stamp(db))
-    if every is not None and None in every:
-        return every[None]
-    conn = db.connection()
-    counts = dict(conn.execute(_ALL_ROWS).all())
-    for genre_id, missing in conn.execute(_ALL_MISSING):
-        counts[genre_id] -= missing
-    counts = {genre_id: n for genre_id, n in counts.items() if n > 0}
-    if every is not None:
-        every[None] = counts
-    return counts
+
+    def count() -> dict[int, int]:
+        conn = db.connection()
+        counts = dict(conn.execute(_ALL_ROWS).all())
+        for genre_id, missing in conn.execute(_ALL_MISSING):
+            counts[genre_id] -= missing
+        return {genre_id: n for genre_id, n in counts.items() if n > 0}
+
+    return _ALL_GENRE_COUNTS.get(kept.stamp(db), None, count)
 
 
 def genre_track_count(db: Session, genre_id: int) -> int:
@@ -487,13 +485,11 @@ def genre_track_count(db: Session, genre_id: int) -> int:
     every = _ALL_GENRE_COUNTS.at(at)
     if every is not None and None in every:
         return every[None].get(genre_id, 0)
-    counts = _GENRE_COUNTS.at(at)
-    if counts is not None and genre_id in counts:
-        return counts[genre_id]
-    count = int(db.connection().execute(_GENRE_COUNT, {"genre_id": genre_id}).scalar() or 0)
-    if counts is not None:
-        counts[genre_id] = count
-    return count
+    return _GENRE_COUNTS.get(
+        at,
+        genre_id,
+        lambda: int(db.connection().execute(_GENRE_COUNT, {"genre_id": genre_id}).scalar() or 0),
+    )
 
 
 def genre_categories(db: Session) -> list[str]:

@@ -6,7 +6,7 @@ database. A call costs one primary-key lookup of the stamp instead of the statem
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 from sqlalchemy.orm import Session
@@ -42,6 +42,16 @@ class Kept(Generic[K, V]):
             if stamp != self._stamp or len(self._values) > self._limit:
                 self._stamp, self._values = stamp, {}
             return self._values
+
+    def get(self, stamp: Hashable | None, key: K, make: Callable[[], V]) -> V:
+        """The value kept under `key` while `stamp` holds, made (and kept) when there is none."""
+        values = self.at(stamp)
+        if values is not None and key in values:
+            return values[key]
+        value = make()
+        if values is not None:
+            values[key] = value
+        return value
 
 
 def stamp(db: Session) -> tuple[Hashable, int] | None:

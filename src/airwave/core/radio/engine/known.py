@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from airwave.core.catalog import catalog, kept, space
 from airwave.store.models import Album, Artist, Artwork, Genre, Track, TrackGenre
 from airwave.store.prepared import Columns
+from airwave.store.sql import bounds
 
 # a present track as the rules see it: (artist id, album id, explicit, seconds)
 Meta = tuple[int, int, bool, float]
@@ -38,15 +39,7 @@ _ARTIST_TRACK_IDS = (
     .order_by(_TRACKS.id)
     .limit(ARTIST_TRACKS)
 )
-# two scalar subqueries: each is an index edge lookup, where one min/max query scans the genre
-_GENRE_BOUNDS_ROW = select(
-    select(func.min(_TRACK_GENRES.track_id))
-    .where(_TRACK_GENRES.genre_id == bindparam("genre_id"))
-    .scalar_subquery(),
-    select(func.max(_TRACK_GENRES.track_id))
-    .where(_TRACK_GENRES.genre_id == bindparam("genre_id"))
-    .scalar_subquery(),
-)
+_GENRE_BOUNDS_ROW = bounds(_TRACK_GENRES.track_id, _TRACK_GENRES.genre_id == bindparam("genre_id"))
 
 # None: not a present track (never eligible)
 _META: kept.Kept[int, Meta | None] = kept.Kept(limit=200_000)

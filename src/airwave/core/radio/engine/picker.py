@@ -14,13 +14,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
-from sqlalchemy import Select, bindparam, func, select
+from sqlalchemy import Select, bindparam, select
 from sqlalchemy.orm import Session
 
 from airwave.core.ids import music_id
 from airwave.core.radio.engine.known import Known
 from airwave.core.radio.engine.rules import History, Played
 from airwave.store.models import Track, TrackGenre
+from airwave.store.sql import bounds
 
 ANCHORS_PER_SEED = 24
 POSITIVE_ANCHORS = 40
@@ -127,10 +128,7 @@ _GENRE_BEFORE = _genre_page(after=False)
 
 
 # the catalogue's id range, and present tracks from a point of it in id order (built once)
-_ID_BOUNDS = select(
-    select(func.min(_TRACKS.id)).scalar_subquery(),
-    select(func.max(_TRACKS.id)).scalar_subquery(),
-)
+_ID_BOUNDS = bounds(_TRACKS.id)
 _PRESENT_PAGE = (
     select(_TRACKS.id)
     .where(_TRACKS.missing_since.is_(None))
