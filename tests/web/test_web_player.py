@@ -711,6 +711,8 @@ def test_password_reset_link_opens_the_reset_screen(
     page.get_by_role("button", name="Sign out", exact=True).click()
 
     page.get_by_role("link", name="Forgot your password?").click()
+    # the sign-in form has a Username field too: fill the reset form's once it is drawn
+    expect(page.get_by_role("heading", name="Reset your password")).to_be_visible()
     page.get_by_label("Username").fill(api.username)
     page.get_by_role("button", name="Send reset link").click()
     expect(page.get_by_text("a reset link is on its way")).to_be_visible()
