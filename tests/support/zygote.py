@@ -143,6 +143,9 @@ def _zygote_main(path: str) -> None:
     # every server and command imports, the library's readers and the sound analysis
     for name in PRELOAD:
         importlib.import_module(name)
+    # and every command's module (the command line itself loads only the one it runs)
+    for module, _attribute, _group in sys.modules["airwave.cli"].COMMANDS.values():
+        importlib.import_module(f"airwave.cli.{module}")
     request = _serve(path)
     if request is None:  # the caller is gone: so is this zygote's folder (socket and log)
         import shutil

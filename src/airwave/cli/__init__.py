@@ -27,44 +27,56 @@ def _skip_teardown() -> None:
 
 atexit.register(_skip_teardown)
 
+import importlib  # noqa: E402
+
 from airwave.cli.imports import loading  # noqa: E402
 
-with loading():  # the command line's own modules
+with loading():
     import typer
 
-    from airwave.cli import (
-        ads,
-        backup,
-        cache,
-        demo,
-        docs,
-        export,
-        playlist,
-        scan,
-        secret,
-        serve,
-        user,
-    )
+HELP = "Airwave: self-hosted music streaming."
 
-app = typer.Typer(
-    help="Airwave: self-hosted music streaming.", no_args_is_help=True, add_completion=False
-)
-for command in (
-    serve.version,
-    serve.serve,
-    scan.scan,
-    demo.demo,
-    docs.docs,
-    backup.backup,
-    backup.restore,
-):
-    app.command()(command)
-app.add_typer(user.user_app, name="user")
-app.add_typer(cache.cache_app, name="cache")
-app.add_typer(secret.secret_app, name="secret")
-app.add_typer(export.export_app, name="export")
-app.add_typer(ads.ads_app, name="ads")
-app.add_typer(playlist.playlist_app, name="playlist")
+# Every command and group, in the order help lists them: (module of airwave.cli, its attribute,
+# a group of commands). A command loads its own module alone: the others (and Typer reading
+# every command's signature) cost a command such as `airwave scan` some 50 ms each run.
+COMMANDS: dict[str, tuple[str, str, bool]] = {
+    "version": ("serve", "version", False),
+    "serve": ("serve", "serve", False),
+    "scan": ("scan", "scan", False),
+    "demo": ("demo", "demo", False),
+    "docs": ("docs", "docs", False),
+    "backup": ("backup", "backup", False),
+    "restore": ("backup", "restore", False),
+    "user": ("user", "user_app", True),
+    "cache": ("cache", "cache_app", True),
+    "secret": ("secret", "secret_app", True),
+    "export": ("export", "export_app", True),
+    "ads": ("ads", "ads_app", True),
+    "playlist": ("playlist", "playlist_app", True),
+}
+
+
+def build(only: str | None = None) -> typer.Typer:
+    """The command line: every command, or the one named with only (still a group, so that its
+    usage and help read `airwave NAME`)."""
+    built = typer.Typer(help=HELP, no_args_is_help=True, add_completion=False)
+    if only is not None:
+
+        @built.callback()
+        def _group() -> None:
+            pass
+
+    for name, (module, attribute, group) in COMMANDS.items():
+        if only is not None and name != only:
+            continue
+        with loading():  # the command line's own modules
+            target = getattr(importlib.import_module(f"airwave.cli.{module}"), attribute)
+        if group:
+            built.add_typer(target, name=name)
+        else:
+            built.command(name)(target)
+    _unwrap_help(built)
+    return built
 
 
 def _unwrap_help(typer_app: typer.Typer) -> None:
@@ -78,14 +90,20 @@ def _unwrap_help(typer_app: typer.Typer) -> None:
             _unwrap_help(group.typer_instance)
 
 
-_unwrap_help(app)
+def __getattr__(name: str) -> typer.Typer:
+    """`app`, the whole command line, made on first use (tests invoke it in-process)."""
+    if name == "app":
+        globals()["app"] = made = build()
+        return made
+    raise AttributeError(name)
 
 
 def main() -> None:
     """The `airwave` command: runs one command, then exits without the interpreter's teardown."""
     global _exit_code
     try:
-        app(prog_name="airwave")
+        name = sys.argv[1] if len(sys.argv) > 1 else None
+        build(name if name in COMMANDS else None)(prog_name="airwave")
         _exit_code = 0
     except SystemExit as exc:
         code = exc.code

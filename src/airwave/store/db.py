@@ -144,6 +144,9 @@ class Database:
             )
             self._install_sqlite_hooks(self.engine, timeout_ms)
         else:
+            from airwave.store.models import postgresql_partial_indexes
+
+            postgresql_partial_indexes()
             options = " ".join(
                 filter(None, [self.url.query.get("options"), f"-c lock_timeout={timeout_ms}"])
             )

@@ -327,6 +327,26 @@ class Genre(Base):
     category: Mapped[str] = mapped_column(String(64), index=True)
 
 
+_POSTGRESQL_WHERE: list[tuple[Index, str]] = []
+
+
+def _partial_index(name: str, *columns: str, where: str) -> Index:
+    """An index of the rows that meet `where`, on both databases (PostgreSQL's condition is
+    added by `postgresql_partial_indexes`)."""
+    index = Index(name, *columns, sqlite_where=text(where))
+    _POSTGRESQL_WHERE.append((index, where))
+    return index
+
+
+def postgresql_partial_indexes() -> None:
+    """Give the partial indexes their PostgreSQL condition; run when a PostgreSQL database is
+    opened. Not at import: naming a `postgresql_` argument loads SQLAlchemy's PostgreSQL dialect
+    and its drivers' modules, ~15 ms of every process's start, on SQLite too."""
+    while _POSTGRESQL_WHERE:
+        index, where = _POSTGRESQL_WHERE.pop()
+        index.dialect_kwargs["postgresql_where"] = text(where)
+
+
 class Track(Base):
     """A song of the catalogue; kept (as missing) when its file vanishes so feedback survives a
     move."""
@@ -336,26 +356,12 @@ class Track(Base):
     # SQLite's
     # planner into whole-table plans for "missing_since IS NULL"
     __table_args__ = (
-        Index(
-            "ix_tracks_missing",
-            "missing_since",
-            sqlite_where=text("missing_since IS NOT NULL"),
-            postgresql_where=text("missing_since IS NOT NULL"),
-        ),
+        _partial_index("ix_tracks_missing", "missing_since", where="missing_since IS NOT NULL"),
         # present tracks only: "has this album a present track" in one probe, and the newest
         # present tracks in order (album lists of Subsonic apps)
-        Index(
-            "ix_tracks_present_album",
-            "album_id",
-            sqlite_where=text("missing_since IS NULL"),
-            postgresql_where=text("missing_since IS NULL"),
-        ),
-        Index(
-            "ix_tracks_present_added",
-            "added_at",
-            "album_id",
-            sqlite_where=text("missing_since IS NULL"),
-            postgresql_where=text("missing_since IS NULL"),
+        _partial_index("ix_tracks_present_album", "album_id", where="missing_since IS NULL"),
+        _partial_index(
+            "ix_tracks_present_added", "added_at", "album_id", where="missing_since IS NULL"
         ),
     )
 

@@ -20,12 +20,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings
 from airwave.errors import ApiError, ErrorCode
+from airwave.store import sql
 from airwave.store.models import ThrottleCounter
 from airwave.store.private import secret_key_file
 
@@ -87,9 +86,8 @@ def _locked(db: Session, row_key: str, subject: str = "") -> ThrottleCounter:
     PostgreSQL: INSERT ... ON CONFLICT DO NOTHING then SELECT ... FOR UPDATE. SQLite: the write
     transaction already holds the database's write lock (BEGIN IMMEDIATE).
     """
-    insert = pg_insert if db.get_bind().dialect.name == "postgresql" else sqlite_insert
     db.execute(
-        insert(ThrottleCounter)
+        sql.insert_for(db, ThrottleCounter)
         .values(
             key=row_key,
             subject=subject,

@@ -14,7 +14,6 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from sqlalchemy import func, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings
@@ -23,6 +22,7 @@ from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
 from airwave.library import tags
 from airwave.library.containment import Roots
+from airwave.store import sql
 from airwave.store.models import AdCampaign, AdImpressionDay, AdSpin, Artwork, Listener, Spin, Track
 
 TOKEN_LIFETIME = timedelta(hours=24)
@@ -464,8 +464,7 @@ def _count_impression(db: Session, ad_spin_id: int, campaign_id: int, now: datet
     if not marked.rowcount:  # type: ignore[attr-defined]
         return False
     day = now.astimezone(UTC).date().isoformat()
-    dialect = postgresql if db.get_bind().dialect.name == "postgresql" else sqlite
-    statement = dialect.insert(AdImpressionDay).values(
+    statement = sql.insert_for(db, AdImpressionDay).values(
         campaign_id=campaign_id, day=day, impressions=1
     )
     db.execute(
