@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -72,17 +73,24 @@ _COMPRESSIBLE = (".html", ".js", ".css", ".svg", ".webmanifest", ".json", ".txt"
 
 
 class WebAsset:
-    """One file of the web player, read once: its bytes, a gzip copy when that is smaller, and an
-    ETag."""
+    """One file of the web player, read once: its bytes, an ETag, and a gzip copy when that is
+    smaller (made when first asked for: compressing every file cost each server process ~20 ms
+    of its start)."""
 
     def __init__(self, body: bytes, suffix: str) -> None:
-        import gzip
-
         self.body = body
+        self.suffix = suffix
         self.content_type = _WEB_TYPES[suffix].encode()
         self.etag = f'"{hashlib.sha1(self.body).hexdigest()[:24]}"'
-        packed = gzip.compress(self.body, 9, mtime=0) if suffix in _COMPRESSIBLE else self.body
-        self.gzipped = packed if len(packed) < len(self.body) else None
+
+    @functools.cached_property
+    def gzipped(self) -> bytes | None:
+        if self.suffix not in _COMPRESSIBLE:
+            return None
+        import gzip
+
+        packed = gzip.compress(self.body, 9, mtime=0)
+        return packed if len(packed) < len(self.body) else None
 
 
 def _web_assets(root: Path) -> dict[str, WebAsset]:
