@@ -18,6 +18,7 @@ server's own time per request (from its access log) is shown beside it.
 
     .venv/bin/python bench/fragment.py [--sizes 10000,100000,1000000] [--requests 400] [--rounds 3]
         [--conditions idle,busy] [--database sqlite,postgresql] [--baseline-src DIR] [--profile]
+        [--builds N]
 
 Each round measures every condition in turn: `idle`, then `busy` (one process spinning on one core
 the whole time: "one core busy running something else"); figures are the medians over the rounds
@@ -25,7 +26,9 @@ of each round's percentiles, and the server's CPU time per call (on PostgreSQL a
 the database's backends serving that server's connections, per call). --baseline-src serves every
 size a second time from another source tree (PYTHONPATH=DIR/src, e.g. `git archive main src | tar
 -x -C DIR`), measured in the same rounds, interleaved call by call, and prints after/before
-ratios.
+ratios. The similarity build runs in a process of its own (its peak memory is the build's alone);
+--builds N then builds each instance's index again N times, codes taking turns, each with its own
+code (the baseline's from its tree): medians, the peak and the ratio. Targets: < 60 s, < 1 GB.
 
 --profile samples the server with py-spy in an extra pass after the measured one (never during it)
 and the similarity build while it runs (py-spy needs ptrace rights: root, or
@@ -57,6 +60,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 import numpy as np
@@ -369,21 +373,73 @@ def ensure_catalogue(
 
 def build_catalogue(services: Any, size: int, profiler: Profiler | None, spy: Path) -> dict:
     """Insert the synthetic catalogue into a migrated database and build its similarity index by
-    the real code path; the figures of both."""
+    the real code path; the figures of both. The build runs in a process of its own, as in a
+    scan, so that its peak memory is the build's alone (not the insertion's before it)."""
     insert_seconds = insert_catalogue(services.database, size, seed=size)
-    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    with profiler.record(os.getpid(), spy) if profiler else _nothing():
-        build_s, steps, report = timed_build(services.database)
-    rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    settings = {
+        "data_dir": str(services.settings.data_dir),
+        "database_url": services.settings.database_url,
+    }
     return {
-        "tracks": report.tracks,
-        "profiled": report.profiled,
+        **child_build(settings, None, profiler, spy),
         "insert_s": insert_seconds,
-        "build_s": build_s,
-        "steps": steps,
-        "peak_rss_mb": max(rss_before, rss_after) / 1024,
         "cached": False,
     }
+
+
+def child_build(
+    settings: dict[str, Any],
+    source: Path | None,
+    profiler: Profiler | None = None,
+    spy: Path | None = None,
+) -> dict[str, Any]:
+    """The similarity build (force=True) in a new interpreter running this tree's code, or the
+    `source` tree's: its seconds, steps and its own peak resident memory. py-spy, if given,
+    samples the build only (from after the imports)."""
+    env = dict(os.environ)
+    if source is not None:
+        env["PYTHONPATH"] = str(source / "src")
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).resolve()), "--build-child", json.dumps(settings)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        lines = iter(proc.stdout.readline, "")  # other lines (a log's) are passed over
+        if "ready" not in (line.strip() for line in lines):
+            raise RuntimeError("the build process did not start")
+        with profiler.record(proc.pid, spy) if profiler and spy else _nothing():
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+            found = next((line for line in lines if line.startswith("{")), None)
+        if found is None:
+            raise RuntimeError("the build process failed")
+        return json.loads(found)
+    finally:
+        proc.stdin.close()
+        if proc.wait(timeout=60) != 0:
+            raise RuntimeError(f"the build process exited with {proc.returncode}")
+
+
+def build_child_main(settings: dict[str, Any]) -> None:
+    """`--build-child`: open the database, say ready, build when told to, print the figures."""
+    from airwave.config import Settings
+    from airwave.core.catalog import knn, similarity_index, space  # noqa: F401
+    from airwave.core.services import Services
+
+    services = Services.open(Settings(**settings))
+    try:
+        print("ready", flush=True)
+        sys.stdin.readline()
+        build_s, steps, report = timed_build(services.database)
+    finally:
+        services.close()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    figures = {"tracks": report.tracks, "profiled": report.profiled, "build_s": build_s}
+    print(json.dumps({**figures, "steps": steps, "peak_rss_mb": peak}), flush=True)
 
 
 # tables the synthetic catalogue fills with ids of its own: their sequences move past them, as
@@ -690,6 +746,7 @@ class Instance:
     client: Client
     run_dir: Path
     backend: Backend
+    source: Path | None = None  # the tree serving it (--baseline-src), or None: this one
     seeds: list[str] = field(default_factory=list)
     station_ids: list[str] = field(default_factory=list)
     asked: int = 0  # getFragment calls so far (round-robin position over the stations)
@@ -798,7 +855,7 @@ def prepare(
         if backend.pg is not None and not args.keep:
             backend.pg.drop()
         raise
-    inst = Instance(size, code, server, Client(server.url), run_dir, backend)
+    inst = Instance(size, code, server, Client(server.url), run_dir, backend, source)
     try:
         inst.client.login(password)
         inst.seeds = station_seeds(size, args.stations, random.Random(size))
@@ -817,6 +874,54 @@ def prepare(
     except BaseException:
         inst.close(args.keep)
         raise
+
+
+def rebuilds(instances: list[Instance], rounds: int) -> None:
+    """The full similarity build again on each instance's own database, by its own code, each in
+    a new process: codes take turns (the first alternating by round); medians, peak memory and
+    the ratio to the baseline."""
+    groups: dict[tuple[str, int], list[Instance]] = {}
+    for inst in instances:
+        groups.setdefault((inst.db, inst.size), []).append(inst)
+    for (db, size), group in groups.items():
+        seconds: dict[str, list[float]] = {i.code: [] for i in group}
+        peaks: dict[str, list[float]] = {i.code: [] for i in group}
+        steps: dict[str, list[dict[str, float]]] = {i.code: [] for i in group}
+        for number in range(rounds):
+            for inst in group if number % 2 == 0 else group[::-1]:
+                settings = {
+                    "data_dir": str(inst.run_dir),
+                    "database_url": inst.backend.pg.url if inst.backend.pg else None,
+                }
+                built = child_build(settings, inst.source)
+                seconds[inst.code].append(built["build_s"])
+                peaks[inst.code].append(built["peak_rss_mb"])
+                steps[inst.code].append(built["steps"])
+                print(
+                    f"rebuild round={number + 1} code={inst.code} db={db} catalog={size} "
+                    f"seconds={built['build_s']:.1f} peak_rss_mb={built['peak_rss_mb']:.0f}",
+                    flush=True,
+                )
+        for code in seconds:
+            labels = [k for _w, _n, k in BUILD_STEPS if any(k in r for r in steps[code])]
+            step_text = " ".join(
+                f"{k.lstrip('_')}_s={median([r.get(k, 0.0) for r in steps[code]]):.2f}"
+                for k in labels
+            )
+            print(
+                f"similarity_rebuild code={code} db={db} catalog={size} "
+                f"median_seconds={median(seconds[code]):.1f} {step_text} "
+                f"peak_rss_mb={max(peaks[code]):.0f} rounds={len(seconds[code])} "
+                "target<60 s, <1024 MB",
+                flush=True,
+            )
+        if "baseline" in seconds and "this" in seconds:
+            print(
+                f"similarity_rebuild this_vs_baseline db={db} catalog={size} "
+                f"seconds={median(seconds['this']):.1f}/{median(seconds['baseline']):.1f}="
+                f"{median(seconds['this']) / median(seconds['baseline']):.3f}",
+                flush=True,
+            )
 
 
 def print_build_profile(path: Path, size: int) -> None:
@@ -1154,7 +1259,17 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--profile-requests", type=int, default=300, help="calls in the profiled pass (default 300)"
     )
+    parser.add_argument(
+        "--builds",
+        type=int,
+        default=0,
+        help="then the similarity build again this many rounds on each instance's database, "
+        "each code in a process of its own, codes taking turns (default 0)",
+    )
+    parser.add_argument("--build-child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.build_child is not None:
+        return args
     try:
         args.sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
     except ValueError:
@@ -1182,6 +1297,9 @@ def parse_args() -> argparse.Namespace:
 
 def main() -> None:
     args = parse_args()
+    if args.build_child is not None:  # the build's own process (child_build)
+        build_child_main(json.loads(args.build_child))
+        return
     signal.signal(signal.SIGTERM, interrupt)
     for name in [k for k in os.environ if k.startswith("AIRWAVE_")]:
         del os.environ[name]
@@ -1213,6 +1331,8 @@ def main() -> None:
                     instances.append(prepare(size, args, work, None, args.baseline_src, db=db))
         measure(instances, args)
         report(instances, args)
+        if args.builds:
+            rebuilds(instances, args.builds)
         print(f"machine after: loadavg_1m={os.getloadavg()[0]:.2f}", flush=True)
         if profiler is not None:
             for inst in instances:

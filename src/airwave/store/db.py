@@ -113,6 +113,15 @@ def reads_only() -> Iterator[None]:
         _READS_ONLY.reset(token)
 
 
+def transaction_block(connection: Connection) -> None:
+    """Open the transaction block a PostgreSQL server-side cursor needs, on a read's connection
+    (reads run in autocommit: see `Database._install_postgres_reads`, which ends the block with
+    the read, as for SQLAlchemy's own streamed results). A write already has one."""
+    driver = connection.connection.driver_connection
+    if getattr(driver, "autocommit", False):
+        driver.autocommit = False  # the next statement starts one, read only
+
+
 def _busy() -> ApiError:
     return ApiError(
         ErrorCode.READONLY_MODE,

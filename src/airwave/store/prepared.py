@@ -10,6 +10,7 @@ execution, so errors reach callers exactly as they always did.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,10 @@ from sqlalchemy import Select, inspect
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, configure_mappers, make_transient_to_detached
+
+from airwave.store.db import transaction_block
+
+_CURSORS = itertools.count()
 
 
 @dataclass(frozen=True)
@@ -86,19 +91,20 @@ class Prepared:
         """Every row, in lists of up to `size`, converted as SQLAlchemy would; for reads of a
         whole table (the similarity build's catalogue), without a Row object per row.
 
-        SQLite only: elsewhere SQLAlchemy's own streaming is used (its server-side cursors keep
-        a large result out of memory)."""
+        PostgreSQL streams them from a server-side cursor in binary: as text, every byte of a
+        sound profile came as two hex digits to parse (reading 1M profiles took 3.5 s, not 1.3)."""
         connection = db.connection()
-        if connection.dialect.name != "sqlite":
-            result = connection.execute(self.statement.execution_options(yield_per=size), params)
-            for part in result.partitions():
-                yield [tuple(row) for row in part]
-            return
         form = self._form(connection.dialect)
         driver_params = self._driver_params(form, params)
         converts = [(i, c) for i, c in enumerate(form.results) if c is not None]
         error = connection.dialect.loaded_dbapi.Error
-        cursor = connection.connection.cursor()
+        if connection.dialect.name == "postgresql":
+            transaction_block(connection)
+            name = f"airwave_partitions_{next(_CURSORS)}"  # several may be open at once
+            cursor = connection.connection.cursor(name=name, binary=True)
+            cursor.itersize = size
+        else:
+            cursor = connection.connection.cursor()
         try:
             try:
                 cursor.execute(form.sql, driver_params)

@@ -352,9 +352,11 @@ _UPSERT = (
 )
 # PostgreSQL: every row of a batch in one statement, as arrays (an executemany ran one upsert a
 # row); built_at is the same for all
+# the arrays go in binary (psycopg's %b): as text every list's bytes were sent and parsed as hex,
+# and writing a 1M-track index took 19 s instead of 6
 _UPSERT_ARRAYS = (
     "INSERT INTO track_neighbors (track_id, neighbor_ids, similarities, built_at) "
-    "SELECT t, n, s, %s FROM unnest(%s::integer[], %s::bytea[], %s::bytea[]) AS r(t, n, s) "
+    "SELECT t, n, s, %s FROM unnest(%b::integer[], %b::bytea[], %b::bytea[]) AS r(t, n, s) "
     "ON CONFLICT (track_id) DO UPDATE SET "
     "neighbor_ids = excluded.neighbor_ids, similarities = excluded.similarities, "
     "built_at = excluded.built_at"
