@@ -174,6 +174,38 @@ def test_the_graph_finds_what_exact_search_finds(
     assert overlap(got, exact_lists(database)) >= 0.97
 
 
+def test_a_failed_write_stops_the_build_and_the_next_build_completes(
+    database: Database, library: Library, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lists are written by a thread of their own while the next are searched: a write that
+    fails (a full disk) ends the build with that error, leaves no writer behind and no record
+    of a finished build, and the next build makes every list."""
+    import sqlite3
+    import threading
+
+    library.add(400)
+    monkeypatch.setattr(similarity_index, "WRITE_CHUNK", 100)
+    real, calls = similarity_index._upsert, []
+
+    def failing(*args: object) -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise sqlite3.OperationalError("database or disk is full")
+        real(*args)
+
+    monkeypatch.setattr(similarity_index, "_upsert", failing)
+    clock = Clock()
+    with pytest.raises(sqlite3.OperationalError, match="disk is full"):
+        build(database, clock, tmp_path / "index")
+    assert not [t for t in threading.enumerate() if t.name == "similarity-writer"]
+    assert len(calls) == 2  # the chunks queued behind the failed one are not written
+    assert len(lists(database)) < 400
+    monkeypatch.setattr(similarity_index, "_upsert", real)
+    report = build(database, clock, tmp_path / "index")
+    assert (report.mode, report.rows) == ("full", 400)
+    assert len(lists(database)) == 400
+
+
 def test_small_catalogues_are_exact_and_keep_no_graph(
     database: Database, library: Library, tmp_path: Path
 ) -> None:

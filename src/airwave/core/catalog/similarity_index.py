@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -138,6 +140,50 @@ def build(
         return BuildReport(len(cat), job.profiled, time.perf_counter() - started, True, mode, rows)
 
 
+class _Writer:
+    """The lists of a full build written by a thread of its own, each chunk in its own short
+    transaction, while the build searches the next chunk: the database's work (most of a
+    chunk's time on PostgreSQL, where the server does it) no longer waits for the search, nor
+    the search for it. At most `AHEAD` chunks wait; the first write that fails stops the build
+    with its error."""
+
+    AHEAD = 2
+
+    def __init__(self, database: Database, at: datetime) -> None:
+        self.database, self.at = database, at
+        self.chunks: queue.Queue[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = queue.Queue(
+            self.AHEAD
+        )
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="similarity-writer", daemon=True)
+
+    def __enter__(self) -> _Writer:
+        self.thread.start()
+        return self
+
+    def put(self, track_ids: np.ndarray, labels: np.ndarray, sims: np.ndarray) -> None:
+        if self.error is not None:
+            raise self.error
+        self.chunks.put((track_ids, labels, sims))
+
+    def _run(self) -> None:
+        while (chunk := self.chunks.get()) is not None:
+            if self.error is not None:
+                continue  # a write failed: the rest are dropped until the build stops
+            try:
+                with self.database.write() as db:
+                    _upsert(db.connection(), *chunk, self.at)
+                    stamps.bump_catalog(db)  # what processes keep of the lists is old now
+            except BaseException as exc:  # noqa: BLE001  # raised in the build's thread
+                self.error = exc
+
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        self.chunks.put(None)  # after the chunks queued: they are written, then the thread ends
+        self.thread.join()
+        if exc is None and self.error is not None:
+            raise self.error
+
+
 class _Job:
     """One build: the catalogue as loaded, and how the table and the saved state are written."""
 
@@ -174,24 +220,24 @@ class _Job:
         graph = knn.Graph.create(x, cat.ids) if n > self.exact_limit else None
         exact = knn.Exact(x) if graph is None else None
         at = self.now()
-        # exact search runs faster on larger batches of queries; each batch is written in chunks
+        # exact search runs faster on larger batches of queries; each batch is written in chunks,
+        # by a thread of its own while the next batch is searched
         step = EXACT_QUERY_CHUNK if exact is not None else WRITE_CHUNK
-        for start in range(0, n, step):
-            batch = np.arange(start, min(n, start + step))
-            if exact is not None:
-                pos, found_sims = exact.query(batch, k)
-                found = np.where(pos >= 0, cat.ids[np.maximum(pos, 0)], -1)
-            else:
-                found, found_sims = graph.query(x[batch], k, cat.ids[batch], n)
-            for first in range(0, len(batch), WRITE_CHUNK):
-                rows = batch[first : first + WRITE_CHUNK]
-                labels = found[first : first + WRITE_CHUNK]
-                sims = found_sims[first : first + WRITE_CHUNK]
-                if sims.shape[1]:
-                    kth[rows] = np.where(labels[:, -1] >= 0, sims[:, -1], -np.inf)
-                with self.database.write() as db:
-                    _upsert(db.connection(), cat.ids[rows], labels, sims, at)
-                    stamps.bump_catalog(db)  # what processes keep of the lists is old now
+        with _Writer(self.database, at) as writer:
+            for start in range(0, n, step):
+                batch = np.arange(start, min(n, start + step))
+                if exact is not None:
+                    pos, found_sims = exact.query(batch, k)
+                    found = np.where(pos >= 0, cat.ids[np.maximum(pos, 0)], -1)
+                else:
+                    found, found_sims = graph.query(x[batch], k, cat.ids[batch], n)
+                for first in range(0, len(batch), WRITE_CHUNK):
+                    rows = batch[first : first + WRITE_CHUNK]
+                    labels = found[first : first + WRITE_CHUNK]
+                    sims = found_sims[first : first + WRITE_CHUNK]
+                    if sims.shape[1]:
+                        kth[rows] = np.where(labels[:, -1] >= 0, sims[:, -1], -np.inf)
+                    writer.put(cat.ids[rows], labels, sims)
         del exact
         del x
         with self.database.write() as db:
