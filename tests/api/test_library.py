@@ -697,8 +697,20 @@ def test_subsonic_counts_and_random_songs_follow_the_library(start_server, tmp_p
         assert len({s["id"] for s in songs}) == len(songs)  # never the same track twice
         return sorted(s["title"] for s in songs)
 
+    def artists() -> tuple[dict[str, int], list[str], str]:
+        """getArtists' album counts, getIndexes' names, and getArtists in XML (kept answers)."""
+        index = call("getArtists")["artists"]["index"]
+        counts = {a["name"]: a["albumCount"] for letter in index for a in letter["artist"]}
+        names = [a["name"] for i in call("getIndexes")["indexes"]["index"] for a in i["artist"]]
+        query = {"u": name, "p": password, "c": "tests", "v": "1.16.1"}
+        xml = httpx.get(f"{server.url}/rest/getArtists", params=query).text
+        return counts, names, xml
+
     assert genres() == {"Dub": (6, 1), "Surf": (6, 2)}
     assert call("getScanStatus")["scanStatus"]["count"] == 12
+    counts, names, xml = artists()
+    assert counts == {"Band": 3} and names == ["Band"] and 'albumCount="3"' in xml
+    assert artists() == (counts, names, xml)  # the same again, from what was kept
     assert random(50, genre="surf") == sorted(
         [f"Reef {n}" for n in range(1, 5)] + ["Tide 1", "Tide 2"]
     )
@@ -713,6 +725,8 @@ def test_subsonic_counts_and_random_songs_follow_the_library(start_server, tmp_p
     assert "2 removed" in server.cli("scan", "--library", str(root)).stdout
     assert genres() == {"Dub": (6, 1), "Surf": (4, 1)}
     assert call("getScanStatus")["scanStatus"]["count"] == 10
+    counts, names, xml = artists()
+    assert counts == {"Band": 2} and names == ["Band"] and 'albumCount="2"' in xml
     assert random(50, genre="Surf") == [f"Reef {n}" for n in range(1, 5)]
     assert len(random(50)) == 10
     by_genre = call("getSongsByGenre", genre="SURF", count=3, offset=1)["songsByGenre"]["song"]

@@ -9,10 +9,11 @@ from pathlib import PurePath
 from typing import Any
 
 from airwave.api.subsonic.dispatch import Payload, SubsonicCall, method
+from airwave.api.subsonic.envelope import Rendered
 from airwave.api.subsonic.system import MUSIC_FOLDER_ID
 from airwave.audio.formats import original_content_type
 from airwave.core import collection, ids, ratings, search
-from airwave.core.catalog import browse, catalog
+from airwave.core.catalog import browse, catalog, kept
 from airwave.core.catalog.catalog import TrackView
 from airwave.core.clock import iso_timestamp
 
@@ -30,6 +31,24 @@ def _indexed(entries: list[browse.ArtistEntry], shape: Any) -> list[Payload]:  #
     for entry in entries:
         index.setdefault(_index_letter(entry.artist.sort_name), []).append(shape(entry))
     return [{"name": letter, "artist": artists} for letter, artists in index.items()]
+
+
+# every album artist by initial, as getArtists and getIndexes show it, kept while the catalogue
+# holds (apps ask for it at every start and sync; it holds nothing of the caller's)
+_ARTIST_INDEXES: kept.Kept[str, Rendered] = kept.Kept(limit=2)
+
+
+def _artist_index(s: SubsonicCall, name: str, shape: Any) -> Rendered:  # noqa: ANN401
+    db = s.call.reader()
+    return _ARTIST_INDEXES.get(
+        kept.stamp(db),
+        name,
+        lambda: Rendered(_indexed(browse.album_artists(db), shape), "index"),
+    )
+
+
+def _index_payload(entry: browse.ArtistEntry) -> Payload:
+    return {"id": ids.music_id("artist", entry.artist.id), "name": entry.artist.name}
 
 
 def artist_payload(entry: browse.ArtistEntry) -> Payload:
@@ -139,25 +158,14 @@ def _year(s: SubsonicCall, name: str) -> int | None:
 
 @method("getArtists")
 def get_artists(s: SubsonicCall) -> Payload:
-    entries = browse.album_artists(s.call.reader())
-    return {
-        "artists": {"ignoredArticles": IGNORED_ARTICLES, "index": _indexed(entries, artist_payload)}
-    }
+    index = _artist_index(s, "artists", artist_payload)
+    return {"artists": {"ignoredArticles": IGNORED_ARTICLES, "index": index}}
 
 
 @method("getIndexes")
 def get_indexes(s: SubsonicCall) -> Payload:
-    entries = browse.album_artists(s.call.reader())
-    return {
-        "indexes": {
-            "lastModified": 0,
-            "ignoredArticles": IGNORED_ARTICLES,
-            "index": _indexed(
-                entries,
-                lambda e: {"id": ids.music_id("artist", e.artist.id), "name": e.artist.name},
-            ),
-        }
-    }
+    index = _artist_index(s, "indexes", _index_payload)
+    return {"indexes": {"lastModified": 0, "ignoredArticles": IGNORED_ARTICLES, "index": index}}
 
 
 @method("getArtist")

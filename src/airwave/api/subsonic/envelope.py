@@ -7,6 +7,7 @@ same tree as it is; XML writes it out under the Subsonic namespace.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
@@ -79,6 +80,42 @@ def failed(error: SubsonicError, fmt: str) -> tuple[bytes, bytes]:
     return _render(body, fmt)
 
 
+class Rendered(list):  # type: ignore[type-arg]
+    """A list of elements kept between calls (while the catalogue holds), none with an absent
+    attribute, shown as `name` elements in XML: each format renders it once, then copies it into
+    every answer, and the elements themselves are let go once both are made. getArtists at
+    83,000 artists spent 0.2 s (JSON) to 0.5 s (XML) a call building, pruning and rendering the
+    same 6 MB."""
+
+    def __init__(self, items: list[dict[str, Any]], name: str) -> None:
+        super().__init__(items)
+        self.name = name
+        self._json: orjson.Fragment | None = None
+        self._xml: str | None = None
+        self._lock = threading.Lock()
+
+    def json(self) -> orjson.Fragment:
+        with self._lock:
+            if self._json is None:
+                self._json = orjson.Fragment(orjson.dumps(list(self)))
+                self._made()
+            return self._json
+
+    def xml(self) -> str:
+        with self._lock:
+            if self._xml is None:
+                parts: list[str] = []
+                for item in self:
+                    _element(parts, self.name, item)
+                self._xml = "".join(parts)
+                self._made()
+            return self._xml
+
+    def _made(self) -> None:
+        if self._json is not None and self._xml is not None:
+            self.clear()
+
+
 def _render(tree: dict[str, Any], fmt: str) -> tuple[bytes, bytes]:
     if fmt == "json":
         return orjson.dumps({"subsonic-response": _pruned(tree)}), b"application/json"
@@ -91,6 +128,8 @@ def _pruned(node: Any) -> Any:  # noqa: ANN401  # a payload tree
     """The tree without absent (None) attributes, as XML leaves them out."""
     if isinstance(node, dict):
         return {k: _pruned(v) for k, v in node.items() if v is not None}
+    if isinstance(node, Rendered):
+        return node.json()
     if isinstance(node, list):
         return [_pruned(item) for item in node]
     return node
@@ -104,7 +143,7 @@ def _scalar(value: object) -> str:
 
 def _element(parts: list[str], name: str, node: dict[str, Any], extra: str = "") -> None:
     attributes = [extra]
-    children: list[tuple[str, dict[str, Any]]] = []
+    children: list[tuple[str, dict[str, Any] | str]] = []  # a str: elements rendered before
     text = None
     for key, value in node.items():
         if value is None:
@@ -113,6 +152,8 @@ def _element(parts: list[str], name: str, node: dict[str, Any], extra: str = "")
             text = _scalar(value)
         elif isinstance(value, dict):
             children.append((key, value))
+        elif isinstance(value, Rendered) and value.name == key:
+            children.append((key, value.xml()))
         elif isinstance(value, list):
             for item in value:
                 children.append((key, item if isinstance(item, dict) else {"value": item}))
@@ -126,5 +167,8 @@ def _element(parts: list[str], name: str, node: dict[str, Any], extra: str = "")
     if text is not None:
         parts.append(escape(text))
     for child_name, child in children:
-        _element(parts, child_name, child)
+        if isinstance(child, str):
+            parts.append(child)
+        else:
+            _element(parts, child_name, child)
     parts.append(f"</{name}>")
