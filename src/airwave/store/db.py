@@ -118,7 +118,7 @@ def transaction_block(connection: Connection) -> None:
     (reads run in autocommit: see `Database._install_postgres_reads`, which ends the block with
     the read, as for SQLAlchemy's own streamed results). A write already has one."""
     driver = connection.connection.driver_connection
-    if getattr(driver, "autocommit", False):
+    if getattr(driver, "autocommit", False):  # between statements: no transaction is open
         driver.autocommit = False  # the next statement starts one, read only
 
 
@@ -250,9 +250,7 @@ class Database:
             if (options.get("stream_results") or options.get("yield_per")) or statement.startswith(
                 "SET LOCAL"
             ):
-                driver = conn.connection.driver_connection
-                if driver.autocommit:  # between statements: no transaction is open
-                    driver.autocommit = False  # the statement starts one
+                transaction_block(conn)
 
         @event.listens_for(engine, "rollback")
         def _rollback(conn: Any) -> None:
