@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import pytest
 from sqlalchemy import inspect
+from sqlalchemy.orm import Session, make_transient_to_detached
 
 from airwave.config import Settings
 from airwave.core.accounts import sessions
 from airwave.core.clock import FixedClock
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.db import Database, WouldBlock, reads_only
-from airwave.store.models import AuthSession, Listener
+from airwave.store.models import Album, Artist, Artwork, AuthSession, Listener, Track
+from airwave.store.prepared import Columns
 
 from .conftest import START
 
@@ -64,6 +66,39 @@ def test_the_lookup_hands_back_the_stored_rows_detached(
     clock.advance(sessions.TOUCH_INTERVAL.total_seconds() + 1)
     with database.read() as db:
         assert sessions.authenticate(db, clock.now(), issued.token, None).needs_touch is True
+
+
+@pytest.mark.parametrize("cls", [AuthSession, Listener, Track, Artist, Album, Artwork])
+def test_columns_make_the_object_make_transient_to_detached_makes(cls: type) -> None:
+    """Columns.detached sets the identity key directly where the values fill every attribute:
+    the object and its state are those SQLAlchemy's own function gives, and a session takes it
+    as a loaded, unchanged object."""
+    columns = Columns(cls)
+    values = [7 if key == "id" else f"v-{key}" for key in columns.keys]
+    fast = columns.detached(values)
+    slow = columns._new()
+    slow.__dict__.update(zip(columns.keys, values, strict=True))
+    make_transient_to_detached(slow)
+    assert columns._identity is not None  # these classes take the fast path
+    fast_state, slow_state = inspect(fast), inspect(slow)
+    for attr in (
+        "key",
+        "identity",
+        "committed_state",
+        "expired_attributes",
+        "modified",
+        "expired",
+        "detached",
+        "unloaded",
+        "session_id",
+        "callables",
+    ):
+        assert getattr(fast_state, attr) == getattr(slow_state, attr), attr
+    assert fast.__dict__.keys() == slow.__dict__.keys()
+    with Session() as session:
+        session.add(fast)
+        assert inspect(fast).persistent and not session.dirty
+        assert session.identity_map[fast_state.key] is fast
 
 
 def test_the_lookup_refuses_unknown_expired_and_foreign_cookies(
