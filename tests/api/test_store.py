@@ -13,6 +13,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, text
+from sqlalchemy.exc import DBAPIError
 from support import Backend, Server, unique
 
 from airwave.store.db import Database, _alembic_config, head_revision, include_name
@@ -287,3 +288,63 @@ def test_expired_sessions_are_purged_in_the_background(start_server) -> None:
             raise AssertionError("expired session was never purged")
     finally:
         count.dispose()
+
+
+@pytest.mark.postgresql_only
+def test_reads_on_the_event_loop_give_up_rather_than_wait(make_backend) -> None:
+    """PostgreSQL reads inside `reads_only()` (a quick call on the event loop) run on connections
+    of their own that give up: a lock held past LOOP_STATEMENT_MS, a connection the server
+    dropped, or none of them free raise WouldBlock (the caller runs the work again in a worker
+    thread), and the next read there works. Other reads wait as they always did."""
+    import psycopg
+
+    from airwave.store.db import LOOP_CONNECTIONS, LOOP_STATEMENT_MS, WouldBlock, reads_only
+
+    backend = make_backend()
+    assert backend.pg is not None
+    db = _database(backend)
+    pid = text("SELECT pg_backend_pid()")
+    count = text("SELECT count(*) FROM artists")
+    try:
+        db.migrate()
+        with db.read() as session:
+            assert session.execute(text("SHOW statement_timeout")).scalar() == "0"
+        with reads_only(), db.read() as session:
+            assert session.execute(text("SHOW statement_timeout")).scalar() == (
+                f"{LOOP_STATEMENT_MS}ms"
+            )
+            assert session.execute(text("SHOW transaction_read_only")).scalar() == "on"
+            assert session.execute(count).scalar() == 0
+            loop_pid = session.execute(pid).scalar()
+        with psycopg.connect(backend.pg.plain_url) as admin:  # a transaction, until rollback
+            admin.execute(f'LOCK TABLE "{backend.pg.name}".artists IN ACCESS EXCLUSIVE MODE')
+            with pytest.raises(WouldBlock), reads_only(), db.read() as session:
+                session.execute(count)
+            admin.rollback()
+        with reads_only(), db.read() as session:  # the same connection, usable again
+            assert session.execute(pid).scalar() == loop_pid
+            assert session.execute(count).scalar() == 0
+        with psycopg.connect(backend.pg.plain_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (loop_pid,))
+        time.sleep(0.1)
+        with pytest.raises(WouldBlock), reads_only(), db.read() as session:
+            session.execute(count)
+        with reads_only(), db.read() as session:  # a new connection
+            assert session.execute(pid).scalar() != loop_pid
+        with db.read() as session:  # an ordinary read that loses its connection: the error
+            dropped = session.execute(pid).scalar()
+            with psycopg.connect(backend.pg.plain_url, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", (dropped,))
+            time.sleep(0.1)
+            with pytest.raises(DBAPIError, match="terminating connection"):
+                session.execute(count)
+        with reads_only():
+            with pytest.raises(WouldBlock):  # every connection of the loop's in use
+                with db.read() as a, db.read() as b, db.read() as c:
+                    sessions = (a, b, c)[:LOOP_CONNECTIONS]
+                    assert all(s.execute(count).scalar() == 0 for s in sessions)
+                    c.execute(count)
+            with db.read() as session:  # given back
+                assert session.execute(count).scalar() == 0
+    finally:
+        db.dispose()

@@ -84,6 +84,45 @@ def test_concurrent_registrations_do_not_fail_or_block_other_writes(busy: Server
     assert thumbs_up < 2, f"a thumbs-up took {thumbs_up:.2f}s behind the registrations"
 
 
+@pytest.mark.postgresql_only
+def test_a_quick_call_waiting_for_a_lock_holds_no_other_request_up(busy: Server) -> None:
+    """getStations runs on the event loop (no thread hop). On PostgreSQL its read there gives up
+    once it waits for a lock (store.db.LOOP_STATEMENT_MS) and the call runs again in a worker
+    thread, where it waits as any read does: the server answers other requests meanwhile, and the
+    call answers in full once the lock is gone."""
+    import psycopg
+
+    api, _, station, _ = listener_with_tracks(busy)
+    assert station in [s["stationId"] for s in api.ok("v1/station/getStations", {})["stations"]]
+    assert busy.backend.pg is not None
+    answer: list[httpx.Response] = []
+    with psycopg.connect(busy.backend.pg.plain_url) as admin:  # a transaction, until rollback
+        admin.execute(f'LOCK TABLE "{busy.backend.pg.name}".stations IN ACCESS EXCLUSIVE MODE')
+        caller = threading.Thread(
+            target=lambda: answer.append(api.call("v1/station/getStations", {}))
+        )
+        caller.start()
+        waiting = "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = %s::regclass"
+        relation = f'"{busy.backend.pg.name}".stations'
+        with psycopg.connect(busy.backend.pg.plain_url, autocommit=True) as watcher:
+            deadline = time.monotonic() + 30
+            while watcher.execute(waiting, (relation,)).fetchone() != (1,):
+                assert time.monotonic() < deadline, "the call never waited for the lock"
+                time.sleep(0.01)
+            time.sleep(0.3)  # past the loop's give-up: now a worker thread's read waits
+            for _ in range(3):  # the event loop is free: other requests are answered
+                assert httpx.get(f"{busy.url}/healthz", timeout=5).status_code == 200
+                found = api.ok("v1/search/fullSearch", {"query": "a", "types": ["AL"]})
+                assert found["items"]
+            assert caller.is_alive() and not answer  # ... while the call still waits
+            assert watcher.execute(waiting, (relation,)).fetchone() == (1,)
+        admin.rollback()
+    caller.join(30)
+    assert [r.status_code for r in answer] == [200]
+    assert station in [s["stationId"] for s in answer[0].json()["stations"]]
+    assert station in [s["stationId"] for s in api.ok("v1/station/getStations", {})["stations"]]
+
+
 def hammer(
     server: Server, api: Api, station: str, tracks: list[dict[str, Any]], delete: Callable[[], None]
 ) -> list[tuple[str, httpx.Response]]:

@@ -4,6 +4,9 @@ work run on the event loop from waiting for a write lock."""
 
 from __future__ import annotations
 
+import time
+from datetime import timedelta
+
 import pytest
 from sqlalchemy import inspect
 from sqlalchemy.orm import Session, make_transient_to_detached
@@ -137,3 +140,65 @@ def test_reads_only_refuses_writes_before_taking_the_lock(database: Database) ->
             pytest.fail("a write ran inside reads_only()")
     with database.write() as db:  # the lock was never taken, and writes work again after
         assert db.get(Listener, 1) is None
+
+
+def test_quick_calls_record_the_activity_once_a_minute_and_once_for_a_burst(
+    database: Database, settings: Settings, clock: FixedClock
+) -> None:
+    """getStations runs on the event loop; the session's activity (a write) is recorded by one
+    call in a worker thread once sessions.TOUCH_INTERVAL has passed. The session's other calls
+    of that moment stay on the loop and do not write it again."""
+    import asyncio
+
+    import httpx
+    from sqlalchemy import event
+
+    from airwave.api.app import create_app
+    from airwave.core.services import Services
+
+    issued = _issue(database, settings, clock)
+    app = create_app(Services(settings, database, clock))
+    touches: list[str] = []
+
+    @event.listens_for(database.engine, "before_cursor_execute")
+    def _seen(_conn, _cursor, statement: str, *_args) -> None:  # noqa: ANN001
+        if statement.startswith("UPDATE auth_sessions"):
+            touches.append(statement)
+            time.sleep(0.2)  # a slow write: the burst's other calls come while it runs
+
+    async def calls(count: int) -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000))
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://test", cookies={"csrftoken": "t"}
+        ) as http:
+            return await asyncio.gather(
+                *(
+                    http.post(
+                        "/api/v1/station/getStations",
+                        json={},
+                        headers={"X-CsrfToken": "t", "X-AuthToken": issued.token},
+                    )
+                    for _ in range(count)
+                )
+            )
+
+    def stored() -> AuthSession:
+        with database.read() as db:
+            found = db.get(AuthSession, issued.session.id)
+            assert found is not None
+            return found
+
+    assert all(r.status_code == 200 for r in asyncio.run(calls(3)))
+    assert touches == [] and stored().last_seen_at == START
+    clock.advance(sessions.TOUCH_INTERVAL.total_seconds() + 1)
+    answers = asyncio.run(calls(12))
+    assert [r.status_code for r in answers] == [200] * 12
+    assert len(touches) == 1
+    session = stored()
+    assert session.last_seen_at == clock.now()
+    assert session.expires_at == clock.now() + timedelta(seconds=session.timeout_seconds)
+    assert all(r.status_code == 200 for r in asyncio.run(calls(3)))
+    assert len(touches) == 1
+    clock.advance(sessions.TOUCH_INTERVAL.total_seconds() + 1)
+    assert all(r.status_code == 200 for r in asyncio.run(calls(1)))
+    assert len(touches) == 2 and stored().last_seen_at == clock.now()

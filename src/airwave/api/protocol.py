@@ -44,14 +44,17 @@ HASHING_THREADS = max(1, (os.cpu_count() or 1) // 4)
 # database's lock (database_busy_timeout), then answers 503 READONLY_MODE like a lock wait.
 # PostgreSQL writes of different listeners run at once: there, writing calls take no turns.
 SQLITE_WRITING_THREADS = 1
-# A quick endpoint's call that took more CPU seconds than this on the event loop held every other
+# A quick endpoint's call that took longer than this on the event loop held every other
 # connection up: after SLOW_STRIKES such calls in a row, the same token's calls of it run in a
-# worker thread for SLOW_MEMORY seconds (remembered for at most SLOW_ENTRIES tokens). CPU, not
-# wall-clock, time: a busy machine pausing the process makes no call slow.
+# worker thread for SLOW_MEMORY seconds (remembered for at most SLOW_ENTRIES tokens). On SQLite
+# CPU, not wall-clock, time: a busy machine pausing the process makes no call slow. On PostgreSQL
+# wall-clock time, as waiting for the database server holds the loop up too (a read there gives
+# up after store.db.LOOP_STATEMENT_MS and the call runs in a worker thread at once).
 QUICK_BUDGET = 0.005
 SLOW_STRIKES = 2
 SLOW_MEMORY = 300.0
 SLOW_ENTRIES = 4096
+TOUCH_HANDOFF = 5.0  # seconds: see ApiDispatcher._touch
 SESSION_COOKIE = "airwave_session"
 # signed proof of past successful logins here (core/accounts/throttle.py)
 DEVICE_COOKIE = "airwave_device"
@@ -182,6 +185,8 @@ class ApiDispatcher:
         self._writing: anyio.Semaphore | None = None  # SQLite: the writing calls' turn
         # (endpoint, token) -> quick calls in a row past QUICK_BUDGET, when the last ended
         self._slow: dict[tuple[str, str | None], tuple[int, float]] = {}
+        # session id -> when a quick call left the event loop to record its activity (_execute)
+        self._touching: dict[int, float] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -224,7 +229,7 @@ class ApiDispatcher:
         token, session_cookie = headers.get("x-authtoken"), cookies.get(SESSION_COOKIE)
         device = cookies.get(DEVICE_COOKIE)
         result: bytes | None = None
-        if endpoint.quick and self.services.local_reads:
+        if endpoint.quick:
             call = new_call(self.services, scope, headers, device)
             result = self._run_quick(endpoint, call, body, token, session_cookie)
         if result is None:
@@ -275,7 +280,8 @@ class ApiDispatcher:
     ) -> bytes | None:
         """A quick endpoint's call on the event loop: no thread hop, no lock handed between
         threads. None when it has to run in a worker thread instead: it wanted to write (the
-        session's activity stamp, once a minute), or this token's last calls of it each took more
+        session's activity stamp, once a minute), a PostgreSQL read of it gave up (a lock held, a
+        server away: store.db.LOOP_STATEMENT_MS), or this token's last calls of it each took more
         than QUICK_BUDGET (a long station list; one slow call, such as a process's first, is not
         enough)."""
         key = (endpoint.path, token)
@@ -285,14 +291,15 @@ class ApiDispatcher:
                 return None
             del self._slow[key]
             strikes = 0
-        started = time.thread_time()
+        clock = time.perf_counter if self.services.reads_wait_on_network else time.thread_time
+        started = clock()
         try:
             with self.services.reads_only():
-                return self._execute(endpoint, call, body, token, session_cookie)
+                return self._execute(endpoint, call, body, token, session_cookie, on_loop=True)
         except WouldBlock:
             return None
         finally:
-            if time.thread_time() - started > QUICK_BUDGET:
+            if clock() - started > QUICK_BUDGET:
                 if len(self._slow) >= SLOW_ENTRIES:
                     del self._slow[next(iter(self._slow))]
                 self._slow[key] = (strikes + 1, time.monotonic())
@@ -313,8 +320,10 @@ class ApiDispatcher:
         body: bytes,
         token: str | None,
         session_cookie: str | None,
+        on_loop: bool = False,
     ) -> bytes:
-        """Runs in a worker thread: authenticate, validate, call the handler, encode."""
+        """Authenticate, validate, call the handler, encode: in a worker thread, or for a quick
+        call on the event loop (`on_loop`, inside reads_only())."""
         database = self.services.database
         with database.read() as db:
             call.db = db
@@ -325,8 +334,7 @@ class ApiDispatcher:
                     # known before the touch: a touch failing beside a deletion is told apart below
                     call.listener, call.session = auth.listener, auth.session
                     if auth.needs_touch:
-                        with database.write() as writer:
-                            sessions.touch(writer, auth.session, now)
+                        self._touch(auth.session, now, on_loop)
                     call.auth_token = token
                 request = parse_request(endpoint.request, body)
                 response = endpoint.handler(call, request)
@@ -343,6 +351,26 @@ class ApiDispatcher:
         if isinstance(response, BaseModel):
             return response.__pydantic_serializer__.to_json(response, by_alias=True)
         return orjson.dumps(response)
+
+    def _touch(self, session: AuthSession, now: datetime, on_loop: bool) -> None:
+        """Record the session's activity (once a minute: sessions.TOUCH_INTERVAL). A write: on
+        the event loop the call goes to a worker thread to do it (WouldBlock). The session's
+        other quick calls meanwhile stay on the loop and leave the write to that one, for up to
+        TOUCH_HANDOFF seconds; otherwise a burst of them would all leave the loop, and all
+        write it."""
+        if on_loop:
+            began = self._touching.get(session.id)
+            if began is not None and time.monotonic() - began < TOUCH_HANDOFF:
+                return
+            if len(self._touching) >= SLOW_ENTRIES:
+                self._touching.clear()
+            self._touching[session.id] = time.monotonic()
+            raise WouldBlock("the session's activity is written in a worker thread")
+        try:
+            with self.services.database.write() as writer:
+                sessions.touch(writer, session, now)
+        finally:
+            self._touching.pop(session.id, None)
 
     def _session_alive(self, session: AuthSession) -> bool:
         """Whether the session still exists now (not in the call's snapshot), deletions settled."""

@@ -45,14 +45,15 @@ class Services:
 
     @staticmethod
     def reads_only() -> AbstractContextManager[None]:
-        """Within: a database write raises WouldBlock instead of waiting for its lock (work run
-        on the event loop reads only; what writes runs again in a worker thread)."""
+        """Within: a database write raises WouldBlock instead of waiting for its lock, and so does
+        a PostgreSQL read that runs long (work run on the event loop reads only, and briefly;
+        what cannot runs again in a worker thread)."""
         return reads_only()
 
     @property
-    def local_reads(self) -> bool:
-        """Reads are in-process work that never waits on a network (SQLite)."""
-        return self.database.is_sqlite
+    def reads_wait_on_network(self) -> bool:
+        """Reads wait for a server (PostgreSQL), not only for this machine's CPU and disk."""
+        return not self.database.is_sqlite
 
     def close(self) -> None:
         self.database.dispose()

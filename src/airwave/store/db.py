@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
 from airwave.errors import ApiError, ErrorCode
@@ -28,6 +29,14 @@ _WRITE = "airwave_write"
 _PG_MIGRATION_LOCK = 0x41495257  # any constant shared by all server processes
 # PostgreSQL: a pooled connection unused this many seconds is pinged before it is handed out
 PING_AFTER_IDLE = 1.0
+# PostgreSQL reads on the event loop (inside `reads_only()`) run on connections of their own that
+# give up rather than hold every other request of the process up: a statement that runs (or
+# waits for a lock) longer than this, sent data the server does not acknowledge for
+# LOOP_UNACKED_MS, or no free connection of theirs raises WouldBlock, and the caller runs the
+# work again in a worker thread, on the ordinary read connections.
+LOOP_STATEMENT_MS = 100
+LOOP_UNACKED_MS = 1000
+LOOP_CONNECTIONS = 2  # the event loop's reads, and a read inside one of them
 _IDLE_SINCE = "airwave_idle_since"
 WAL_SIZE_LIMIT = 8 << 20  # bytes SQLite's write-ahead log is cut back to when it starts over
 BUSY_TIMEOUT = 5.0  # default seconds a statement waits for a lock before the call answers 503
@@ -95,8 +104,9 @@ def await_listener_deletion(db: Session, listener_id: int) -> None:
 
 
 class WouldBlock(Exception):
-    """A write was asked for inside `reads_only()`: the caller runs the work again where it may
-    wait (a worker thread). Raised before any lock or connection is taken."""
+    """Work inside `reads_only()` asked for a write, or a PostgreSQL read there gave up (see
+    LOOP_STATEMENT_MS): the caller runs the work again where it may wait (a worker thread).
+    Nothing was written."""
 
 
 _READS_ONLY: ContextVar[bool] = ContextVar("airwave_reads_only", default=False)
@@ -104,8 +114,9 @@ _READS_ONLY: ContextVar[bool] = ContextVar("airwave_reads_only", default=False)
 
 @contextmanager
 def reads_only() -> Iterator[None]:
-    """Within: `Database.write()` raises WouldBlock. For work run on the event loop, which must
-    never wait for a write lock."""
+    """Within: `Database.write()` raises WouldBlock, and PostgreSQL reads run on the event loop's
+    own connections (`Database._read_on_loop`). For work run on the event loop, which must never
+    wait for a write lock, nor long for a read."""
     token = _READS_ONLY.set(True)
     try:
         yield
@@ -184,6 +195,21 @@ class Database:
             )
             self._install_idle_ping(self._reads_engine)
             self._install_postgres_reads(self._reads_engine)
+            # Reads on the event loop: see LOOP_STATEMENT_MS
+            self._loop_engine = create_engine(
+                self.url,
+                pool_size=LOOP_CONNECTIONS,
+                max_overflow=0,
+                pool_timeout=0.01,
+                pool_use_lifo=True,
+                connect_args={
+                    "options": f"{options} -c default_transaction_read_only=on"
+                    f" -c statement_timeout={LOOP_STATEMENT_MS}",
+                    "tcp_user_timeout": LOOP_UNACKED_MS,
+                },
+            )
+            self._install_idle_ping(self._loop_engine)
+            self._install_postgres_reads(self._loop_engine)
         self.busy_timeout = busy_timeout
         # SQLite has one writer: this process's writers queue here (woken at once, in turn) rather
         # than in SQLite's busy handler, which polls with sleeps and lets busy writers starve one.
@@ -192,6 +218,11 @@ class Database:
             self.engine if self.is_sqlite else self._reads_engine,
             expire_on_commit=False,
             autoflush=False,
+        )
+        self._loop_read = (
+            None
+            if self.is_sqlite
+            else sessionmaker(self._loop_engine, expire_on_commit=False, autoflush=False)
         )
         # SQLite: each thread keeps one reading connection (see `_own_reader`)
         self._readers: threading.local | None = threading.local() if self.is_sqlite else None
@@ -254,6 +285,8 @@ class Database:
 
         @event.listens_for(engine, "rollback")
         def _rollback(conn: Any) -> None:
+            if conn.invalidated:  # the server dropped it: nothing to end, the pool replaces it
+                return
             driver = conn.connection.driver_connection
             if driver.autocommit:
                 return
@@ -296,6 +329,10 @@ class Database:
 
     @contextmanager
     def read(self) -> Iterator[Session]:
+        if self._loop_read is not None and _READS_ONLY.get():
+            with self._read_on_loop() as session:
+                yield session
+            return
         try:
             reader = self._own_reader()
             # closing ends the transaction; loaded objects stay usable
@@ -316,6 +353,18 @@ class Database:
             if mapped is None:
                 raise
             raise mapped from exc
+
+    @contextmanager
+    def _read_on_loop(self) -> Iterator[Session]:
+        """A PostgreSQL read inside `reads_only()`, on the event loop's own connections: any
+        failure of the database's (a statement past LOOP_STATEMENT_MS, a dropped connection, none
+        free) raises WouldBlock, and the caller runs the work again in a worker thread, where it
+        fails, waits or succeeds as every other read does."""
+        try:
+            with self._loop_read() as session:
+                yield session
+        except (DBAPIError, PoolTimeout) as exc:
+            raise WouldBlock(f"a read on the event loop gave up: {type(exc).__name__}") from exc
 
     @contextmanager
     def write(self, wait: float | None = None) -> Iterator[Session]:
@@ -395,6 +444,7 @@ class Database:
         self.engine.dispose()
         if not self.is_sqlite:
             self._reads_engine.dispose()
+            self._loop_engine.dispose()
 
 
 class _Reader:
