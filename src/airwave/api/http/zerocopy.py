@@ -19,6 +19,7 @@ import asyncio
 import json
 import logging
 import os
+import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -112,6 +113,12 @@ class ZeroCopyHttpToolsProtocol(HttpToolsProtocol):
         self.in_message = False  # the parser is inside a request (head or body)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        # A response leaves in two writes (head, then body): with Nagle's algorithm on, the
+        # second waits for the client's delayed ACK of the first (~40 ms). uvloop turns it off
+        # on every TCP connection; asyncio's loop only on sockets made with IPPROTO_TCP.
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         super().connection_made(transport)
         self.guard.opened(self)
         self.guard.set_idle(self, True)
