@@ -186,30 +186,20 @@ class Database:
             )
             self._install_idle_ping(self.engine)
             # Reads: connections of their own (_install_postgres_reads)
-            self._reads_engine = create_engine(
-                self.url,
-                pool_size=8,
-                max_overflow=16,
-                pool_use_lifo=True,
-                connect_args={"options": f"{options} -c default_transaction_read_only=on"},
+            read_only = f"{options} -c default_transaction_read_only=on"
+            self._reads_engine = self._postgres_reads_engine(
+                {"options": read_only}, pool_size=8, max_overflow=16
             )
-            self._install_idle_ping(self._reads_engine)
-            self._install_postgres_reads(self._reads_engine)
             # Reads on the event loop: see LOOP_STATEMENT_MS
-            self._loop_engine = create_engine(
-                self.url,
+            self._loop_engine = self._postgres_reads_engine(
+                {
+                    "options": f"{read_only} -c statement_timeout={LOOP_STATEMENT_MS}",
+                    "tcp_user_timeout": LOOP_UNACKED_MS,
+                },
                 pool_size=LOOP_CONNECTIONS,
                 max_overflow=0,
                 pool_timeout=0.01,
-                pool_use_lifo=True,
-                connect_args={
-                    "options": f"{options} -c default_transaction_read_only=on"
-                    f" -c statement_timeout={LOOP_STATEMENT_MS}",
-                    "tcp_user_timeout": LOOP_UNACKED_MS,
-                },
             )
-            self._install_idle_ping(self._loop_engine)
-            self._install_postgres_reads(self._loop_engine)
         self.busy_timeout = busy_timeout
         # SQLite has one writer: this process's writers queue here (woken at once, in turn) rather
         # than in SQLite's busy handler, which polls with sleeps and lets busy writers starve one.
@@ -253,6 +243,14 @@ class Database:
                 conn.exec_driver_sql("BEGIN IMMEDIATE")
             else:  # takes no lock, so cannot be busy: straight to the driver, on every read
                 conn.connection.dbapi_connection.execute("BEGIN")
+
+    def _postgres_reads_engine(self, connect_args: dict[str, Any], **pool: Any) -> Engine:  # noqa: ANN401
+        """An engine of read-only connections (`_install_postgres_reads`), pinged after idling,
+        handing out the connection returned last (see the writes' engine)."""
+        engine = create_engine(self.url, pool_use_lifo=True, connect_args=connect_args, **pool)
+        self._install_idle_ping(engine)
+        self._install_postgres_reads(engine)
+        return engine
 
     @staticmethod
     def _install_postgres_reads(engine: Engine) -> None:

@@ -30,7 +30,6 @@ class _Form:
     sql: str
     names: tuple[str, ...] | None  # the parameters' order for positional drivers; None: by name
     binds: dict[str, Callable[[Any], Any]]  # parameter name -> conversion, where one is needed
-    results: tuple[Callable[[Any], Any] | None, ...]
     converts: tuple[tuple[int, Callable[[Any], Any]], ...]  # (position, conversion) where needed
 
 
@@ -56,9 +55,7 @@ class Prepared:
             )
             names = tuple(compiled.positiontup) if compiled.positional else None  # type: ignore[arg-type]
             converts = tuple((i, c) for i, c in enumerate(results) if c is not None)
-            form = self._forms[dialect.name] = _Form(
-                compiled.string, names, binds, results, converts
-            )
+            form = self._forms[dialect.name] = _Form(compiled.string, names, binds, converts)
         return form
 
     @staticmethod
