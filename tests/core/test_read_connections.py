@@ -87,3 +87,38 @@ def test_disposing_of_the_database_closes_every_kept_connection(database: Databa
     done.set()
     thread.join()
     assert _artists(database) >= 0  # usable again after
+
+
+def test_loaded_objects_outlive_their_read_and_the_next_read_loads_afresh(
+    database: Database,
+) -> None:
+    _add_artist(database, "Before")
+    with database.read() as db:
+        artist = db.scalars(select(Artist).where(Artist.name == "Before")).one()
+    assert artist.name == "Before"  # detached, its columns loaded
+    with database.write() as db:
+        db.execute(Artist.__table__.update().values(name="Renamed").where(Artist.id == artist.id))
+    with database.read() as db:
+        assert artist not in db  # the session was emptied: nothing carried over
+        again = db.get(Artist, artist.id)
+        assert again is not artist and again.name == "Renamed"
+    assert artist.name == "Before"
+
+
+@pytest.mark.parametrize("end", ["commit", "rollback", "close"])
+def test_a_read_that_ends_its_transaction_goes_on_with_a_fresh_snapshot(
+    database: Database, end: str
+) -> None:
+    """What a call does before it writes (Call.write commits its read): the rest of the read
+    sees what was committed meanwhile, and so do the reads after it."""
+    with database.read() as db:
+        before = db.scalar(select(func.count()).select_from(Artist))
+        _add_artist(database, f"Meanwhile, {end}")
+        assert db.scalar(select(func.count()).select_from(Artist)) == before  # its snapshot
+        getattr(db, end)()
+        assert db.scalar(select(func.count()).select_from(Artist)) == before + 1
+        _add_artist(database, f"Then, {end}")
+    for expected in (before + 2, before + 3):
+        with database.read() as db:
+            assert db.scalar(select(func.count()).select_from(Artist)) == expected
+        _add_artist(database, f"After {expected}, {end}")

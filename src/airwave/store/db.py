@@ -7,7 +7,7 @@ import threading
 import time
 import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -338,14 +338,8 @@ class Database:
                 with self._read() as session:
                     yield session
             else:
-                try:
-                    session = reader.session
-                    if session is None:
-                        session = reader.session = self._read(bind=reader.connection)
-                    with session:  # closing leaves it empty, to be used again by the next read
-                        yield session
-                finally:
-                    reader.release()
+                with reader.reading(self._read) as session:
+                    yield session
         except DBAPIError as exc:
             mapped = contention_error(exc)
             if mapped is None:
@@ -446,9 +440,16 @@ class Database:
 
 
 class _Reader:
-    """A thread's own reading connection, and the ORM session bound to it (made once: opening a
-    session for each read cost about a third of a read of one row); returned to the pool when
-    the thread ends."""
+    """A thread's own reading connection (SQLite), and the ORM session bound to it.
+
+    Both are made once, and the session's transaction, as SQLAlchemy sees it, outlives the read
+    that began it: each read is a transaction of SQLite's own, begun and ended on the driver's
+    connection (BEGIN, then ROLLBACK), and the session is emptied after it, so that loaded
+    objects stay usable, detached, as after a closed session. Making and ending the session's
+    and the connection's transaction objects for every read cost about as much as the rest of a
+    one-row read. A commit or rollback inside a read ends SQLAlchemy's transaction as always (the
+    next statement begins another, with a fresh snapshot); an error inside a read closes the
+    session. Returned to the pool when the thread ends."""
 
     __slots__ = ("__weakref__", "busy", "connection", "session")
 
@@ -457,10 +458,28 @@ class _Reader:
         self.session: Session | None = None
         self.busy = False
 
-    def release(self) -> None:
+    @contextmanager
+    def reading(self, make: sessionmaker[Session]) -> Iterator[Session]:
         try:
-            if self.connection.in_transaction():  # a session always ends its own: a guard
-                self.connection.rollback()
+            session = self.session
+            if session is None:
+                session = self.session = make(bind=self.connection)
+            driver = self.connection.connection.dbapi_connection
+            if session.in_transaction() and not driver.in_transaction:
+                driver.execute("BEGIN")  # else the session's next statement begins one
+            try:
+                yield session
+            except BaseException:
+                self.session = None
+                try:
+                    session.close()
+                except Exception:  # noqa: BLE001 - the read's own error is the one to tell
+                    with suppress(Exception):  # the next read takes a new connection
+                        self.connection.invalidate()
+                raise
+            session.expunge_all()
+            if driver.in_transaction:
+                driver.rollback()
         finally:
             self.busy = False
 
