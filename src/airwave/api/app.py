@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import logging
 import os
 import re
 import secrets
@@ -20,6 +19,7 @@ from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
+from airwave import logs
 from airwave.api import metrics
 from airwave.api.audio import AudioRoutes
 from airwave.api.endpoints import registry
@@ -47,7 +47,7 @@ from airwave.core.library import Library, serving_roots
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
 
-access_log = logging.getLogger("airwave.access")
+access_log = logs.access_log
 _ART_PATH = re.compile(r"^/art/((?:mosaic/)?[0-9a-f]{40}(?:-[0-9a-f]{40}){0,3})/(\d{2,4})\.jpg$")
 _IMMUTABLE = b"public, max-age=31536000, immutable"
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -450,9 +450,8 @@ class AccessLog:
                 metrics.observe(scope, status, time.perf_counter() - started)
             if self.enabled:
                 client = scope.get("client")
-                access_log.info(
-                    "request",
-                    extra={
+                logs.request(
+                    {
                         "request_id": request_id,
                         "method": scope["method"],
                         "path": _loggable(scope["path"]),
@@ -461,7 +460,7 @@ class AccessLog:
                         "duration_ms": round((time.perf_counter() - started) * 1000, 2),
                         "client": client[0] if client else None,
                         "listener_id": state.get("listener_id"),
-                    },
+                    }
                 )
 
 
