@@ -93,8 +93,10 @@ def _write(handler: logging.StreamHandler[Any], line: str) -> None:
     """As StreamHandler.emit writes a formatted line, errors handled as it handles them."""
     with handler.lock:  # type: ignore[union-attr]
         try:
-            handler.stream.write(line + handler.terminator)
-            handler.flush()
+            stream = handler.stream
+            stream.write(line + handler.terminator)
+            if not getattr(stream, "line_buffering", False):  # else the write flushed it
+                handler.flush()
         except RecursionError:
             raise
         except Exception:  # noqa: BLE001 - logging's own rule: a failed write never fails the caller
