@@ -202,3 +202,71 @@ def test_quick_calls_record_the_activity_once_a_minute_and_once_for_a_burst(
     clock.advance(sessions.TOUCH_INTERVAL.total_seconds() + 1)
     assert all(r.status_code == 200 for r in asyncio.run(calls(1)))
     assert len(touches) == 2 and stored().last_seen_at == clock.now()
+
+
+def test_a_token_whose_quick_calls_run_slow_tries_the_loop_again_after_a_wait_that_doubles(
+    database: Database, settings: Settings, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two getStations in a row over the quick budget send the token's next ones to a worker
+    thread; after SLOW_RETRY one tries the event loop again: back on the loop if it is quick, in
+    the threads for twice as long if it is slow too."""
+    import asyncio
+    import threading
+
+    import httpx
+
+    from airwave.api import protocol
+    from airwave.api.app import create_app
+    from airwave.api.v1 import station
+    from airwave.core.services import Services
+
+    retry = 0.3
+    monkeypatch.setattr(protocol, "SLOW_RETRY", retry)
+    issued = _issue(database, settings, clock)
+    app = create_app(Services(settings, database, clock))
+    ran_on_loop: list[bool] = []
+    slow = False
+    page = station.stations.station_page
+
+    def timed_page(*args: object, **kwargs: object) -> object:
+        ran_on_loop.append(threading.current_thread() is threading.main_thread())
+        if slow:  # CPU time, as the budget counts on SQLite
+            end = time.thread_time() + protocol.QUICK_BUDGET * 2
+            while time.thread_time() < end:
+                pass
+        return page(*args, **kwargs)
+
+    monkeypatch.setattr(station.stations, "station_page", timed_page)
+
+    async def call() -> bool:
+        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000))
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://test", cookies={"csrftoken": "t"}
+        ) as http:
+            answer = await http.post(
+                "/api/v1/station/getStations",
+                json={},
+                headers={"X-CsrfToken": "t", "X-AuthToken": issued.token},
+            )
+        assert answer.status_code == 200
+        return ran_on_loop[-1]
+
+    def calls(count: int) -> list[bool]:
+        return [asyncio.run(call()) for _ in range(count)]
+
+    assert calls(2) == [True, True]
+    slow = True
+    assert calls(3) == [True, True, False]  # two slow ones in a row: then a worker thread
+    slow = False
+    assert calls(2) == [False, False]  # quick again, but the wait is not over
+    time.sleep(retry * 1.2)
+    assert calls(3) == [True, True, True]  # one tried the loop, and the token is back
+    slow = True
+    assert calls(3) == [True, True, False]
+    time.sleep(retry * 1.2)
+    assert calls(2) == [True, False]  # the try was slow too: the next wait is twice as long
+    time.sleep(retry * 1.2)
+    assert calls(1) == [False]
+    time.sleep(retry * 1.2)
+    slow = False
+    assert calls(2) == [True, True]

@@ -46,12 +46,17 @@ HASHING_THREADS = max(1, (os.cpu_count() or 1) // 4)
 SQLITE_WRITING_THREADS = 1
 # A quick endpoint's call that took longer than this on the event loop held every other
 # connection up: after SLOW_STRIKES such calls in a row, the same token's calls of it run in a
-# worker thread for SLOW_MEMORY seconds (remembered for at most SLOW_ENTRIES tokens). On SQLite
-# CPU, not wall-clock, time: a busy machine pausing the process makes no call slow. On PostgreSQL
+# worker thread (remembered for at most SLOW_ENTRIES tokens). After SLOW_RETRY seconds one of
+# them tries the loop again: quick, and the token's calls are back on the loop; slow, and the
+# wait doubles, up to SLOW_MEMORY. So a long station list costs the loop one slow call in
+# minutes, while a passing hiccup (a server's first calls opening its connections, another
+# process taking the CPU) sends a token to the threads for seconds, not minutes. On SQLite CPU,
+# not wall-clock, time: a busy machine pausing the process makes no call slow. On PostgreSQL
 # wall-clock time, as waiting for the database server holds the loop up too (a read there gives
 # up after store.db.LOOP_STATEMENT_MS and the call runs in a worker thread at once).
 QUICK_BUDGET = 0.005
 SLOW_STRIKES = 2
+SLOW_RETRY = 2.0
 SLOW_MEMORY = 300.0
 SLOW_ENTRIES = 4096
 TOUCH_HANDOFF = 5.0  # seconds: see ApiDispatcher._touch
@@ -283,14 +288,14 @@ class ApiDispatcher:
         session's activity stamp, once a minute), a PostgreSQL read of it gave up (a lock held, a
         server away: store.db.LOOP_STATEMENT_MS), or this token's last calls of it each took more
         than QUICK_BUDGET (a long station list; one slow call, such as a process's first, is not
-        enough)."""
+        enough; see SLOW_RETRY)."""
         key = (endpoint.path, token)
         strikes, since = self._slow.get(key, (0, 0.0))
         if strikes >= SLOW_STRIKES:
-            if time.monotonic() - since < SLOW_MEMORY:
+            doubled = min(strikes - SLOW_STRIKES, 16)
+            if time.monotonic() - since < min(SLOW_MEMORY, SLOW_RETRY * 2**doubled):
                 return None
-            del self._slow[key]
-            strikes = 0
+            # this call tries the loop again; if it is slow too, the next wait is twice as long
         clock = time.perf_counter if self.services.reads_wait_on_network else time.thread_time
         started = clock()
         try:
