@@ -22,7 +22,9 @@ ACCESS = "airwave.access"
 access_log = logging.getLogger(ACCESS)
 
 
-def _json_line(ts: datetime, level: str, name: str, msg: str, pid: int | None, extra: Any) -> str:  # noqa: ANN401
+def _json_line(
+    ts: datetime, level: str, name: str, msg: str, pid: int | None, extra: dict[str, Any]
+) -> str:
     entry = {
         "ts": ts.isoformat(timespec="milliseconds"),
         "level": level,
