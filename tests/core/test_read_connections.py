@@ -122,3 +122,28 @@ def test_a_read_that_ends_its_transaction_goes_on_with_a_fresh_snapshot(
         with database.read() as db:
             assert db.scalar(select(func.count()).select_from(Artist)) == expected
         _add_artist(database, f"After {expected}, {end}")
+
+
+def test_a_prepared_statement_runs_on_the_drivers_cursor_with_values_written_into_it(
+    database: Database,
+) -> None:
+    """A `Prepared` read runs on the driver's cursor, past SQLAlchemy's execution (no statement
+    events), also when the statement holds a value of its own (`column == 3`): such a value
+    used to be missing from the driver's parameters, and every run fell back to SQLAlchemy."""
+    from sqlalchemy import bindparam, event
+
+    from airwave.store.prepared import Prepared
+
+    for name in ("Ada", "Bea", "Cy"):
+        _add_artist(database, name)
+    seen: list[str] = []
+    event.listen(database.engine, "before_cursor_execute", lambda *a: seen.append(a[2]))
+    counts = Prepared(
+        select(func.count())
+        .select_from(Artist)
+        .where(Artist.name != "Bea", Artist.name_key != bindparam("key"))
+    )
+    with database.read() as db:
+        assert counts.scalar(db, key="cy") == 1  # Ada: Bea is left out by the statement itself
+        assert counts.scalar(db, key="zed") == 2
+    assert seen == []

@@ -29,6 +29,7 @@ _CURSORS = itertools.count()
 class _Form:
     sql: str
     names: tuple[str, ...] | None  # the parameters' order for positional drivers; None: by name
+    defaults: dict[str, Any]  # the values written into the statement (`column == 3`), by name
     binds: dict[str, Callable[[Any], Any]]  # parameter name -> conversion, where one is needed
     converts: tuple[tuple[int, Callable[[Any], Any]], ...]  # (position, conversion) where needed
 
@@ -45,22 +46,29 @@ class Prepared:
         if form is None:
             compiled = self.statement.compile(dialect=dialect)
             binds = {}
+            defaults = {}
             for name, bind in compiled.binds.items():
                 convert = bind.type.dialect_impl(dialect).bind_processor(dialect)
                 if convert is not None:
                     binds[name] = convert
+                if not bind.required:
+                    defaults[name] = bind.effective_value
             results = tuple(
                 column.type.dialect_impl(dialect).result_processor(dialect, None)
                 for column in self.statement.selected_columns
             )
             names = tuple(compiled.positiontup) if compiled.positional else None  # type: ignore[arg-type]
             converts = tuple((i, c) for i, c in enumerate(results) if c is not None)
-            form = self._forms[dialect.name] = _Form(compiled.string, names, binds, converts)
+            form = self._forms[dialect.name] = _Form(
+                compiled.string, names, defaults, binds, converts
+            )
         return form
 
     @staticmethod
     def _driver_params(form: _Form, params: dict[str, Any]) -> Any:  # noqa: ANN401
         """The parameters converted and in the driver's style (a list, or a dict by name)."""
+        if form.defaults:
+            params = {**form.defaults, **params}
         values = {**params, **{n: convert(params[n]) for n, convert in form.binds.items()}}
         return [values[n] for n in form.names] if form.names is not None else values
 
