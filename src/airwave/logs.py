@@ -124,3 +124,6 @@ def configure(level: str = "info", fmt: str = "json") -> None:
     logging.getLogger("uvicorn.access").disabled = True
     # alembic names each of its plugins as it loads them, on every start: not news to an operator
     logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
+    # faiss names, at every start of a process that loads it, each CPU build it could not load
+    # ("Could not load library with AVX512 support") before the one it could: not news either
+    logging.getLogger("faiss.loader").setLevel(logging.WARNING)
