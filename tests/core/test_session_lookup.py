@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
-from sqlalchemy import inspect
+from sqlalchemy import inspect, update
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, make_transient_to_detached
 
 from airwave.config import Settings
@@ -127,6 +129,69 @@ def test_a_disabled_listener_is_suspended(
         listener = db.get(Listener, issued.listener.id)
         assert listener is not None
         listener.disabled = True
+    with database.read() as db, pytest.raises(ApiError) as refused:
+        sessions.authenticate(db, clock.now(), issued.token, None)
+    assert refused.value.error is ErrorCode.LISTENER_SUSPENDED
+
+
+def test_a_connection_looks_a_session_up_once_between_changes_and_sees_each_change_at_once(
+    database: Database, settings: Settings, clock: FixedClock, tmp_path: Path
+) -> None:
+    """SQLite: a connection keeps the row it found until the database changes. Another
+    Database on the same file stands for another process."""
+    issued = _issue(database, settings, clock)
+    statements: list[str] = []
+
+    def authenticate() -> sessions.Authenticated:
+        with database.read() as db:
+            db.connection().connection.driver_connection.set_trace_callback(statements.append)
+            try:
+                return sessions.authenticate(db, clock.now(), issued.token, None)
+            finally:
+                db.connection().connection.driver_connection.set_trace_callback(None)
+
+    def lookups() -> int:
+        return sum("FROM auth_sessions" in s for s in statements)
+
+    for _ in range(3):
+        assert authenticate().listener.id == issued.listener.id
+    assert lookups() == 1
+
+    other = Database(f"sqlite:///{tmp_path / 'airwave.db'}")
+    try:
+        with other.write() as db:  # a change anywhere else: the next lookup reads again
+            db.get(Listener, issued.listener.id).display_name = "Ann B."
+        assert authenticate().listener.display_name == "Ann B."
+        assert lookups() == 2
+        with other.write() as db:
+            db.get(Listener, issued.listener.id).disabled = True
+        with pytest.raises(ApiError) as refused:
+            authenticate()
+        assert refused.value.error is ErrorCode.LISTENER_SUSPENDED
+        with other.write() as db:
+            db.get(Listener, issued.listener.id).disabled = False
+            sessions.end_session(db, issued.session.id)
+        with pytest.raises(ApiError) as ended:
+            authenticate()
+        assert ended.value.error is ErrorCode.AUTH_INVALID_TOKEN
+    finally:
+        other.dispose()
+
+
+def test_a_threads_reading_connection_refuses_writes_so_every_change_moves_its_version(
+    database: Database, settings: Settings, clock: FixedClock
+) -> None:
+    """A connection's own changes move no data_version: the connection that remembers rows must
+    never make one, and SQLite refuses it there (`query_only`), committed or not."""
+    issued = _issue(database, settings, clock)
+    with database.read() as db:
+        sessions.authenticate(db, clock.now(), issued.token, None)
+    with pytest.raises(OperationalError, match="readonly"), database.read() as db:
+        db.execute(update(Listener).values(disabled=True))
+    with database.read() as db:
+        assert not sessions.authenticate(db, clock.now(), issued.token, None).listener.disabled
+    with database.write() as db:  # the writer's connection is not one of them
+        db.execute(update(Listener).values(disabled=True))
     with database.read() as db, pytest.raises(ApiError) as refused:
         sessions.authenticate(db, clock.now(), issued.token, None)
     assert refused.value.error is ErrorCode.LISTENER_SUSPENDED

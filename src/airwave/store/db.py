@@ -38,6 +38,7 @@ LOOP_STATEMENT_MS = 100
 LOOP_UNACKED_MS = 1000
 LOOP_CONNECTIONS = 2  # the event loop's reads, and a read inside one of them
 _IDLE_SINCE = "airwave_idle_since"
+READ_ONLY = "airwave_read_only"  # a pooled connection's info: a thread's own reader holds it
 WAL_SIZE_LIMIT = 8 << 20  # bytes SQLite's write-ahead log is cut back to when it starts over
 BUSY_TIMEOUT = 5.0  # default seconds a statement waits for a lock before the call answers 503
 # PostgreSQL: lock_not_available (lock_timeout), serialization_failure, deadlock_detected.
@@ -457,6 +458,10 @@ class _Reader:
         self.connection = connection
         self.session: Session | None = None
         self.busy = False
+        # It reads only (SQLite refuses a write on it), so other connections' commits are all
+        # that change what it sees: `Prepared(remember=...)` keeps rows on it by data_version.
+        connection.connection.driver_connection.execute("PRAGMA query_only = ON")
+        connection.connection.info[READ_ONLY] = True
 
     @contextmanager
     def reading(self, make: sessionmaker[Session]) -> Iterator[Session]:
@@ -484,6 +489,11 @@ class _Reader:
             self.busy = False
 
     def close(self) -> None:
+        if not (self.connection.closed or self.connection.invalidated):
+            proxied = self.connection.connection
+            proxied.info.pop(READ_ONLY, None)
+            with suppress(Exception):  # broken: the pool discards it
+                proxied.driver_connection.execute("PRAGMA query_only = OFF")
         self.connection.close()
 
     def __del__(self) -> None:  # the thread ended: its connection goes back to the pool

@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Select, inspect
-from sqlalchemy.engine import Dialect
+from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, configure_mappers, make_transient_to_detached
 
-from airwave.store.db import transaction_block
+from airwave.store.db import READ_ONLY, transaction_block
 
 _CURSORS = itertools.count()
+_UNKNOWN = object()
 
 
 @dataclass(frozen=True)
@@ -35,10 +36,20 @@ class _Form:
 
 
 class Prepared:
-    """A SELECT with named bind parameters, compiled once per backend."""
+    """A SELECT with named bind parameters, compiled once per backend.
 
-    def __init__(self, statement: Select[Any]) -> None:
+    With `remember` (SQLite only), `first` keeps up to that many rows per connection, by their
+    parameters, for as long as the database is unchanged: SQLite's `PRAGMA data_version` moves
+    when any other connection, of any process, commits a change, which drops them all. A check
+    costs a fraction of the statement, so a lookup that runs on every call (the session) runs once
+    between changes, and a change made anywhere (a logout, a suspension) counts from the next read
+    on. A connection's own changes move no version, committed or not, so only a thread's own
+    reading connection, which SQLite keeps from writing (`query_only`), keeps rows.
+    """
+
+    def __init__(self, statement: Select[Any], remember: int = 0) -> None:
         self.statement = statement
+        self.remember = remember
         self._forms: dict[str, _Form] = {}
 
     def _form(self, dialect: Dialect) -> _Form:
@@ -75,6 +86,32 @@ class Prepared:
     def first(self, db: Session, **params: Any) -> Sequence[Any] | None:  # noqa: ANN401
         """The first row, its columns converted as SQLAlchemy would, or None."""
         connection = db.connection()
+        if self.remember and connection.dialect.name == "sqlite":
+            return self._remembered(connection, params)
+        return self._first(connection, params)
+
+    def _remembered(self, connection: Connection, params: dict[str, Any]) -> Sequence[Any] | None:
+        proxied = connection.connection
+        driver = proxied.driver_connection
+        if not proxied.info.get(READ_ONLY):  # its own changes would move no version
+            return self._first(connection, params)
+        try:
+            (version,) = driver.execute("PRAGMA data_version").fetchone()
+        except Exception:  # noqa: BLE001 - the statement itself tells the error, as always
+            return self._first(connection, params)
+        rows = proxied.info.get(self)
+        if rows is None or rows[0] != version:
+            rows = proxied.info[self] = (version, {})
+        key = tuple(sorted(params.items()))
+        found = rows[1].get(key, _UNKNOWN)
+        if found is _UNKNOWN:
+            found = self._first(connection, params)
+            if len(rows[1]) >= self.remember:
+                rows[1].clear()
+            rows[1][key] = found
+        return found
+
+    def _first(self, connection: Connection, params: dict[str, Any]) -> Sequence[Any] | None:
         form = self._form(connection.dialect)
         cursor = connection.connection.cursor()
         try:

@@ -155,7 +155,9 @@ def resume_session(db: Session, now: datetime, token: str, username: str | None)
 
 
 # Built once: this lookup runs on every authenticated call. Plain columns, not entities: the
-# row becomes two detached objects directly, without the ORM's loading machinery.
+# row becomes two detached objects directly, without the ORM's loading machinery. On SQLite a
+# connection remembers the rows it found until the database changes (any commit, by any process:
+# a logout or a suspension counts from the next call on, everywhere).
 _SESSION_TABLE = AuthSession.__table__
 _LISTENER_TABLE = Listener.__table__
 _SESSION_BY_TOKEN = Prepared(
@@ -163,7 +165,8 @@ _SESSION_BY_TOKEN = Prepared(
     .join_from(
         _SESSION_TABLE, _LISTENER_TABLE, _LISTENER_TABLE.c.id == _SESSION_TABLE.c.listener_id
     )
-    .where(_SESSION_TABLE.c.token_hash == bindparam("token_hash"))
+    .where(_SESSION_TABLE.c.token_hash == bindparam("token_hash")),
+    remember=256,
 )
 
 
