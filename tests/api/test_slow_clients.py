@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import socket
 import ssl
+import struct
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -201,3 +202,58 @@ def test_tls_handshake_that_never_comes_is_cut_at_the_header_timeout(
         assert HEADER_TIMEOUT - 0.3 < took < HEADER_TIMEOUT + 1.5
     finally:
         tls.stop()
+
+
+def _segments_received(sock: socket.socket) -> int:
+    """tcpi_segs_in of Linux's struct tcp_info: the segments this socket has received."""
+    return struct.unpack_from("I", sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256), 140)[
+        0
+    ]
+
+
+def _read_one_response(sock: socket.socket) -> httpx.Response:
+    raw = b""
+    while b"\r\n\r\n" not in raw:
+        raw += sock.recv(65536)
+    length = int(_response(raw).headers["content-length"])
+    while len(raw.partition(b"\r\n\r\n")[2]) < length:
+        raw += sock.recv(65536)
+    return _response(raw)
+
+
+def test_a_small_answer_leaves_in_one_tcp_segment(server: Server) -> None:
+    """Head and body in one write: one segment per small answer, not two (the head alone, then
+    the body). Loopback delivers each write as its own segment, so the count is exact; a bare
+    ACK of the request may come first, so the fewest segments over several calls tell."""
+    sock = socket.create_connection(_address(server), timeout=5)
+    try:
+        counts = []
+        for _ in range(12):
+            before = _segments_received(sock)
+            sock.sendall(b"GET /livez HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert _read_one_response(sock).status_code == 200
+            counts.append(_segments_received(sock) - before)
+        assert min(counts) == 1, counts
+    finally:
+        sock.close()
+
+
+def test_a_client_that_expects_100_continue_gets_it_before_it_sends_the_body(
+    server: Server,
+) -> None:
+    body = b'{"username": "nobody", "password": "wrong"}'
+    sock = socket.create_connection(_address(server), timeout=5)
+    try:
+        sock.sendall(
+            b"POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Cookie: csrftoken=t\r\nX-CsrfToken: t\r\nExpect: 100-continue\r\n"
+            b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n"
+        )
+        interim = b""
+        while b"\r\n\r\n" not in interim:
+            interim += sock.recv(65536)
+        assert interim == b"HTTP/1.1 100 Continue\r\n\r\n"
+        sock.sendall(body)
+        assert_error(_read_one_response(sock), 401, "AUTH_INVALID_USERNAME_PASSWORD")
+    finally:
+        sock.close()

@@ -161,6 +161,7 @@ class ZeroCopyHttpToolsProtocol(HttpToolsProtocol):
         if self.transport.get_extra_info("socket") is None:
             return
         self.scope.setdefault("extensions", {})[EXTENSION] = {}  # type: ignore[typeddict-unknown-key]
+        cycle.transport = _OneWrite(self.transport)  # type: ignore[assignment]
         cycle.send = _ZeroCopySend(cycle, cycle.send)  # type: ignore[method-assign]
 
     def on_message_begin(self) -> None:
@@ -238,14 +239,61 @@ class ZeroCopyHttpToolsProtocol(HttpToolsProtocol):
             self.loop.call_later(0.5, self.transport.abort)
 
 
+class _OneWrite:
+    """A response cycle's transport, on which the response's head waits for its first body bytes
+    and leaves with them in one write: a small answer is one TCP segment and one system call, not
+    two. A body that does not follow within the same turn of the event loop (a stream still
+    starting) finds the head sent at the next turn. Any other use of the transport (close, the
+    buffer's size, sendfile's socket) sends a waiting head first."""
+
+    __slots__ = ("head", "holding", "transport")
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self.transport = transport
+        self.holding = False  # the next write is the head
+        self.head: bytes | None = None
+
+    def write(self, data: bytes) -> None:
+        if self.holding:
+            self.holding = False
+            self.head = data
+            asyncio.get_running_loop().call_soon(self.flush)
+            return
+        head = self.head
+        if head is None:
+            self.transport.write(data)
+        else:
+            self.head = None
+            self.transport.writelines((head, data))
+
+    def flush(self) -> None:
+        head = self.head
+        if head is not None:
+            self.head = None
+            self.transport.write(head)
+
+    def __getattr__(self, name: str) -> Any:  # noqa: ANN401
+        self.flush()
+        return getattr(self.transport, name)
+
+
 class _ZeroCopySend:
-    """The cycle's `send`, taking `http.response.zerocopysend` messages too."""
+    """The cycle's `send`, taking `http.response.zerocopysend` messages too; a response's head
+    waits for its body on the cycle's transport (`_OneWrite`)."""
 
     def __init__(self, cycle: RequestResponseCycle, send: Send) -> None:
         self.cycle = cycle
         self.send = send
 
     async def __call__(self, message: Any) -> None:
+        if message["type"] == "http.response.start":
+            transport = self.cycle.transport
+            transport.holding = True  # type: ignore[attr-defined]
+            try:
+                await self.send(message)
+            finally:
+                transport.holding = False  # type: ignore[attr-defined]
+            return
         if message["type"] != EXTENSION:
             await self.send(message)
             return
