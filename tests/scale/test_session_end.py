@@ -6,6 +6,7 @@ answers it; both processes serve the session before it ends, then the other one 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -230,4 +231,17 @@ def test_metrics_and_access_log_count_every_call_on_every_process(
     assert {str(e["listener_id"]) for e in entries.values()} == {listener["listenerId"]}
     assert {e["pid"] for e in entries.values()} == set(pair.pids)
     assert {e["status"] for e in entries.values()} == {200}
+    pair.still_pinned()
+
+
+def test_request_ids_the_server_gives_are_unique_across_its_processes(pair: Pair) -> None:
+    """Each process draws its own half of the ids it gives (the workers are forked)."""
+    given = [
+        api.http.get("/livez", timeout=5).headers["x-request-id"]
+        for _ in range(5)
+        for api in (pair.here, pair.there)
+    ]
+    assert all(re.fullmatch(r"[0-9a-f]{16}", i) for i in given)
+    assert len(set(given)) == len(given)
+    assert given[0][:8] != given[1][:8]  # here's and there's
     pair.still_pinned()
