@@ -8,8 +8,10 @@ directly. Every module named in PRELOAD must stay free of database and web impor
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import multiprocessing.forkserver
+import os
 import threading
 from functools import cache
 from multiprocessing.context import BaseContext
@@ -54,6 +56,23 @@ def pool_context() -> BaseContext:
     ):
         return multiprocessing.get_context("fork")
     return helper_context()
+
+
+def release_forkserver() -> None:
+    """In a helper that starts no processes of its own: let go of the forkserver.
+
+    Each child of a forkserver gets the write end of the pipe by which the forkserver learns that
+    its owner has gone, so that it stays up for any child that might ask it for processes; it ends
+    once every copy is closed. A pool worker kept its copy open and lived on, waiting for work
+    that would never come, until the forkserver, its parent, ended, which it did not: when a
+    server died with its pool running (a kill, or all its processes told to stop at once), the
+    forkserver and the pool's workers stayed behind, orphaned, for good."""
+    server = multiprocessing.forkserver._forkserver  # type: ignore[attr-defined]
+    fd = getattr(server, "_forkserver_alive_fd", None)
+    if fd is not None and getattr(server, "_forkserver_pid", None) is None:  # not its owner
+        server._forkserver_alive_fd = None
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 def warm_up() -> None:

@@ -334,3 +334,53 @@ def test_killing_the_scan_ends_its_workers(tmp_path: Path) -> None:
         for worker in workers:  # without the fix they would linger: do not leave them behind
             if _alive(worker):
                 os.kill(worker, signal.SIGKILL)
+
+
+def _descendants(pid: int) -> set[int]:
+    found = set()
+    for child in _children(pid):
+        found |= {child} | _descendants(child)
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_killing_the_server_ends_its_forkserver_and_the_analysers_forked_from_it(
+    tmp_path: Path,
+) -> None:
+    """A server forks its helpers from a forkserver of its own, whose children held it open, so
+    that a killed server left it and its pool's analysers behind for good."""
+    backend = Backend("sqlite", tmp_path / "data")
+    template = media.encode(tmp_path / "template.mp3", 20.0)
+    for i in range(60):
+        target = tmp_path / "music" / f"Artist {i % 6}" / f"{i:02d} Song.mp3"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(template.read_bytes())
+    server = subprocess.Popen(
+        [sys.executable, "-m", "airwave", "serve", "--port", "0", "--workers", "1"]
+        + ["--no-watch", "--library", str(tmp_path / "music")],
+        env={**os.environ, **backend.env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    helpers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 60
+        while len(helpers) < 3:  # the forkserver and two analysers
+            assert server.poll() is None and time.monotonic() < deadline, (
+                "the server started no analysers"
+            )
+            helpers = {p for p in _descendants(server.pid) if _alive(p)}
+            time.sleep(0.05)
+        server.send_signal(signal.SIGKILL)
+        server.wait()
+        deadline = time.monotonic() + 5
+        while any(_alive(p) for p in helpers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [p for p in helpers if _alive(p)], "helper processes outlived the server"
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        for helper in helpers:
+            if _alive(helper):
+                os.kill(helper, signal.SIGKILL)

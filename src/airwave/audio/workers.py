@@ -109,6 +109,7 @@ def _child(source: str, part: str, profile: Profile, system_lame: bool, conn: Co
     """In the child: transcode into `part`, fsync, exit 0; or report the error and exit 1."""
     from airwave.audio.transcode import TranscodeError, transcode
 
+    processes.release_forkserver()
     signal.signal(
         signal.SIGINT, signal.SIG_IGN
     )  # Ctrl-C reaches the whole group: the server decides

@@ -25,6 +25,7 @@ ANALYSIS_NICENESS = 10  # sound analysis yields the CPU to serving and to tag re
 
 
 def _background_worker(niceness: int) -> None:
+    processes.release_forkserver()
     containment.die_with_parent()
     if niceness:
         os.nice(niceness)
