@@ -384,3 +384,34 @@ def test_killing_the_server_ends_its_forkserver_and_the_analysers_forked_from_it
         for helper in helpers:
             if _alive(helper):
                 os.kill(helper, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_killing_the_demo_generator_ends_its_workers(tmp_path: Path) -> None:
+    generator = subprocess.Popen(
+        [sys.executable, "-m", "airwave", "demo", "--out", str(tmp_path / "demo")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    workers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers) < 2:
+            assert generator.poll() is None and time.monotonic() < deadline, (
+                "the generator ended before its workers started"
+            )
+            workers = {p for p in _descendants(generator.pid) if _alive(p)}
+            time.sleep(0.02)
+        generator.send_signal(signal.SIGKILL)
+        generator.wait()
+        deadline = time.monotonic() + 5
+        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [w for w in workers if _alive(w)], "worker processes outlived the generator"
+    finally:
+        if generator.poll() is None:
+            generator.kill()
+            generator.wait()
+        for worker in workers:
+            if _alive(worker):
+                os.kill(worker, signal.SIGKILL)

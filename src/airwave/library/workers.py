@@ -24,7 +24,9 @@ _live_lock = threading.Lock()
 ANALYSIS_NICENESS = 10  # sound analysis yields the CPU to serving and to tag reading
 
 
-def _background_worker(niceness: int) -> None:
+def start_helper(niceness: int = 0) -> None:
+    """A pool's initializer: the worker ends with the process that started it, even by SIGKILL,
+    and `niceness` lowers its CPU priority."""
     processes.release_forkserver()
     containment.die_with_parent()
     if niceness:
@@ -38,7 +40,7 @@ def pool(workers: int, niceness: int = 0) -> ProcessPoolExecutor:
     executor = ProcessPoolExecutor(
         max_workers=workers,
         mp_context=context,
-        initializer=_background_worker,
+        initializer=start_helper,
         initargs=(niceness,),
     )
     if context.get_start_method() == "fork":

@@ -34,6 +34,7 @@ from airwave.library.demo.formats import ENCODE_COST, FORMAT_CYCLE, FORMATS, Aud
 from airwave.library.demo.styles import STYLES, SUBSTYLES, Style, Timbre, style_of, substyle_name
 from airwave.library.demo.synthesis import Sound, loudness, synthesize
 from airwave.library.demo.tagging import TagValues, write_tags
+from airwave.library.workers import start_helper
 
 __all__ = [
     "FORMATS",
@@ -175,7 +176,9 @@ def generate(
             if progress:
                 progress(done, total)
     else:
-        with ProcessPoolExecutor(max_workers=count, mp_context=_pool_context()) as pool:
+        with ProcessPoolExecutor(
+            max_workers=count, mp_context=_pool_context(), initializer=start_helper
+        ) as pool:
             # tracks without embedded art start while this process draws the covers
             plain = [
                 job
