@@ -295,6 +295,40 @@ def _alive(pid: int) -> bool:
     return state != "Z"  # a zombie has ended; only its parent's wait() is missing
 
 
+def _descendants(pid: int) -> set[int]:
+    found = set()
+    for child in _children(pid):
+        found |= {child} | _descendants(child)
+    return found
+
+
+def _kill_once_helpers_run(process: subprocess.Popen, count: int, what: str) -> None:
+    """SIGKILL `process` once `count` processes run under it; every one of them must end within
+    5 s (and is killed here if not, so that a failure leaves nothing behind)."""
+    helpers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 60
+        while len(helpers) < count:
+            assert process.poll() is None and time.monotonic() < deadline, (
+                f"the {what} ended before its helpers started"
+            )
+            helpers = {p for p in _descendants(process.pid) if _alive(p)}
+            time.sleep(0.02)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        deadline = time.monotonic() + 5
+        while any(_alive(p) for p in helpers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [p for p in helpers if _alive(p)], f"helper processes outlived the {what}"
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        for helper in helpers:
+            if _alive(helper):
+                os.kill(helper, signal.SIGKILL)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_killing_the_scan_ends_its_workers(tmp_path: Path) -> None:
     backend = Backend("sqlite", tmp_path / "data")
@@ -312,35 +346,7 @@ def test_killing_the_scan_ends_its_workers(tmp_path: Path) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    workers: set[int] = set()
-    try:
-        deadline = time.monotonic() + 60
-        while len(workers) < 2:
-            assert scan.poll() is None and time.monotonic() < deadline, (
-                "the scan ended before its workers started"
-            )
-            workers = {c for c in _children(scan.pid) if _alive(c)}
-            time.sleep(0.02)
-        scan.send_signal(signal.SIGKILL)
-        scan.wait()
-        deadline = time.monotonic() + 5
-        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not [w for w in workers if _alive(w)], "worker processes outlived the scan"
-    finally:
-        if scan.poll() is None:
-            scan.kill()
-            scan.wait()
-        for worker in workers:  # without the fix they would linger: do not leave them behind
-            if _alive(worker):
-                os.kill(worker, signal.SIGKILL)
-
-
-def _descendants(pid: int) -> set[int]:
-    found = set()
-    for child in _children(pid):
-        found |= {child} | _descendants(child)
-    return found
+    _kill_once_helpers_run(scan, 2, "scan")
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -362,28 +368,7 @@ def test_killing_the_server_ends_its_forkserver_and_the_analysers_forked_from_it
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    helpers: set[int] = set()
-    try:
-        deadline = time.monotonic() + 60
-        while len(helpers) < 3:  # the forkserver and two analysers
-            assert server.poll() is None and time.monotonic() < deadline, (
-                "the server started no analysers"
-            )
-            helpers = {p for p in _descendants(server.pid) if _alive(p)}
-            time.sleep(0.05)
-        server.send_signal(signal.SIGKILL)
-        server.wait()
-        deadline = time.monotonic() + 5
-        while any(_alive(p) for p in helpers) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not [p for p in helpers if _alive(p)], "helper processes outlived the server"
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
-        for helper in helpers:
-            if _alive(helper):
-                os.kill(helper, signal.SIGKILL)
+    _kill_once_helpers_run(server, 3, "server")  # the forkserver and two analysers
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -393,25 +378,4 @@ def test_killing_the_demo_generator_ends_its_workers(tmp_path: Path) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    workers: set[int] = set()
-    try:
-        deadline = time.monotonic() + 60
-        while len(workers) < 2:
-            assert generator.poll() is None and time.monotonic() < deadline, (
-                "the generator ended before its workers started"
-            )
-            workers = {p for p in _descendants(generator.pid) if _alive(p)}
-            time.sleep(0.02)
-        generator.send_signal(signal.SIGKILL)
-        generator.wait()
-        deadline = time.monotonic() + 5
-        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not [w for w in workers if _alive(w)], "worker processes outlived the generator"
-    finally:
-        if generator.poll() is None:
-            generator.kill()
-            generator.wait()
-        for worker in workers:
-            if _alive(worker):
-                os.kill(worker, signal.SIGKILL)
+    _kill_once_helpers_run(generator, 2, "generator")
