@@ -291,6 +291,38 @@ def test_expired_sessions_are_purged_in_the_background(start_server) -> None:
 
 
 @pytest.mark.postgresql_only
+def test_the_event_loops_reads_keep_one_session_and_end_what_a_read_opened(make_backend) -> None:
+    """A thread's reads inside `reads_only()` keep one session and connection between them; an
+    error inside one leaves the next a new session on the same connection, and a statement that
+    opened a transaction block (SET LOCAL) has it ended with the read."""
+    from airwave.store.db import LOOP_STATEMENT_MS, reads_only
+
+    backend = make_backend()
+    db = _database(backend)
+    pid = text("SELECT pg_backend_pid()")
+    timeout = text("SHOW statement_timeout")
+    try:
+        db.migrate()
+        with reads_only(), db.read() as first:
+            loop_pid = first.execute(pid).scalar()
+        with reads_only(), db.read() as again:
+            assert again is first and again.execute(pid).scalar() == loop_pid
+        with pytest.raises(LookupError), reads_only(), db.read() as failing:
+            failing.execute(pid)
+            raise LookupError("the call's own error")
+        with reads_only(), db.read() as after:
+            assert after is not first and after.execute(pid).scalar() == loop_pid
+            after.execute(text("SET LOCAL statement_timeout = 1234"))
+            assert after.execute(timeout).scalar() == "1234ms"
+        with reads_only(), db.read() as later:
+            assert later.execute(pid).scalar() == loop_pid
+            assert later.execute(timeout).scalar() == f"{LOOP_STATEMENT_MS}ms"
+            assert later.connection().connection.driver_connection.autocommit
+    finally:
+        db.dispose()
+
+
+@pytest.mark.postgresql_only
 def test_reads_on_the_event_loop_give_up_rather_than_wait(make_backend) -> None:
     """PostgreSQL reads inside `reads_only()` (a quick call on the event loop) run on connections
     of their own that give up: a lock held past LOOP_STATEMENT_MS, a connection the server

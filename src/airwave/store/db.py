@@ -215,9 +215,11 @@ class Database:
             if self.is_sqlite
             else sessionmaker(self._loop_engine, expire_on_commit=False, autoflush=False)
         )
-        # SQLite: each thread keeps one reading connection (see `_own_reader`)
+        # SQLite: each thread keeps one reading connection (see `_own_reader`); PostgreSQL: the
+        # event loop keeps one of its own (`_own_loop_reader`)
         self._readers: threading.local | None = threading.local() if self.is_sqlite else None
-        self._kept: weakref.WeakSet[_Reader] = weakref.WeakSet()
+        self._loop_readers = threading.local()
+        self._kept: weakref.WeakSet[_Reader | _LoopReader] = weakref.WeakSet()
         self._write = sessionmaker(
             self.engine.execution_options(**{_WRITE: True}), expire_on_commit=False, autoflush=False
         )
@@ -352,12 +354,30 @@ class Database:
         """A PostgreSQL read inside `reads_only()`, on the event loop's own connections: any
         failure of the database's (a statement past LOOP_STATEMENT_MS, a dropped connection, none
         free) raises WouldBlock, and the caller runs the work again in a worker thread, where it
-        fails, waits or succeeds as every other read does."""
+        fails, waits or succeeds as every other read does. The thread keeps one of them, and its
+        session, between reads (`_LoopReader`); a read inside that one takes another."""
         try:
-            with self._loop_read() as session:
-                yield session
+            reader = self._own_loop_reader()
+            if reader is None:
+                with self._loop_read() as session:
+                    yield session
+            else:
+                with reader.reading(self._loop_read) as session:
+                    yield session
         except (DBAPIError, PoolTimeout) as exc:
             raise WouldBlock(f"a read on the event loop gave up: {type(exc).__name__}") from exc
+
+    def _own_loop_reader(self) -> _LoopReader | None:
+        reader: _LoopReader | None = getattr(self._loop_readers, "reader", None)
+        if reader is not None and reader.busy:
+            return None
+        if reader is None or reader.connection.closed or reader.connection.invalidated:
+            if reader is not None:  # the server dropped it: its place in the pool is given back
+                reader.close()
+            reader = self._loop_readers.reader = _LoopReader(self._loop_engine.connect())
+            self._kept.add(reader)
+        reader.busy = True
+        return reader
 
     @contextmanager
     def write(self, wait: float | None = None) -> Iterator[Session]:
@@ -501,6 +521,54 @@ class _Reader:
             self.close()
         except Exception:  # noqa: BLE001, S110 - the pool may be disposed of already
             pass
+
+
+class _LoopReader:
+    """The event loop's own PostgreSQL reading connection (one of the loop engine's), and the ORM
+    session bound to it, kept between reads as a SQLite thread's reader is: a quick call's read
+    makes and closes no session and takes no connection from the pool and back. The connection
+    runs in autocommit, so nothing stays open on the server between reads. An error inside a read
+    closes the session, and the next read makes another on the same connection; a connection
+    the server dropped is invalidated by SQLAlchemy, and the next read takes a new one. A
+    statement that opened a transaction block (see `_install_postgres_reads`) is ended with the
+    session, as a read's close always ended it."""
+
+    __slots__ = ("__weakref__", "busy", "connection", "session")
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.session: Session | None = None
+        self.busy = False
+
+    @contextmanager
+    def reading(self, make: sessionmaker[Session]) -> Iterator[Session]:
+        try:
+            session = self.session
+            if session is None:
+                session = self.session = make(bind=self.connection)
+            try:
+                yield session
+            except BaseException:
+                self.session = None
+                with suppress(Exception):  # the read's own error is the one to tell
+                    session.close()
+                raise
+            session.expunge_all()
+            if not self.connection.connection.driver_connection.autocommit:
+                self.session = None
+                session.close()  # ends the block as the pool's return did
+        finally:
+            self.busy = False
+
+    def close(self) -> None:
+        session, self.session = self.session, None
+        with suppress(Exception):  # dropped, or the pool disposed of already
+            if session is not None:
+                session.close()
+            self.connection.close()
+
+    def __del__(self) -> None:  # the thread ended: its connection goes back to the pool
+        self.close()
 
 
 def _private_sqlite_files(database: Path) -> None:
