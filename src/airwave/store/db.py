@@ -335,14 +335,9 @@ class Database:
                 yield session
             return
         try:
-            reader = self._own_reader()
             # closing ends the transaction; loaded objects stay usable
-            if reader is None:
-                with self._read() as session:
-                    yield session
-            else:
-                with reader.reading(self._read) as session:
-                    yield session
+            with _reading(self._own_reader(), self._read) as session:
+                yield session
         except DBAPIError as exc:
             mapped = contention_error(exc)
             if mapped is None:
@@ -357,13 +352,8 @@ class Database:
         fails, waits or succeeds as every other read does. The thread keeps one of them, and its
         session, between reads (`_LoopReader`); a read inside that one takes another."""
         try:
-            reader = self._own_loop_reader()
-            if reader is None:
-                with self._loop_read() as session:
-                    yield session
-            else:
-                with reader.reading(self._loop_read) as session:
-                    yield session
+            with _reading(self._own_loop_reader(), self._loop_read) as session:
+                yield session
         except (DBAPIError, PoolTimeout) as exc:
             raise WouldBlock(f"a read on the event loop gave up: {type(exc).__name__}") from exc
 
@@ -460,7 +450,23 @@ class Database:
             self._loop_engine.dispose()
 
 
-class _Reader:
+class _Kept:
+    """A connection a thread keeps for its reads, and the ORM session bound to it."""
+
+    __slots__ = ("__weakref__", "busy", "connection", "session")
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.session: Session | None = None
+        self.busy = False
+
+    def _session(self, make: sessionmaker[Session]) -> Session:
+        if self.session is None:
+            self.session = make(bind=self.connection)
+        return self.session
+
+
+class _Reader(_Kept):
     """A thread's own reading connection (SQLite), and the ORM session bound to it.
 
     Both are made once, and the session's transaction, as SQLAlchemy sees it, outlives the read
@@ -472,12 +478,10 @@ class _Reader:
     next statement begins another, with a fresh snapshot); an error inside a read closes the
     session. Returned to the pool when the thread ends."""
 
-    __slots__ = ("__weakref__", "busy", "connection", "session")
+    __slots__ = ()
 
     def __init__(self, connection: Connection) -> None:
-        self.connection = connection
-        self.session: Session | None = None
-        self.busy = False
+        super().__init__(connection)
         # It reads only (SQLite refuses a write on it), so other connections' commits are all
         # that change what it sees: `Prepared(remember=...)` keeps rows on it by data_version.
         connection.connection.driver_connection.execute("PRAGMA query_only = ON")
@@ -486,9 +490,7 @@ class _Reader:
     @contextmanager
     def reading(self, make: sessionmaker[Session]) -> Iterator[Session]:
         try:
-            session = self.session
-            if session is None:
-                session = self.session = make(bind=self.connection)
+            session = self._session(make)
             driver = self.connection.connection.dbapi_connection
             if session.in_transaction() and not driver.in_transaction:
                 driver.execute("BEGIN")  # else the session's next statement begins one
@@ -523,7 +525,21 @@ class _Reader:
             pass
 
 
-class _LoopReader:
+@contextmanager
+def _reading(
+    reader: _Reader | _LoopReader | None, make: sessionmaker[Session]
+) -> Iterator[Session]:
+    """A read on the thread's kept connection and session, or, where it has none free, on a
+    session of its own from the pool."""
+    if reader is None:
+        with make() as session:
+            yield session
+    else:
+        with reader.reading(make) as session:
+            yield session
+
+
+class _LoopReader(_Kept):
     """The event loop's own PostgreSQL reading connection (one of the loop engine's), and the ORM
     session bound to it, kept between reads as a SQLite thread's reader is: a quick call's read
     makes and closes no session and takes no connection from the pool and back. The connection
@@ -533,19 +549,12 @@ class _LoopReader:
     statement that opened a transaction block (see `_install_postgres_reads`) is ended with the
     session, as a read's close always ended it."""
 
-    __slots__ = ("__weakref__", "busy", "connection", "session")
-
-    def __init__(self, connection: Connection) -> None:
-        self.connection = connection
-        self.session: Session | None = None
-        self.busy = False
+    __slots__ = ()
 
     @contextmanager
     def reading(self, make: sessionmaker[Session]) -> Iterator[Session]:
         try:
-            session = self.session
-            if session is None:
-                session = self.session = make(bind=self.connection)
+            session = self._session(make)
             try:
                 yield session
             except BaseException:
