@@ -302,9 +302,11 @@ def _descendants(pid: int) -> set[int]:
     return found
 
 
-def _kill_once_helpers_run(process: subprocess.Popen, count: int, what: str) -> None:
-    """SIGKILL `process` once `count` processes run under it; every one of them must end within
-    5 s (and is killed here if not, so that a failure leaves nothing behind)."""
+def _kill_once_helpers_run(
+    process: subprocess.Popen, count: int, what: str, sig: int = signal.SIGKILL
+) -> None:
+    """Signal `process` (SIGKILL) once `count` processes run under it; every one of them must end
+    within 5 s of its end (and is killed here if not, so that a failure leaves nothing behind)."""
     helpers: set[int] = set()
     try:
         deadline = time.monotonic() + 60
@@ -314,8 +316,8 @@ def _kill_once_helpers_run(process: subprocess.Popen, count: int, what: str) -> 
             )
             helpers = {p for p in _descendants(process.pid) if _alive(p)}
             time.sleep(0.02)
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+        process.send_signal(sig)
+        process.wait(30)
         deadline = time.monotonic() + 5
         while any(_alive(p) for p in helpers) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -350,11 +352,17 @@ def test_killing_the_scan_ends_its_workers(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_killing_the_server_ends_its_forkserver_and_the_analysers_forked_from_it(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("sig", "workers", "helpers"),
+    [(signal.SIGKILL, 1, 3), (signal.SIGTERM, 2, 5)],
+    ids=["killed", "stopped"],  # (two workers, their forkservers, an analyser at least)
+)
+def test_a_server_killed_or_stopped_ends_its_forkserver_and_the_analysers_forked_from_it(
+    tmp_path: Path, sig: int, workers: int, helpers: int
 ) -> None:
     """A server forks its helpers from a forkserver of its own, whose children held it open, so
-    that a killed server left it and its pool's analysers behind for good."""
+    that a server killed, or even stopped as a service manager stops it, while its pool was
+    analysing left the forkserver and the analysers behind for good."""
     backend = Backend("sqlite", tmp_path / "data")
     template = media.encode(tmp_path / "template.mp3", 20.0)
     for i in range(60):
@@ -362,13 +370,13 @@ def test_killing_the_server_ends_its_forkserver_and_the_analysers_forked_from_it
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(template.read_bytes())
     server = subprocess.Popen(
-        [sys.executable, "-m", "airwave", "serve", "--port", "0", "--workers", "1"]
+        [sys.executable, "-m", "airwave", "serve", "--port", "0", "--workers", str(workers)]
         + ["--no-watch", "--library", str(tmp_path / "music")],
         env={**os.environ, **backend.env},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    _kill_once_helpers_run(server, 3, "server")  # the forkserver and two analysers
+    _kill_once_helpers_run(server, helpers, "server", sig)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
