@@ -47,6 +47,18 @@ def kicks(bpm: float, seconds: float, rate: int = RATE) -> np.ndarray:
     return out.astype(np.float32)
 
 
+def pulses(bpm: float, seconds: float, rate: int = RATE) -> np.ndarray:
+    """A beat of short, band-limited bursts (150 Hz and 2 kHz under a Hann window)."""
+    out = np.zeros(round(seconds * rate))
+    length = round(0.06 * rate)
+    t = np.arange(length) / rate
+    burst = np.hanning(length) * (np.sin(2 * np.pi * 150 * t) + 0.5 * np.sin(2 * np.pi * 2000 * t))
+    for beat in np.arange(0, seconds - 0.1, 60.0 / bpm):
+        start = round(beat * rate)
+        out[start : start + length] += burst
+    return (0.4 * out).astype(np.float32)
+
+
 def chords(progression: list[list[int]], seconds_each: float = 2.0, rate: int = RATE) -> np.ndarray:
     """Chords of MIDI notes, each with a few harmonics, the root doubled an octave down."""
     t = np.arange(round(seconds_each * rate)) / rate
@@ -310,3 +322,83 @@ def test_every_format_the_suite_writes(tmp_path: Path, suffix: str) -> None:
     assert (profile.key, profile.mode) == (A, "minor")
     assert profile.loudness_lufs == pytest.approx(reference.loudness_lufs, abs=1.0)
     assert profile.centroid_hz == pytest.approx(reference.centroid_hz, rel=0.15)
+
+
+def write_channels(path: Path, samples: np.ndarray, rate: int, layout: str) -> Path:
+    """16-bit WAV of (channels, n) samples in any channel layout (encode_into knows two)."""
+    with av.open(str(path), "w") as out:
+        stream = out.add_stream("pcm_s16le", rate=rate)
+        stream.layout = layout
+        frame = av.AudioFrame.from_ndarray(
+            np.ascontiguousarray(samples, np.float32), format="fltp", layout=layout
+        )
+        frame.sample_rate, frame.pts, frame.time_base = rate, 0, Fraction(1, rate)
+        for converted in av.AudioResampler(format="s16", layout=layout, rate=rate).resample(frame):
+            for packet in stream.encode(converted):
+                out.mux(packet)
+        for packet in stream.encode(None):
+            out.mux(packet)
+    return path
+
+
+@pytest.mark.parametrize("rate", [22050, 32000, 44100, 48000, 96000])
+def test_a_sound_has_one_profile_at_whatever_sample_rate_its_file_has(
+    tmp_path: Path, rate: int
+) -> None:
+    """Files are brought to the analysis rate first (soxr): the profile of a sound does not
+    depend on the rate it was stored at (band-limited to the analysis rate's 11 kHz)."""
+    seconds = 12
+
+    def sound(at: int) -> np.ndarray:  # nothing above 5 kHz: the same sound at every rate
+        return np.stack([pulses(120, seconds, at) + chords(A_MINOR, 3.0, at) * 0.5] * 2)
+
+    heard = analyze_samples(sound(RATE), RATE)
+    stored = write_channels(tmp_path / f"at{rate}.wav", sound(rate), rate, "stereo")
+    profile = analyze(stored)
+    assert profile.duration == pytest.approx(seconds, abs=0.01)
+    assert profile.tempo == pytest.approx(heard.tempo, rel=0.02)
+    assert (profile.key, profile.mode) == (A, "minor")
+    assert profile.loudness_lufs == pytest.approx(heard.loudness_lufs, abs=0.3)
+    assert profile.centroid_hz == pytest.approx(heard.centroid_hz, rel=0.05)
+
+
+def test_more_than_two_channels_are_heard_as_stereo(tmp_path: Path) -> None:
+    tone = sine(1000, 8, -20.0, 48000)
+    silent = np.zeros_like(tone)
+    # 5.1: front left and right carry the tone, the rest is silent
+    surround = np.stack([tone, tone, silent, silent, silent, silent])
+    profile = analyze(write_channels(tmp_path / "surround.wav", surround, 48000, "5.1"))
+    stereo = analyze(write_channels(tmp_path / "stereo.wav", surround[:2], 48000, "stereo"))
+    assert profile.duration == pytest.approx(8.0, abs=0.01)
+    assert profile.loudness_lufs == pytest.approx(stereo.loudness_lufs, abs=0.5)
+    assert profile.centroid_hz == pytest.approx(1000, rel=0.05)
+
+
+def test_a_stream_that_changes_its_rate_and_channels_midway_is_heard_whole(
+    tmp_path: Path,
+) -> None:
+    """Raw MP3 may change its sample rate and channels from one frame to the next (joined
+    files): each run of one kind is converted on its own, and nothing is lost between them."""
+    codec = CODECS[".mp3"]
+    low, high = tmp_path / "low.mp3", tmp_path / "high.mp3"
+    encode_into(str(low), *codec, np.stack([sine(300, 6, rate=44100)] * 2), 44100)
+    encode_into(str(high), *codec, sine(3000, 6, rate=48000)[np.newaxis, :], 48000)
+    joined = tmp_path / "joined.mp3"
+    joined.write_bytes(low.read_bytes() + high.read_bytes())
+    with av.open(str(joined)) as container:  # the premise: three kinds of frames, one stream
+        kinds = {
+            (frame.layout.nb_channels, frame.sample_rate)
+            for packet in container.demux(container.streams.audio[0])
+            for frame in _decoded(packet)
+        }
+    assert kinds == {(2, 44100), (1, 44100), (1, 48000)}
+    profile = analyze(joined)
+    assert profile.duration == pytest.approx(12.0, abs=0.1)
+    assert 1000 < profile.centroid_hz < 2500  # half at 300 Hz, half at 3 kHz
+
+
+def _decoded(packet: av.Packet) -> list[av.AudioFrame]:
+    try:
+        return packet.decode()
+    except av.FFmpegError:  # where the two files meet
+        return []
