@@ -23,7 +23,7 @@ from airwave.errors import ApiError, ErrorCode
 from airwave.library import workers
 from airwave.library.containment import Roots
 from airwave.library.profiler import ProfileReport
-from airwave.library.scanner import Scanner, ScanReport, recorded_roots
+from airwave.library.scanner import KnownFiles, Scanner, ScanReport, recorded_roots
 from airwave.store import cluster
 from airwave.store.models import Playlist
 
@@ -248,6 +248,7 @@ class Library:
             Path(r) for r in (roots if roots is not None else services.settings.library_dirs)
         ]
         self.status = ScanStatus()
+        self.known_files = KnownFiles()  # an unchanged rescan reads one row, not every file's
         self._stop = threading.Event()
         self.leading = False
         self.on_change: Callable[[], None] = lambda: None  # the scan started or ended
@@ -271,6 +272,7 @@ class Library:
                     now=self.services.clock.now,
                     workers=self.services.settings.scan_workers or os.cpu_count() or 1,
                     progress=self._progress,
+                    known_files=self.known_files,
                 ).scan(self.roots, full=full)
             except BaseException:
                 self.status.state = "idle"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from operator import attrgetter
 from pathlib import Path
+from typing import NamedTuple
 
 from sqlalchemy import Connection, Row, delete, func, insert, or_, select, text, update
 from sqlalchemy.orm import Session
@@ -71,8 +73,9 @@ class ScanReport:
         return self.files_seen / self.seconds if self.seconds else 0.0
 
 
-@dataclass(slots=True)
-class FoundFile:
+class FoundFile(NamedTuple):
+    """An audio file the walk found (made with tuple.__new__ there: no Python call per file)."""
+
     path: str
     size: int
     mtime_ns: int
@@ -97,7 +100,7 @@ def walk(roots: Iterable[Path]) -> Walk:
     unchanged library of 20,000 files costs little more than their stat calls."""
     absolute = [str(Path(r).absolute()) for r in roots]
     result = Walk(roots=containment.Roots(absolute))
-    files = result.files
+    add, new_tuple = result.files.append, tuple.__new__
     errors = result.errors
     audio_ext, image_ext = AUDIO_EXTENSIONS, IMAGE_EXTENSIONS
     lyrics_ext, playlist_ext = LYRICS_EXTENSIONS, PLAYLIST_EXTENSIONS
@@ -201,7 +204,7 @@ def walk(roots: Iterable[Path]) -> Walk:
                     ),
                     None,
                 )
-            files.append(FoundFile(entry.path, st.st_size, st.st_mtime_ns, lyrics))
+            add(new_tuple(FoundFile, (entry.path, st.st_size, st.st_mtime_ns, lyrics)))
     return result  # in no particular order: a scan sorts the files it reads
 
 
@@ -270,6 +273,37 @@ _KNOWN_FILES = select(
 )
 
 
+Stats = dict[str, tuple[int, int, object]]  # path -> size, mtime_ns, unreadable (truthy)
+
+
+class KnownFiles:
+    """What a rescan compares every file with (`_KNOWN_STATS` of the files under its folders),
+    kept by a process that scans again and again (a server) while the catalogue stamp stays the
+    one read before them: every transaction that changes library_files sets a new stamp
+    (store/stamps.py), in whichever process or host it runs, so what is kept is the table as it
+    is. An unchanged rescan then reads one row instead of every file's."""
+
+    LIMIT = 100_000  # files: a larger library is read each time (~35 MB kept per 100,000)
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._key: tuple[object, ...] | None = None
+        self._stats: Stats | None = None
+
+    def key(self, db: Session, prefixes: tuple[str, ...]) -> tuple[object, ...] | None:
+        """Read first, in the scan's read: a change committed after it sets a new stamp."""
+        stamp = stamps.catalog_stamp(db)
+        return None if stamp is None else (db.get_bind().engine.url, stamp, prefixes)
+
+    def get(self, key: tuple[object, ...]) -> Stats | None:
+        with self._lock:
+            return self._stats if key == self._key else None
+
+    def keep(self, key: tuple[object, ...], stats: Stats) -> None:
+        with self._lock:
+            self._key, self._stats = (key, stats) if len(stats) <= self.LIMIT else (None, None)
+
+
 class Scanner:
     """One scan of one library into one database."""
 
@@ -280,11 +314,13 @@ class Scanner:
         now: Callable[[], datetime],
         workers: int | None = None,
         progress: Progress | None = None,
+        known_files: KnownFiles | None = None,
     ) -> None:
         self.database = database
         self.now = now
         self.workers = workers if workers is not None else (os.cpu_count() or 1)
         self.progress = progress or (lambda stage, done, total: None)
+        self.known_files = known_files
 
     def scan(self, roots: Sequence[Path], *, full: bool = False) -> ScanReport:
         started = time.perf_counter()
@@ -302,19 +338,13 @@ class Scanner:
         unchanged = known_bad = 0
         with self.database.read() as db:
             connection = db.connection()
-            # Every known file's size and time, as the driver's plain tuples: this is read at
-            # every rescan, and most files are unchanged. Full rows are fetched below only for
-            # the files a scan must look at more closely.
-            cursor = connection.connection.cursor()
-            try:
-                cursor.execute(_KNOWN_STATS)
-                stats = {
-                    path: (size, mtime_ns, bad)
-                    for path, size, mtime_ns, bad in cursor.fetchall()
-                    if path.startswith(root_prefixes)
-                }
-            finally:
-                cursor.close()
+            kept = self.known_files
+            key = kept.key(db, root_prefixes) if kept is not None else None
+            stats = kept.get(key) if kept is not None and key is not None else None
+            if stats is None:
+                stats = _known_stats(connection, root_prefixes)
+                if kept is not None and key is not None:
+                    kept.keep(key, stats)
             lookup = stats.get
             for item in found.files:
                 path = item.path
@@ -387,6 +417,22 @@ class Scanner:
             self.progress("reading", done, total)
             report.seconds = time.perf_counter() - started
         return report
+
+
+def _known_stats(connection: Connection, prefixes: tuple[str, ...]) -> Stats:
+    """Every known file's size and time under the folders, as the driver's plain tuples: this is
+    read at every rescan, and most files are unchanged. Full rows are fetched only for the files
+    a scan must look at more closely."""
+    cursor = connection.connection.cursor()
+    try:
+        cursor.execute(_KNOWN_STATS)
+        return {
+            path: (size, mtime_ns, bad)
+            for path, size, mtime_ns, bad in cursor.fetchall()
+            if path.startswith(prefixes)
+        }
+    finally:
+        cursor.close()
 
 
 def record_roots(database: Database, roots: Sequence[str], now: datetime) -> None:
@@ -772,6 +818,7 @@ class CatalogWriter:
 
     def touch(self, rows: list[tuple[int, int]]) -> None:
         with self.database.write() as db:
+            stamps.bump_catalog(db)  # what the files are compared with changed (KnownFiles)
             db.execute(update(LibraryFile), [{"id": i, "mtime_ns": m} for i, m in rows])
 
     def remove(self, rows: list) -> int:

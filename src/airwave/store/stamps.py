@@ -1,6 +1,6 @@
 """The catalogue stamp: a value that changes in every transaction that changes what the
-catalogue shows, so that any process (or host) may keep what it read of the catalogue for as
-long as the stamp it read first is still the stamp."""
+catalogue shows or the files a scan compares with (library_files), so that any process (or host)
+may keep what it read of them for as long as the stamp it read first is still the stamp."""
 
 from __future__ import annotations
 
