@@ -3,6 +3,7 @@ bench/station_quality.py)."""
 
 from __future__ import annotations
 
+import statistics
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -38,14 +39,24 @@ def test_stations_are_coherent_and_learn_from_thumbs(
     )
     wait_indexed(server, timeout=300)
     backend = server.backend
-    figures = measure(
-        server.url,
-        truth,
-        backend.data_dir / "airwave.db",
-        backend.pg.execute if backend.pg is not None else None,
-    )
-    print(figures)
-    assert figures.coherence >= 0.9
-    assert figures.down_returned == 0
-    assert figures.down_share_after < figures.down_share_control
-    assert figures.up_share_after > figures.up_share_control
+    # three listeners, each with its own three stations: one station's 40 spins differ from its
+    # control's by a track or two, so the shares are compared over all of them
+    runs = [
+        measure(
+            server.url,
+            truth,
+            backend.data_dir / "airwave.db",
+            backend.pg.execute if backend.pg is not None else None,
+            prefix=f"r{n}",
+        )
+        for n in range(3)
+    ]
+    print(runs)
+
+    def mean(field: str) -> float:
+        return statistics.mean(getattr(figures, field) for figures in runs)
+
+    assert min(figures.coherence for figures in runs) >= 0.9
+    assert sum(figures.down_returned for figures in runs) == 0
+    assert mean("down_share_after") < mean("down_share_control")
+    assert mean("up_share_after") > mean("up_share_control")
