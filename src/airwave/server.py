@@ -28,6 +28,7 @@ from airwave.config import Settings
 from airwave.core import cluster
 from airwave.core.library import Library
 from airwave.core.services import Services
+from airwave.library import workers
 
 log = logging.getLogger("airwave.server")
 
@@ -303,6 +304,7 @@ def _serve(
 
 RESTART_DELAY_MAX = 30.0  # seconds between restarts of a worker that keeps dying
 _QUICK_EXIT = 5.0  # a worker that exits sooner after its start is failing, not stopping
+POOL_SHUTDOWN_WAIT = 5.0  # seconds a stopping worker waits for its scan and helper pools to end
 _PR_SET_PDEATHSIG = 1
 
 
@@ -386,7 +388,16 @@ class _Supervisor:
             for held in self.sockets:
                 held.close()
         log.info("worker started", extra={"worker": number, "pid": os.getpid()})
-        _serve(services, sockets[0], sockets[1:], library, self.fd_limit, None)
+        try:
+            _serve(services, sockets[0], sockets[1:], library, self.fd_limit, None)
+        finally:
+            # This process ends by os._exit, which skips the finalizers that release its helper
+            # pools' semaphores (library/workers.py): the stopped scan, which holds what its
+            # pool's futures refer to, and the pools are waited for here.
+            deadline = time.monotonic() + POOL_SHUTDOWN_WAIT
+            ended = library is None or library.join(POOL_SHUTDOWN_WAIT)
+            if not (workers.shutdown_all(max(0.0, deadline - time.monotonic())) and ended):
+                log.warning("the library's helpers did not end in time", extra={"worker": number})
         return 0
 
     def _reap(self) -> None:

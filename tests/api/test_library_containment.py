@@ -387,3 +387,29 @@ def test_killing_the_demo_generator_ends_its_workers(tmp_path: Path) -> None:
         stderr=subprocess.DEVNULL,
     )
     _kill_once_helpers_run(generator, 2, "generator")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_server_stopped_while_analysing_leaves_its_pools_cleaned_up(tmp_path: Path) -> None:
+    """A worker process of `serve` ends by os._exit, which skips the multiprocessing finalizers
+    that release its analysis pool's semaphores: the resource tracker then cleaned them up and
+    warned of leaked semaphores at every stop during an analysis."""
+    backend = Backend("sqlite", tmp_path / "data")
+    template = media.encode(tmp_path / "template.mp3", 20.0)
+    for i in range(60):
+        target = tmp_path / "music" / f"Artist {i % 6}" / f"{i:02d} Song.mp3"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(template.read_bytes())
+    log = tmp_path / "server.log"
+    with log.open("wb") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "airwave", "serve", "--port", "0", "--workers", "2"]
+            + ["--no-watch", "--library", str(tmp_path / "music")],
+            env={**os.environ, **backend.env},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        _kill_once_helpers_run(server, 5, "server", signal.SIGTERM)
+    said = log.read_text(errors="replace")
+    assert "server stopped" in said
+    assert "leaked" not in said, said[-2000:]

@@ -99,7 +99,8 @@ def refresh_similarity(
         progress=progress,
         should_stop=should_stop,
     )
-    if report.analysed or report.failed:
+    if (report.analysed or report.failed) and not (should_stop and should_stop()):
+        # (a stopping server leaves the build to its next start: the lists are stale till then)
         from airwave.core.catalog import similarity_index
 
         if progress:
@@ -252,6 +253,7 @@ class Library:
         self._stop = threading.Event()
         self.leading = False
         self.on_change: Callable[[], None] = lambda: None  # the scan started or ended
+        self._thread: threading.Thread | None = None  # the scan running, or the last one
 
     def shared_status(self, published: dict[str, object] | None) -> dict[str, object]:
         """The scan status of the instance: this process's own while it holds the library,
@@ -315,9 +317,10 @@ class Library:
             return True
         if self.status.state != "idle" or self.status.lock.locked():
             return False
-        threading.Thread(
+        self._thread = threading.Thread(
             target=self._run, args=(False,), name="library-rescan", daemon=True
-        ).start()
+        )
+        self._thread.start()
         return True
 
     def _progress(self, stage: str, done: int, total: int) -> None:
@@ -329,6 +332,7 @@ class Library:
             return None
         self._stop = threading.Event()  # a process may hold the library again after losing it
         thread = threading.Thread(target=self._run, args=(watch,), name="library-scan", daemon=True)
+        self._thread = thread
         thread.start()
         return thread
 
@@ -355,6 +359,14 @@ class Library:
         stays; the next scan continues from there)."""
         self._stop.set()
         workers.cancel_all()
+
+    def join(self, timeout: float) -> bool:
+        """Wait (up to `timeout` seconds) for a stopped scan to end; False if it has not."""
+        thread = self._thread
+        if thread is None or thread is threading.current_thread():
+            return True
+        thread.join(timeout)
+        return not thread.is_alive()
 
 
 def start_scan(library: Library | None, is_admin: bool) -> None:

@@ -7,6 +7,7 @@ code: a helper must cost a fork, not an import of SQLAlchemy.
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 import time
@@ -21,6 +22,7 @@ from airwave.library.tags import ReadError, TrackTags, describe_image, read
 
 _live: weakref.WeakSet[ProcessPoolExecutor] = weakref.WeakSet()
 _live_lock = threading.Lock()
+_stoppers: list[threading.Thread] = []  # threads shutting pools down (cancel_all)
 ANALYSIS_NICENESS = 10  # sound analysis yields the CPU to serving and to tag reading
 
 
@@ -55,11 +57,37 @@ def pool(workers: int, niceness: int = 0) -> ProcessPoolExecutor:
 
 def cancel_all() -> None:
     """Drop the queued work of every pool (a stopping server must not wait for a whole scan);
-    the jobs already running finish, and their callers see their futures cancelled."""
+    the jobs already running finish, and their callers see their futures cancelled. Each pool is
+    shut down by a thread of its own, which shutdown_all() waits for."""
     with _live_lock:
         pools = list(_live)
+        _stoppers[:] = [s for s in _stoppers if s.is_alive()]
     for executor in pools:
-        executor.shutdown(wait=False, cancel_futures=True)
+        stopper = threading.Thread(
+            target=executor.shutdown,
+            kwargs={"wait": True, "cancel_futures": True},
+            name="pool-shutdown",
+            daemon=True,
+        )
+        stopper.start()
+        with _live_lock:
+            _stoppers.append(stopper)
+
+
+def shutdown_all(timeout: float) -> bool:
+    """Shut every pool down and wait (up to `timeout` seconds) until it has: queued work dropped,
+    running jobs finished, worker processes joined, queues released. For a process about to end
+    by os._exit (a worker of `serve`), which skips the finalizers that release the pools'
+    semaphores otherwise (the resource tracker then warns that they leaked). False: a pool did
+    not end in time."""
+    cancel_all()
+    deadline = time.monotonic() + timeout
+    with _live_lock:
+        stoppers = list(_stoppers)
+    for stopper in stoppers:
+        stopper.join(max(0.0, deadline - time.monotonic()))
+    gc.collect()  # a pool's queues live in reference cycles: their semaphores are released now
+    return not any(stopper.is_alive() for stopper in stoppers)
 
 
 # ------------------------------------------------------------------------------- tag reading
