@@ -10,6 +10,8 @@ import sys
 import time
 from datetime import timedelta
 from pathlib import Path
+from subprocess import Popen
+from typing import IO
 
 import audiokit
 import httpx
@@ -363,20 +365,25 @@ def test_a_server_killed_or_stopped_ends_its_forkserver_and_the_analysers_forked
     """A server forks its helpers from a forkserver of its own, whose children held it open, so
     that a server killed, or even stopped as a service manager stops it, while its pool was
     analysing left the forkserver and the analysers behind for good."""
+    server = _serve_a_library_to_analyse(tmp_path, workers, subprocess.DEVNULL)
+    _kill_once_helpers_run(server, helpers, "server", sig)
+
+
+def _serve_a_library_to_analyse(tmp_path: Path, workers: int, out: int | IO[bytes]) -> Popen:
+    """`serve` on a fresh library of 60 twenty-second tracks: it scans, then analyses a while."""
     backend = Backend("sqlite", tmp_path / "data")
     template = media.encode(tmp_path / "template.mp3", 20.0)
     for i in range(60):
         target = tmp_path / "music" / f"Artist {i % 6}" / f"{i:02d} Song.mp3"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(template.read_bytes())
-    server = subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, "-m", "airwave", "serve", "--port", "0", "--workers", str(workers)]
         + ["--no-watch", "--library", str(tmp_path / "music")],
         env={**os.environ, **backend.env},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=out,
+        stderr=subprocess.STDOUT,  # with stdout: the log file, or nowhere
     )
-    _kill_once_helpers_run(server, helpers, "server", sig)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -394,21 +401,9 @@ def test_a_server_stopped_while_analysing_leaves_its_pools_cleaned_up(tmp_path: 
     """A worker process of `serve` ends by os._exit, which skips the multiprocessing finalizers
     that release its analysis pool's semaphores: the resource tracker then cleaned them up and
     warned of leaked semaphores at every stop during an analysis."""
-    backend = Backend("sqlite", tmp_path / "data")
-    template = media.encode(tmp_path / "template.mp3", 20.0)
-    for i in range(60):
-        target = tmp_path / "music" / f"Artist {i % 6}" / f"{i:02d} Song.mp3"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(template.read_bytes())
     log = tmp_path / "server.log"
     with log.open("wb") as out:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "airwave", "serve", "--port", "0", "--workers", "2"]
-            + ["--no-watch", "--library", str(tmp_path / "music")],
-            env={**os.environ, **backend.env},
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+        server = _serve_a_library_to_analyse(tmp_path, 2, out)
         _kill_once_helpers_run(server, 5, "server", signal.SIGTERM)
     said = log.read_text(errors="replace")
     assert "server stopped" in said
