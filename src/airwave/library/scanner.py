@@ -290,18 +290,20 @@ class KnownFiles:
         self._key: tuple[object, ...] | None = None
         self._stats: Stats | None = None
 
-    def key(self, db: Session, prefixes: tuple[str, ...]) -> tuple[object, ...] | None:
-        """Read first, in the scan's read: a change committed after it sets a new stamp."""
+    def stats(self, db: Session, prefixes: tuple[str, ...], read: Callable[[], Stats]) -> Stats:
+        """What was kept, while the catalogue stamp (read first, in the scan's read: a change
+        committed after it sets a new one) is the one it was read under; else `read()`, kept."""
         stamp = stamps.catalog_stamp(db)
-        return None if stamp is None else (db.get_bind().engine.url, stamp, prefixes)
-
-    def get(self, key: tuple[object, ...]) -> Stats | None:
+        if stamp is None:
+            return read()
+        key = (db.get_bind().engine.url, stamp, prefixes)
         with self._lock:
-            return self._stats if key == self._key else None
-
-    def keep(self, key: tuple[object, ...], stats: Stats) -> None:
+            if key == self._key and self._stats is not None:
+                return self._stats
+        stats = read()
         with self._lock:
             self._key, self._stats = (key, stats) if len(stats) <= self.LIMIT else (None, None)
+        return stats
 
 
 class Scanner:
@@ -338,13 +340,12 @@ class Scanner:
         unchanged = known_bad = 0
         with self.database.read() as db:
             connection = db.connection()
+
+            def read() -> Stats:
+                return _known_stats(connection, root_prefixes)
+
             kept = self.known_files
-            key = kept.key(db, root_prefixes) if kept is not None else None
-            stats = kept.get(key) if kept is not None and key is not None else None
-            if stats is None:
-                stats = _known_stats(connection, root_prefixes)
-                if kept is not None and key is not None:
-                    kept.keep(key, stats)
+            stats = kept.stats(db, root_prefixes, read) if kept is not None else read()
             lookup = stats.get
             for item in found.files:
                 path = item.path
