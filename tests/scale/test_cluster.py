@@ -124,4 +124,6 @@ def test_sigint_stops_without_the_drain(start_server: Callable[..., Server]) -> 
     server = start_server(env={"AIRWAVE_SHUTDOWN_DRAIN": "60"})
     assert server.process is not None
     server.process.send_signal(signal.SIGINT)
-    assert server.process.wait(15) == 0
+    rc = server.process.wait(15)
+    time.sleep(0.5)
+    assert rc == 0, "".join(server.errors)

@@ -351,7 +351,7 @@ def _stream_from(cluster: Cluster, url: str, host: str) -> httpx.Response:
     """The audio at `url` as a player with a small receive buffer opens it, from `host`."""
     small = httpx.HTTPTransport(socket_options=[(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)])
     player = httpx.Client(transport=small, timeout=10)
-    for _ in range(10):  # round robin: within three tries
+    for _ in range(10):  # round robin, nobody else asking: within three tries
         response = player.send(player.build_request("GET", url), stream=True)
         if response.headers.get("x-airwave-server") == host:
             return response
@@ -380,9 +380,10 @@ def test_a_host_killed_mid_stream_costs_the_listener_nothing(cluster: Cluster) -
     whole = sizes[url]
     assert whole > 60_000, sizes
 
+    # opened before the crowd starts: its requests would shift the balancer's rotation
+    stream = _stream_from(cluster, url, victim)
+    etag = stream.headers["etag"]
     with Crowd(crowd_of) as crowd:
-        stream = _stream_from(cluster, url, victim)
-        etag = stream.headers["etag"]
         got = bytearray()
         chunks = stream.iter_raw(4096)
         got += next(chunks)
