@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -74,11 +75,14 @@ def test_a_scan_by_the_command_holds_off_servers_and_other_commands(
         stderr=subprocess.PIPE,
         text=True,
     )
+    errors: list[str] = []  # read all along: a full pipe would stop the command
+    assert watcher.stderr is not None
+    threading.Thread(target=lambda: errors.extend(watcher.stderr), daemon=True).start()
     server: Server | None = None
     try:
         assert watcher.stdout is not None
         first = watcher.stdout.readline()  # the first scan's summary: it now watches, holding on
-        assert "1 added" in first, first + watcher.stderr.read()
+        assert "1 added" in first, first + "".join(errors)
         server = Server(backend, ["--library", str(root)], dict(ENV)).start()
         time.sleep(1.5)  # several of the server's lease rounds (lease_ttl 2 s)
         health = _health(server)
@@ -88,7 +92,13 @@ def test_a_scan_by_the_command_holds_off_servers_and_other_commands(
         assert other.returncode == 1
         assert f"/{watcher.pid} holds its lease" in " ".join(other.stderr.split()), other.stderr
         watcher.send_signal(signal.SIGINT)  # the command ends and gives the lease up
-        assert watcher.wait(30) == 130
+        try:
+            assert watcher.wait(30) == 130, "".join(errors)
+        except subprocess.TimeoutExpired:
+            watcher.send_signal(signal.SIGABRT)  # its threads' stacks to stderr (faulthandler)
+            watcher.wait(10)
+            time.sleep(0.5)
+            raise AssertionError("the command did not end:\n" + "".join(errors)) from None
         _wait(
             lambda: _health(server)["library"]["scans"] >= 1,
             "the server scanned once the command was done",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import resource
@@ -57,6 +58,7 @@ class Server:
         base = {"AIRWAVE_LOG_FORMAT": "json", "AIRWAVE_WORKERS": "1"}
         env = {**inherited, **self.backend.env, **base, **self.env}
         command = self.command or [sys.executable, "-m", "airwave", "serve", "--port", "0"]
+        drainer: threading.Thread | None = None
         if self.log_file is not None:
             with self.log_file.open("wb") as stderr:
                 self.process = self._zygote(env, stderr) or subprocess.Popen(
@@ -78,9 +80,10 @@ class Server:
                 bufsize=1,
                 preexec_fn=self._limit_fds if self.fd_limit else None,
             )
-            threading.Thread(
+            drainer = threading.Thread(
                 target=self._drain, args=(self.process.stderr, self.errors), daemon=True
-            ).start()
+            )
+            drainer.start()
         announced = threading.Event()
         threading.Thread(
             target=self._watch_stdout, args=(self.process.stdout, announced), daemon=True
@@ -89,6 +92,10 @@ class Server:
         try:
             if not announced.wait(timeout) or not self.url:
                 if self.process.poll() is not None or announced.is_set():
+                    if drainer is not None:  # its last lines, which say why, are read first
+                        with contextlib.suppress(subprocess.TimeoutExpired):
+                            self.process.wait(5)
+                        drainer.join(5)
                     raise RuntimeError(f"server exited early: {self.log_tail()}")
                 raise RuntimeError(
                     f"server did not announce its address in time: {self.log_tail()}"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
+import faulthandler
 import inspect
 import os
 import sys
@@ -101,6 +103,10 @@ def __getattr__(name: str) -> typer.Typer:
 def main() -> None:
     """The `airwave` command: runs one command, then exits without the interpreter's teardown."""
     global _exit_code
+    # a crash in native code (a C extension, a driver) or a SIGABRT leaves every thread's Python
+    # stack on stderr instead of a bare "Segmentation fault"
+    with contextlib.suppress(AttributeError, ValueError, OSError):  # no usable stderr
+        faulthandler.enable()
     try:
         name = sys.argv[1] if len(sys.argv) > 1 else None
         build(name if name in COMMANDS else None)(prog_name="airwave")

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import faulthandler
 from pathlib import Path
 from typing import Annotated
 
@@ -65,10 +63,6 @@ def serve(
     ] = None,
 ) -> None:
     """Run the server until SIGTERM or Ctrl-C; scans the library in the background."""
-    # a crash in native code (a C extension, a driver) leaves every thread's Python stack in the
-    # log instead of a bare "Segmentation fault"
-    with contextlib.suppress(AttributeError, ValueError, OSError):  # no usable stderr
-        faulthandler.enable()
     with loading():
         from airwave import logs, server
         from airwave.core.library import Library
