@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -315,6 +316,12 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("AIRWAVE_PASSWORD_HASH_MEMORY_KIB", "1024")
     os.environ.setdefault("AIRWAVE_PASSWORD_HASH_ITERATIONS", "1")
     _share_tls_contexts()
+    # A suite started in the background by a non-interactive shell (`make test &`, some CI
+    # runners) inherits SIGINT ignored, and so would every command it starts: Python leaves an
+    # ignored SIGINT ignored, and the tests that stop a command as Ctrl-C does would wait forever.
+    # A handler here is reset to the default in every program the suite starts.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     # Hypothesis's per-example deadline is a timed assertion: on a loaded machine it fails
     # tests that are right. Speed is the benchmarks' business (bench/).
     from hypothesis import settings

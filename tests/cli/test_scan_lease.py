@@ -137,3 +137,34 @@ def test_a_killed_command_does_not_hold_the_library(
     done = tool.cli("scan", "--library", str(root))
     assert done.returncode == 0, done.stderr
     assert "1 unchanged" in done.stdout
+
+
+def test_sigterm_ends_a_watching_command_and_gives_the_library_up(
+    make_backend: Callable[[], Backend], tmp_path: Path
+) -> None:
+    """A service manager stops `scan --watch` with SIGTERM: the command ends (143) and gives its
+    lease up on the way out, so even a process of another host, which cannot tell that the
+    holder is gone, scans at once instead of waiting out the lease."""
+    root = _library(tmp_path / "lib")
+    backend = make_backend()
+    long_lease = {**ENV, "AIRWAVE_LEASE_TTL": "600"}
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "airwave", "scan", "--library", str(root), "--watch"],
+        env={**os.environ, **backend.env, **long_lease, "AIRWAVE_NODE_NAME": "here"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert watcher.stdout is not None
+        assert "1 added" in watcher.stdout.readline()
+        watcher.terminate()
+        assert watcher.wait(30) == 143
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+            watcher.wait()
+    elsewhere = Server(backend, env={**long_lease, "AIRWAVE_NODE_NAME": "elsewhere"})
+    done = elsewhere.cli("scan", "--library", str(root))
+    assert done.returncode == 0, done.stderr
+    assert "1 unchanged" in done.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -55,6 +56,7 @@ def scan(
         data_dir=data_dir, analyze_audio=analyze, analysis_workers=workers or None
     )
     services = Services.open(settings)
+    terminated = _stop_on_sigterm()
     try:
         with hold_library(services):
             _scan(services, library, full=full, watch=watch, workers=workers)
@@ -67,9 +69,23 @@ def scan(
         )
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
-        raise typer.Exit(130) from None
+        raise typer.Exit(143 if terminated else 130) from None
     finally:
         services.close()
+
+
+def _stop_on_sigterm() -> list[int]:
+    """SIGTERM (a service manager stopping `scan --watch`, say) ends the command as Ctrl-C does:
+    the scan stops between files and the library's lease is given up at once, instead of being
+    held till it expires. The list returned gets the signal's number when it came."""
+    came: list[int] = []
+
+    def stop(signum: int, _frame: object) -> None:
+        came.append(signum)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    return came
 
 
 def _scan(
@@ -100,7 +116,7 @@ def _scan(
         )
         if report.interrupted:
             err.print("interrupted; run the same command again to finish")
-            raise typer.Exit(130)
+            raise KeyboardInterrupt
         if synced := sync_playlists(services, list(library), report.playlist_files):
             out.print(synced)
         _index(services)

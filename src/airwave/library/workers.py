@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import threading
 import time
 import weakref
@@ -30,6 +31,7 @@ def start_helper(niceness: int = 0) -> None:
     """A pool's initializer: the worker ends with the process that started it, even by SIGKILL,
     and `niceness` lowers its CPU priority."""
     processes.release_forkserver()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a helper ends on SIGTERM, whatever its parent
     containment.die_with_parent()
     if niceness:
         os.nice(niceness)
