@@ -112,6 +112,30 @@ def test_a_scan_by_the_command_holds_off_servers_and_other_commands(
             server.stop()
 
 
+def _watching(root: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """`airwave scan --watch` past its first scan: it holds the library's lease from then on."""
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "airwave", "scan", "--library", str(root), "--watch"],
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert watcher.stdout is not None
+    first = watcher.stdout.readline()
+    if "1 added" not in first:
+        watcher.kill()
+        watcher.wait()
+        raise AssertionError(f"the first scan said: {first!r}")
+    return watcher
+
+
+def _scans_at_once(tool: Server, root: Path) -> None:
+    done = tool.cli("scan", "--library", str(root))
+    assert done.returncode == 0, done.stderr
+    assert "1 unchanged" in done.stdout
+
+
 def test_a_killed_command_does_not_hold_the_library(
     make_backend: Callable[[], Backend], tmp_path: Path
 ) -> None:
@@ -119,24 +143,11 @@ def test_a_killed_command_does_not_hold_the_library(
     sees its holder is gone and takes the library at once, without waiting out the lease."""
     root = _library(tmp_path / "lib")
     backend = make_backend()
-    env = {**os.environ, **backend.env, **ENV, "AIRWAVE_LEASE_TTL": "600"}
-    watcher = subprocess.Popen(
-        [sys.executable, "-m", "airwave", "scan", "--library", str(root), "--watch"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert watcher.stdout is not None
-        assert "1 added" in watcher.stdout.readline()
-    finally:
-        watcher.kill()
-        watcher.wait()
-    tool = Server(backend, env={**ENV, "AIRWAVE_LEASE_TTL": "600"})
-    done = tool.cli("scan", "--library", str(root))
-    assert done.returncode == 0, done.stderr
-    assert "1 unchanged" in done.stdout
+    long_lease = {**ENV, "AIRWAVE_LEASE_TTL": "600"}
+    watcher = _watching(root, {**backend.env, **long_lease})
+    watcher.kill()
+    watcher.wait()
+    _scans_at_once(Server(backend, env=long_lease), root)
 
 
 def test_sigterm_ends_a_watching_command_and_gives_the_library_up(
@@ -148,23 +159,12 @@ def test_sigterm_ends_a_watching_command_and_gives_the_library_up(
     root = _library(tmp_path / "lib")
     backend = make_backend()
     long_lease = {**ENV, "AIRWAVE_LEASE_TTL": "600"}
-    watcher = subprocess.Popen(
-        [sys.executable, "-m", "airwave", "scan", "--library", str(root), "--watch"],
-        env={**os.environ, **backend.env, **long_lease, "AIRWAVE_NODE_NAME": "here"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    watcher = _watching(root, {**backend.env, **long_lease, "AIRWAVE_NODE_NAME": "here"})
     try:
-        assert watcher.stdout is not None
-        assert "1 added" in watcher.stdout.readline()
         watcher.terminate()
         assert watcher.wait(30) == 143
     finally:
         if watcher.poll() is None:
             watcher.kill()
             watcher.wait()
-    elsewhere = Server(backend, env={**long_lease, "AIRWAVE_NODE_NAME": "elsewhere"})
-    done = elsewhere.cli("scan", "--library", str(root))
-    assert done.returncode == 0, done.stderr
-    assert "1 unchanged" in done.stdout
+    _scans_at_once(Server(backend, env={**long_lease, "AIRWAVE_NODE_NAME": "elsewhere"}), root)
