@@ -13,6 +13,10 @@ class Api:
 
     def __init__(self, base_url: str, csrf: str | None = "lol", **kwargs: Any) -> None:
         kwargs.setdefault("timeout", 30)
+        # an idle connection is not reused near the server's keep-alive timeout (5 s): a request
+        # sent on one as the server closes it gets no answer ("Server disconnected without
+        # sending a response"), and a POST is not retried
+        kwargs.setdefault("limits", httpx.Limits(keepalive_expiry=2.0))
         self.http = httpx.Client(base_url=base_url, **kwargs)
         self.csrf = csrf
         self.token: str | None = None
