@@ -67,22 +67,9 @@ def test_a_scan_by_the_command_holds_off_servers_and_other_commands(
 ) -> None:
     root = _library(tmp_path / "lib")
     backend = make_backend()
-    env = {**os.environ, **backend.env, **ENV}
-    watcher = subprocess.Popen(
-        [sys.executable, "-m", "airwave", "scan", "--library", str(root), "--watch"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    errors: list[str] = []  # read all along: a full pipe would stop the command
-    assert watcher.stderr is not None
-    threading.Thread(target=lambda: errors.extend(watcher.stderr), daemon=True).start()
+    watcher, errors = _watching(root, {**backend.env, **ENV})
     server: Server | None = None
     try:
-        assert watcher.stdout is not None
-        first = watcher.stdout.readline()  # the first scan's summary: it now watches, holding on
-        assert "1 added" in first, first + "".join(errors)
         server = Server(backend, ["--library", str(root)], dict(ENV)).start()
         time.sleep(1.5)  # several of the server's lease rounds (lease_ttl 2 s)
         health = _health(server)
@@ -112,22 +99,25 @@ def test_a_scan_by_the_command_holds_off_servers_and_other_commands(
             server.stop()
 
 
-def _watching(root: Path, env: dict[str, str]) -> subprocess.Popen[str]:
-    """`airwave scan --watch` past its first scan: it holds the library's lease from then on."""
+def _watching(root: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], list[str]]:
+    """`airwave scan --watch` past its first scan (it holds the library's lease from then on),
+    and its stderr as it comes."""
     watcher = subprocess.Popen(
         [sys.executable, "-m", "airwave", "scan", "--library", str(root), "--watch"],
         env={**os.environ, **env},
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         text=True,
     )
-    assert watcher.stdout is not None
+    errors: list[str] = []
+    assert watcher.stdout is not None and watcher.stderr is not None
+    threading.Thread(target=lambda: errors.extend(watcher.stderr), daemon=True).start()
     first = watcher.stdout.readline()
     if "1 added" not in first:
         watcher.kill()
         watcher.wait()
-        raise AssertionError(f"the first scan said: {first!r}")
-    return watcher
+        raise AssertionError(f"the first scan said: {first!r}{''.join(errors)}")
+    return watcher, errors
 
 
 def _scans_at_once(tool: Server, root: Path) -> None:
@@ -144,7 +134,7 @@ def test_a_killed_command_does_not_hold_the_library(
     root = _library(tmp_path / "lib")
     backend = make_backend()
     long_lease = {**ENV, "AIRWAVE_LEASE_TTL": "600"}
-    watcher = _watching(root, {**backend.env, **long_lease})
+    watcher, _ = _watching(root, {**backend.env, **long_lease})
     watcher.kill()
     watcher.wait()
     _scans_at_once(Server(backend, env=long_lease), root)
@@ -159,7 +149,7 @@ def test_sigterm_ends_a_watching_command_and_gives_the_library_up(
     root = _library(tmp_path / "lib")
     backend = make_backend()
     long_lease = {**ENV, "AIRWAVE_LEASE_TTL": "600"}
-    watcher = _watching(root, {**backend.env, **long_lease, "AIRWAVE_NODE_NAME": "here"})
+    watcher, _ = _watching(root, {**backend.env, **long_lease, "AIRWAVE_NODE_NAME": "here"})
     try:
         watcher.terminate()
         assert watcher.wait(30) == 143

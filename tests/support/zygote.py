@@ -128,10 +128,6 @@ def _become(request: dict[str, Any]) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (request["nofile"], request["nofile"]))
     os.environ.clear()
     os.environ.update(request["env"])
-    if os.environ.get("PYTHONFAULTHANDLER"):  # as a new interpreter would
-        import faulthandler
-
-        faulthandler.enable()
     time.tzset()
     os.chdir(request["cwd"])
     sys.path[0] = request["cwd"]  # as `python -m` puts the working directory first
