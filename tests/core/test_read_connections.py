@@ -6,9 +6,10 @@ pool when its thread ends or the database is disposed of."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
-from sqlalchemy import func, select, text
+from sqlalchemy import Connection, func, select, text
 
 from airwave.store.db import Database
 from airwave.store.models import Artist
@@ -87,6 +88,71 @@ def test_disposing_of_the_database_closes_every_kept_connection(database: Databa
     done.set()
     thread.join()
     assert _artists(database) >= 0  # usable again after
+
+
+def test_a_read_under_way_keeps_its_connection_when_the_database_is_disposed(
+    database: Database,
+) -> None:
+    """A stopping server disposes of its database while a request may still be reading: that
+    read's connection is left to its thread (closed under it, the read failed, and two threads
+    on one SQLite connection can crash the process)."""
+    inside, go_on = threading.Event(), threading.Event()
+    counts: list[int] = []
+
+    def reader() -> None:
+        with database.read() as db:
+            counts.append(db.scalar(select(func.count()).select_from(Artist)) or 0)
+            inside.set()
+            go_on.wait(10)
+            counts.append(db.scalar(select(func.count()).select_from(Artist)) or 0)
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    assert inside.wait(10)
+    database.dispose()
+    go_on.set()
+    thread.join(10)
+    assert len(counts) == 2 and counts[0] == counts[1]
+
+
+def test_a_kept_connection_is_closed_once_when_its_threads_end_meets_the_dispose(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thread's kept connection is given back as the thread ends, while the object is being
+    finalised; the database's weak set still hands that object out meanwhile, so a dispose at the
+    same moment (a server's last request thread ending as the server closes its database) closed
+    it a second time, at once, from another thread: the crash of a stopping server (SIGSEGV in
+    the driver, found by faulthandler). It is closed once, by one thread."""
+    closing: list[str] = []
+    at_once: list[int] = []
+    running = [0]
+    guard = threading.Lock()
+    close = Connection.close
+
+    def slow_close(self: Connection) -> None:
+        with guard:
+            running[0] += 1
+            at_once.append(running[0])
+            closing.append(threading.current_thread().name)
+        time.sleep(0.3)  # the finalising thread is inside its close when the dispose comes
+        try:
+            close(self)
+        finally:
+            with guard:
+                running[0] -= 1
+
+    thread = threading.Thread(target=lambda: _artists(database), name="ending")
+    monkeypatch.setattr(Connection, "close", slow_close)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not closing and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert closing, "the ending thread did not give its connection back"
+    database.dispose()
+    thread.join(10)
+    monkeypatch.setattr(Connection, "close", close)
+    assert max(at_once) == 1, closing
+    assert len(closing) == 1, closing
 
 
 def test_loaded_objects_outlive_their_read_and_the_next_read_loads_afresh(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 import weakref
@@ -220,6 +221,7 @@ class Database:
         self._readers: threading.local | None = threading.local() if self.is_sqlite else None
         self._loop_readers = threading.local()
         self._kept: weakref.WeakSet[_Reader | _LoopReader] = weakref.WeakSet()
+        self._disposed = threading.Event()
         self._write = sessionmaker(
             self.engine.execution_options(**{_WRITE: True}), expire_on_commit=False, autoflush=False
         )
@@ -361,13 +363,14 @@ class Database:
         reader: _LoopReader | None = getattr(self._loop_readers, "reader", None)
         if reader is not None and reader.busy:
             return None
-        if reader is None or reader.connection.closed or reader.connection.invalidated:
+        if reader is None or not reader.usable():
             if reader is not None:  # the server dropped it: its place in the pool is given back
                 reader.close()
-            reader = self._loop_readers.reader = _LoopReader(self._loop_engine.connect())
+            reader = self._loop_readers.reader = _LoopReader(
+                self._loop_engine.connect(), self._disposed
+            )
             self._kept.add(reader)
-        reader.busy = True
-        return reader
+        return reader if reader.take() else None
 
     @contextmanager
     def write(self, wait: float | None = None) -> Iterator[Session]:
@@ -405,13 +408,10 @@ class Database:
         if self._readers is None:
             return None
         reader: _Reader | None = getattr(self._readers, "reader", None)
-        if reader is None or reader.connection.closed or reader.connection.invalidated:
-            reader = self._readers.reader = _Reader(self.engine.connect())
+        if reader is None or not reader.usable():
+            reader = self._readers.reader = _Reader(self.engine.connect(), self._disposed)
             self._kept.add(reader)
-        elif reader.busy:
-            return None
-        reader.busy = True
-        return reader
+        return reader if reader.take() else None
 
     def ping(self) -> None:
         with self.engine.connect() as conn:
@@ -442,8 +442,9 @@ class Database:
             command.upgrade(cfg, "head")
 
     def dispose(self) -> None:
+        self._disposed.set()
         for reader in list(self._kept):
-            reader.close()
+            reader.close()  # (one in a read stays its thread's: the process is ending)
         self.engine.dispose()
         if not self.is_sqlite:
             self._reads_engine.dispose()
@@ -451,19 +452,61 @@ class Database:
 
 
 class _Kept:
-    """A connection a thread keeps for its reads, and the ORM session bound to it."""
+    """A connection a thread keeps for its reads, and the ORM session bound to it.
 
-    __slots__ = ("__weakref__", "busy", "connection", "session")
+    Its thread takes it for a read (`take`) and alone reads on it; `close` may also come from
+    the thread that disposes of the database, or run as the object is finalised when its thread
+    ends, and those two can meet: a finalised object is still in the database's weak set, which
+    hands it out again. Each closes under the object's lock, once; a reader busy in a read is
+    left to its thread (two threads on one SQLite connection can crash the process), and one
+    finalised after its database was disposed of is left as it is (the process is ending)."""
 
-    def __init__(self, connection: Connection) -> None:
+    __slots__ = ("__weakref__", "_closed", "_disposed", "_lock", "busy", "connection", "session")
+
+    def __init__(self, connection: Connection, disposed: threading.Event) -> None:
         self.connection = connection
         self.session: Session | None = None
         self.busy = False
+        self._closed = False
+        self._disposed = disposed
+        self._lock = threading.Lock()
+
+    def usable(self) -> bool:
+        return not (self._closed or self.connection.closed or self.connection.invalidated)
+
+    def take(self) -> bool:
+        """For one read of its thread: False while one runs (a read inside a read), or once
+        closed."""
+        with self._lock:
+            if self.busy or self._closed:
+                return False
+            self.busy = True
+            return True
 
     def _session(self, make: sessionmaker[Session]) -> Session:
         if self.session is None:
             self.session = make(bind=self.connection)
         return self.session
+
+    def close(self) -> bool:
+        """Give the connection back; False (nothing done) while its thread is in a read."""
+        with self._lock:
+            if self._closed:
+                return True
+            if self.busy:
+                return False
+            self._closed = True
+            self._close()
+            return True
+
+    def _close(self) -> None:
+        raise NotImplementedError
+
+    def __del__(self) -> None:  # the thread ended: its connection goes back to the pool
+        if self._disposed.is_set() or sys.is_finalizing():
+            return
+        with suppress(Exception):  # the pool may be disposed of already
+            self.close()
 
 
 class _Reader(_Kept):
@@ -480,8 +523,8 @@ class _Reader(_Kept):
 
     __slots__ = ()
 
-    def __init__(self, connection: Connection) -> None:
-        super().__init__(connection)
+    def __init__(self, connection: Connection, disposed: threading.Event) -> None:
+        super().__init__(connection, disposed)
         # It reads only (SQLite refuses a write on it), so other connections' commits are all
         # that change what it sees: `Prepared(remember=...)` keeps rows on it by data_version.
         connection.connection.driver_connection.execute("PRAGMA query_only = ON")
@@ -510,19 +553,13 @@ class _Reader(_Kept):
         finally:
             self.busy = False
 
-    def close(self) -> None:
+    def _close(self) -> None:
         if not (self.connection.closed or self.connection.invalidated):
             proxied = self.connection.connection
             proxied.info.pop(READ_ONLY, None)
             with suppress(Exception):  # broken: the pool discards it
                 proxied.driver_connection.execute("PRAGMA query_only = OFF")
         self.connection.close()
-
-    def __del__(self) -> None:  # the thread ended: its connection goes back to the pool
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001, S110 - the pool may be disposed of already
-            pass
 
 
 @contextmanager
@@ -569,15 +606,12 @@ class _LoopReader(_Kept):
         finally:
             self.busy = False
 
-    def close(self) -> None:
+    def _close(self) -> None:
         session, self.session = self.session, None
         with suppress(Exception):  # dropped, or the pool disposed of already
             if session is not None:
                 session.close()
             self.connection.close()
-
-    def __del__(self) -> None:  # the thread ended: its connection goes back to the pool
-        self.close()
 
 
 def _private_sqlite_files(database: Path) -> None:
