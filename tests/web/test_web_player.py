@@ -993,6 +993,34 @@ def test_the_player_recovers_by_itself_after_a_server_restart(
 
 
 @pytest.mark.http_only
+def test_the_stations_screens_buttons_stay_put_when_its_answers_arrive(
+    tabs: Callable[..., Tab], site: Server
+) -> None:
+    """The Thumbprint hint came in the buttons' row, which is right-aligned: its text slid Shuffle
+    some 240 px to the left under a pointer about to click it (seen in CI: a new listener's click
+    on Shuffle right after signing in made no request)."""
+    api = new_listener(site)
+    tab = tabs()
+    page = tab.page
+    held: list[Any] = []
+    page.route("**/api/v1/listener/getProfile", lambda route: held.append(route))
+    sign_in(tab, api.username)
+    deadline = time.monotonic() + 10
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(20)
+    assert held, "the profile was not asked for"
+    buttons = [
+        page.get_by_role("button", name=name, exact=True)
+        for name in ("Shuffle", "Thumbprint Radio")
+    ] + [page.get_by_role("link", name="Browse genres")]
+    before = [b.bounding_box() for b in buttons]
+    held[0].continue_()
+    thumbprint = page.get_by_role("button", name="Thumbprint Radio", exact=True)
+    expect(thumbprint).to_have_accessible_description("Thumbprint Radio: 0/15 thumbs-up")
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => done()))")
+    assert [b.bounding_box() for b in buttons] == before
+
+
 def test_a_new_listeners_first_shuffle_plays_the_library_and_makes_no_station(
     tabs: Callable[..., Tab], site: Server
 ) -> None:

@@ -288,6 +288,10 @@ export async function stationsView(main) {
       toast(err.code === "THUMBPRINT_RADIO_NOT_ELIGIBLE" ? "Thumbprint Radio needs at least 15 thumbs-up. Keep rating tracks." : errorText(err), "error");
     }
   } }, "Thumbprint Radio");
+  // how far a listener is from Thumbprint Radio: a line of its own, there from the start, so that
+  // the answer filling it moves none of the buttons above (the row is right-aligned: text added
+  // to it slid Shuffle from under a pointer that was about to click it)
+  const hint = h("small.hint.head-note", { id: "tp-hint" });
   main.replaceChildren(
     h("div.page-head", heading("Stations"),
       h("div.row",
@@ -299,7 +303,8 @@ export async function stationsView(main) {
           } catch (err) { toast(errorText(err), "error"); }
         } }, "Shuffle"),
         thumbprint,
-        h("a.button", { href: "#/genres" }, "Browse genres"))),
+        h("a.button", { href: "#/genres" }, "Browse genres")),
+      hint),
     h("section.card", { "aria-labelledby": "create-title" }, h("h2", { id: "create-title" }, "Create a station"),
       searchBox({ label: "Search artists, songs and genres", types: ["AR", "TR", "GE"], onPick: (item) => startStation({ musicId: item.musicId, searchQuery: item.name, creationSource: "search" }) })),
     h("section", { "aria-labelledby": "mine-title" },
@@ -323,7 +328,7 @@ export async function stationsView(main) {
   api("listener/getProfile", {}).then((p) => {
     if (typeof p.thumbsUpCount === "number" && p.thumbsUpCount < 15) {
       thumbprint.setAttribute("aria-describedby", "tp-hint");
-      thumbprint.after(h("small.hint", { id: "tp-hint" }, `Thumbprint Radio: ${p.thumbsUpCount}/15 thumbs-up`));
+      hint.textContent = `Thumbprint Radio: ${p.thumbsUpCount}/15 thumbs-up`;
     }
   }).catch(() => {});
   try {
