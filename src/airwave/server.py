@@ -269,6 +269,9 @@ def _serve(
         timeout_keep_alive=settings.keep_alive_timeout,
         lifespan="on",
         http=protocol,
+        # no WebSocket endpoint: an upgrade request is served as plain HTTP (with uvicorn's
+        # default, any request carrying `Upgrade: websocket` was answered 500)
+        ws="none",
     )
     try:
         config.load()  # loads the certificate now, so a bad one fails before we announce

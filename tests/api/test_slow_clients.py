@@ -170,6 +170,40 @@ def test_unparsable_http_gets_400_in_the_envelope(server: Server, request_bytes:
     _assert_envelope(received, 400)
 
 
+SWITCH = (
+    b"Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+    b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+)
+
+
+@pytest.mark.parametrize("protocol", [b"websocket", b"h2c"])
+def test_a_request_asking_to_switch_protocols_is_answered_as_plain_http(
+    server: Server, protocol: bytes
+) -> None:
+    """Airwave speaks only HTTP here: a request that asks for WebSocket or HTTP/2 is answered as
+    the HTTP request it also is (a WebSocket one was answered 500, with an error in the log), and
+    logs nothing but its access line (uvicorn warned twice for each, once to install a WebSocket
+    library)."""
+    logged = len(server.log_lines())
+    body = b'{"x": 1}'
+    requests = [
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + SWITCH + b"Upgrade: " + protocol + b"\r\n\r\n",
+        b"POST /api/v1/meta/getEndpoints HTTP/1.1\r\nHost: x\r\n"
+        + SWITCH
+        + b"Upgrade: "
+        + protocol
+        + b"\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
+        + body,
+    ]
+    health, _ = _read_until_closed(_connect(server, requests[0]), 5)
+    assert _response(health).status_code == 200
+    api, _ = _read_until_closed(_connect(server, requests[1]), 5)
+    # the protocol's own answer: no CSRF token with this request
+    assert_error(_response(api), 403, "INVALID_CSRF_TOKEN")
+    lines = server.log_lines()[logged:]
+    assert [line for line in lines if '"airwave.access"' not in line] == []
+
+
 def test_oversized_request_head_gets_431_in_the_error_envelope(server: Server) -> None:
     sock = _connect(server)
     try:

@@ -187,10 +187,11 @@ class ZeroCopyHttpToolsProtocol(HttpToolsProtocol):
         self.in_head = True  # the keep-alive timer runs until bytes of the next request arrive
         self.guard.set_idle(self, True)
 
-    def handle_websocket_upgrade(self) -> None:
-        self.guard.forget(self)
-        self._cancel_head_timer()
-        super().handle_websocket_upgrade()
+    def _unsupported_upgrade_warning(self) -> None:
+        """A request asking to switch protocols (WebSocket, h2c) is answered as the HTTP request
+        it also is, which RFC 9110 §7.8 allows: Airwave speaks no other protocol on this port.
+        uvicorn logs two warnings for each such request, one telling the operator to install a
+        WebSocket library; a client could fill the log with them."""
 
     def _arm_head_timer(self) -> None:
         self._cancel_head_timer()
