@@ -190,8 +190,8 @@ class ZeroCopyHttpToolsProtocol(HttpToolsProtocol):
     def _unsupported_upgrade_warning(self) -> None:
         """A request asking to switch protocols (WebSocket, h2c) is answered as the HTTP request
         it also is, which RFC 9110 §7.8 allows: Airwave speaks no other protocol on this port.
-        uvicorn logs two warnings for each such request, one telling the operator to install a
-        WebSocket library; a client could fill the log with them."""
+        uvicorn logged two warnings for each such request, one telling the operator to install a
+        WebSocket library, which is not what is missing."""
 
     def _arm_head_timer(self) -> None:
         self._cancel_head_timer()
