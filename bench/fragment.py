@@ -14,7 +14,9 @@ production, the fragment rate limit lifted and its window cut to 1 s), one plus-
 creates the stations from artist, track and genre seeds over the API and thumbs tracks of their
 fragments up and down, and one keep-alive client asks for fragments round-robin over the stations,
 one request at a time: latency, not throughput. The client's figure is the one that counts; the
-server's own time per request (from its access log) is shown beside it.
+server's own time per request (from its access log) is shown beside it. After the rounds, the
+listener's whole station list (getStations, all --stations of them) is asked for --station-lists
+times: its latency and the server's CPU a call.
 
     .venv/bin/python bench/fragment.py [--sizes 10000,100000,1000000] [--requests 400] [--rounds 3]
         [--conditions idle,busy] [--database sqlite,postgresql] [--baseline-src DIR] [--profile]
@@ -1186,6 +1188,49 @@ def measure(instances: list[Instance], args: argparse.Namespace) -> None:
             )
 
 
+def measure_station_lists(instances: list[Instance], calls: int) -> None:
+    """station/getStations of the listener's whole list (the run's stations, played by the rounds):
+    one call first (what the list's seeds show is read then), then `calls` calls, one to each
+    instance in turn; the median latency and the server's CPU time a call, with the ratio to the
+    baseline when there is one."""
+    first: dict[int, float] = {}
+    times: dict[int, list[float]] = {id(inst): [] for inst in instances}
+
+    def listed(inst: Instance) -> float:
+        started = time.perf_counter()
+        got = inst.client.ok("v1/station/getStations", {"pageSize": 1000})
+        if len(got["stations"]) != len(inst.station_ids):
+            raise RuntimeError(f"getStations listed {len(got['stations'])} stations")
+        return (time.perf_counter() - started) * 1000
+
+    for inst in instances:
+        first[id(inst)] = listed(inst)
+    cpu = CpuWatch([inst.server.process.pid for inst in instances])
+    for n in range(calls):
+        for k in range(len(instances)):
+            inst = instances[(n + k) % len(instances)]
+            times[id(inst)].append(listed(inst))
+    _summary, per_server = cpu.stop()
+    p50s: dict[tuple[str, int], float] = {}
+    for inst, seconds in zip(instances, per_server):
+        p50 = pct(times[id(inst)], 50)
+        p50s[(inst.db, inst.size, inst.code)] = p50
+        print(
+            f"getStations {inst.label} stations={len(inst.station_ids)} "
+            f"first_ms={first[id(inst)]:.2f} p50_ms={p50:.2f} "
+            f"p90_ms={pct(times[id(inst)], 90):.2f} "
+            f"server_cpu_ms_per_call={seconds / calls * 1000:.2f} calls={calls}",
+            flush=True,
+        )
+    for (db, size, code), p50 in p50s.items():
+        if code == "this" and (db, size, "baseline") in p50s:
+            print(
+                f"ratio getStations db={db} catalog={size} "
+                f"p50 this/baseline={p50 / p50s[(db, size, 'baseline')]:.3f}",
+                flush=True,
+            )
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -1230,6 +1275,12 @@ def parse_args() -> argparse.Namespace:
         help="unmeasured calls first (default 100: one per station)",
     )
     parser.add_argument("--stations", type=int, default=100, help="stations (default 100)")
+    parser.add_argument(
+        "--station-lists",
+        type=int,
+        default=20,
+        help="getStations calls of the whole list after the rounds (default 20; 0: none)",
+    )
     parser.add_argument(
         "--rules",
         choices=["strict", "relaxed"],
@@ -1331,6 +1382,8 @@ def main() -> None:
                     instances.append(prepare(size, args, work, None, args.baseline_src, db=db))
         measure(instances, args)
         report(instances, args)
+        if args.station_lists:
+            measure_station_lists(instances, args.station_lists)
         if args.builds:
             rebuilds(instances, args.builds)
         print(f"machine after: loadavg_1m={os.getloadavg()[0]:.2f}", flush=True)
