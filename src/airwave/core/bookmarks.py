@@ -157,6 +157,9 @@ def views(db: Session, rows: list[Bookmark]) -> list[BookmarkView]:
     tracks = {
         v.track.id: v for v in catalog.track_views(db, [r.ref_id for r in rows if r.kind == "TR"])
     }
+    artist_ids = [r.ref_id for r in rows if r.kind != "TR"]
+    artists = {v.artist.id: v for v in catalog.artist_views(db, artist_ids)}
+    playable = catalog.artists_with_tracks(db, list(artists))
     out = []
     for row in rows:
         if row.kind == "TR":
@@ -165,16 +168,8 @@ def views(db: Session, rows: list[Bookmark]) -> list[BookmarkView]:
                 out.append(
                     BookmarkView(row, track=view, is_available=view.track.missing_since is None)
                 )
-        else:
-            artist = db.get(Artist, row.ref_id)
-            if artist is not None:
-                out.append(
-                    BookmarkView(
-                        row,
-                        artist=catalog.artist_view(db, artist),
-                        is_available=catalog.track_count(db, artist.id) > 0,
-                    )
-                )
+        elif (artist := artists.get(row.ref_id)) is not None:
+            out.append(BookmarkView(row, artist=artist, is_available=row.ref_id in playable))
     return out
 
 

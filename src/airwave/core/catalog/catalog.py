@@ -120,16 +120,53 @@ def artist_picture(db: Session, artist_row: Artist) -> Picture:
     return Picture(own) if own else Picture(mosaic=tuple(cover_hashes(db, artist_row.id)))
 
 
+def artist_pictures(db: Session, artists: list[Artist]) -> dict[int, Picture]:
+    """As artist_picture for each of these artists, in two statements whatever their number:
+    their own pictures, then the others' album covers."""
+    art_ids = {a.art_id for a in artists if a.art_id}
+    own = (
+        {art.id: art for art in db.scalars(select(Artwork).where(among(db, Artwork.id, art_ids)))}
+        if art_ids
+        else {}
+    )
+    bare = [a.id for a in artists if not (a.art_id and a.art_id in own)]
+    covers: dict[int, list[str]] = {}
+    if bare:
+        place = (
+            func.row_number()
+            .over(
+                partition_by=Album.artist_id,
+                order_by=(Album.year.desc().nulls_last(), Album.id),
+            )
+            .label("place")
+        )
+        ranked = (
+            select(Album.artist_id, Artwork.content_hash, place)
+            .join(Album, Album.art_id == Artwork.id)
+            .where(among(db, Album.artist_id, bare))
+            .subquery()
+        )
+        for artist_id, content_hash in db.execute(
+            select(ranked.c.artist_id, ranked.c.content_hash)
+            .where(ranked.c.place <= MOSAIC_COVERS)
+            .order_by(ranked.c.artist_id, ranked.c.place)
+        ):
+            covers.setdefault(artist_id, []).append(content_hash)
+    return {
+        a.id: Picture(own[a.art_id])
+        if a.art_id and a.art_id in own
+        else Picture(mosaic=tuple(covers.get(a.id, ())))
+        for a in artists
+    }
+
+
 def artist_views(db: Session, artist_ids: list[int]) -> list[ArtistView]:
     """Artists with their pictures, in the order given (ids no longer in the catalogue are left
     out)."""
-    rows = {a.id: a for a in db.scalars(select(Artist).where(Artist.id.in_(artist_ids)))}
+    rows = {a.id: a for a in db.scalars(select(Artist).where(among(db, Artist.id, artist_ids)))}
     counts = listener_counts(db, "AR", list(rows))
-    return [
-        ArtistView(rows[a], artist_picture(db, rows[a]), counts.get(a, 0))
-        for a in artist_ids
-        if a in rows
-    ]
+    pictures = artist_pictures(db, list(rows.values()))
+    return [ArtistView(rows[a], pictures[a], counts.get(a, 0)) for a in artist_ids if a in rows]
 
 
 def artist_view(db: Session, artist_row: Artist) -> ArtistView:
@@ -431,6 +468,19 @@ def track_count(db: Session, artist_id: int) -> int:
     return db.scalar(select(func.count(Track.id)).where(Track.artist_id == artist_id, PRESENT)) or 0
 
 
+def artists_with_tracks(db: Session, artist_ids: list[int]) -> set[int]:
+    """Those of these artists with a track in the catalogue, in one statement."""
+    if not artist_ids:
+        return set()
+    return set(
+        db.scalars(
+            select(Track.artist_id)
+            .where(among(db, Track.artist_id, artist_ids), PRESENT)
+            .distinct()
+        )
+    )
+
+
 # A genre's tracks are counted and probed from the genre index: its rows there, less those of
 # missing tracks (few, found through the partial index of missing tracks). Joined with the present
 # tracks, PostgreSQL read the whole of `tracks` for one genre (0.1 s at 1M tracks) and hashed both
@@ -563,7 +613,10 @@ def genre_sample(db: Session, genre_id: int, limit: int = 5) -> list[int]:
     return (picked + [t for t, _ in rows if t not in picked])[:limit]
 
 
-def cover_hashes(db: Session, artist_id: int, limit: int = 4) -> list[str]:
+MOSAIC_COVERS = 4  # album covers in the mosaic of an artist without a picture
+
+
+def cover_hashes(db: Session, artist_id: int, limit: int = MOSAIC_COVERS) -> list[str]:
     """Content hashes of the artist's album covers (for the mosaic of an artist without a
     picture)."""
     return list(
