@@ -11,7 +11,6 @@ from sqlalchemy.orm import Session
 
 from airwave.core import bookmarks, ids
 from airwave.core.catalog import catalog, kept, similar
-from airwave.core.radio import stations
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import Album, Artist, Artwork, Genre, Track
 from airwave.store.sql import among
@@ -205,18 +204,32 @@ def genre_categories(db: Session) -> list[GenreCategory]:
 def genre_stations(db: Session, token: str) -> tuple[str, list[GenreStation]]:
     """music/genres: the genres of one category, each with a few sample tracks."""
     category = catalog.category_by_token(db, token)
-    return category, [
-        genre_station(db, genre, count) for genre, count in catalog.genres_in(db, category)
-    ]
+    return category, genre_station_list(db, catalog.genres_in(db, category))
 
 
 def genre_station(db: Session, genre: Genre, track_count: int, samples: int = 5) -> GenreStation:
-    return GenreStation(
-        genre,
-        track_count,
-        catalog.track_views(db, catalog.genre_sample(db, genre.id, samples)),
-        stations.listener_count(db, "GE", genre.id),
-    )
+    return genre_station_list(db, [(genre, track_count)], samples)[0]
+
+
+def genre_station_list(
+    db: Session, genres: list[tuple[Genre, int]], samples: int = 5
+) -> list[GenreStation]:
+    """Genres (with their present tracks' count) as stations to start: each genre's sample is
+    drawn on its own, then the samples' track objects and the genres' listener counts are read
+    for all of them at once (each genre read them alone: some nine statements a genre)."""
+    drawn = {genre.id: catalog.genre_sample(db, genre.id, samples) for genre, _ in genres}
+    wanted = list(dict.fromkeys(t for sample in drawn.values() for t in sample))
+    views = {v.track.id: v for v in catalog.track_views(db, wanted)}
+    listeners = catalog.listener_counts(db, "GE", [genre.id for genre, _ in genres])
+    return [
+        GenreStation(
+            genre,
+            count,
+            [views[t] for t in drawn[genre.id] if t in views],
+            listeners.get(genre.id, 0),
+        )
+        for genre, count in genres
+    ]
 
 
 def full_lyrics(db: Session, track_uid: str) -> catalog.Lyrics:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import text
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from airwave.core import ids, music
 from airwave.core.catalog import browse, catalog, similar
 from airwave.core.radio import stations
 from airwave.library.names import search_key
-from airwave.store.models import Album, Artist, Track
+from airwave.store.models import Album, Artist, Genre, Track
+from airwave.store.sql import among
 
 KINDS = ("AR", "AL", "TR", "GE")
 EXACT, PREFIX, WORD, FUZZY = 4, 3, 2, 1
@@ -246,10 +247,10 @@ def recommendations(db: Session, listener_id: int) -> Recommendations:
     """search/getStationRecommendations: artists and genres from the listener's history, not
     seeded yet."""
     artist_ids, genre_ids = similar.recommendations(db, listener_id)
-    genres = [
-        music.genre_station(db, catalog.genre(db, g), catalog.genre_track_count(db, g))
-        for g in genre_ids
-    ]
+    rows = {g.id: g for g in db.scalars(select(Genre).where(among(db, Genre.id, genre_ids)))}
+    genres = music.genre_station_list(
+        db, [(rows[g], catalog.genre_track_count(db, g)) for g in genre_ids if g in rows]
+    )
     return Recommendations(catalog.artist_views(db, artist_ids), genres)
 
 

@@ -216,7 +216,9 @@ def recommendations(db: Session, listener_id: int, limit: int = 10) -> tuple[lis
         )
     )
     history = list(dict.fromkeys(liked + played))
-    weights = [2.0 if t in set(liked) else 1.0 for t in history]
+    thumbed = set(liked)
+    weights = [2.0 if t in thumbed else 1.0 for t in history]
+    weight_of = dict(zip(history, weights, strict=True))
     seeded = defaultdict(set)
     for kind, ref in db.execute(
         select(StationSeed.kind, StationSeed.ref_id)
@@ -226,15 +228,16 @@ def recommendations(db: Session, listener_id: int, limit: int = 10) -> tuple[lis
         seeded[kind].add(ref)
     if history:
         artists = artist_affinity(db, history, weights)
-        for t, w in zip(history, weights):
-            artist = db.scalar(select(Track.artist_id).where(Track.id == t))
-            if artist is not None:
-                artists[artist] += w
+        # the history's own artists, in one statement (one a track took up to 120 of them)
+        for track_id, artist in db.execute(
+            select(Track.id, Track.artist_id).where(Track.id.in_(history))
+        ):
+            artists[artist] += weight_of[track_id]
         genre_score: Counter[int] = Counter()
         for track_id, genre_id in db.execute(
             select(TrackGenre.track_id, TrackGenre.genre_id).where(TrackGenre.track_id.in_(history))
         ):
-            genre_score[genre_id] += weights[history.index(track_id)]
+            genre_score[genre_id] += weight_of[track_id]
     else:  # nothing heard yet: the library's biggest artists and genres
         artists = Counter(
             dict(
