@@ -1,6 +1,6 @@
-"""Lists of artists (bookmarks, recommendations, search results): each artist's picture, listener
-count and whether it still has tracks are read for the whole list at once, so a list costs the
-same statements for 3 artists or 12, and shows what artist_picture shows one at a time."""
+"""Lists of artists (bookmarks, recommendations, search results) and of genres (annotations,
+recommendations): what each shows is read for the whole list at once, so a list costs the same
+statements for 3 artists or 12, and shows what artist_picture shows one at a time."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from contextlib import contextmanager
 from sqlalchemy import event, update
 from sqlalchemy.orm import Session
 
-from airwave.core import bookmarks
+from airwave.core import bookmarks, ids, music
 from airwave.core.catalog import catalog
+from airwave.store import stamps
 from airwave.store.db import Database
-from airwave.store.models import Album, Artist, Artwork, Bookmark, Track
+from airwave.store.models import Album, Artist, Artwork, Bookmark, Genre, Track, TrackGenre
 
 from .conftest import Rows
 
@@ -105,3 +106,29 @@ def test_a_bookmark_list_costs_the_same_statements_for_3_or_12_artists(
     assert len(many) == len(few), many
     assert [v.artist.artist.id for v in views if v.artist] == artists
     assert [v.artist.artist.id for v in views if v.artist and not v.is_available] == [gone]
+
+
+def test_genre_annotations_read_each_genres_sample_and_the_rest_at_once(
+    database: Database, db: Session, rows: Rows
+) -> None:
+    """A genre is annotated as a station to start (a sample track, its count, its listeners):
+    only each genre's sample is drawn on its own; the samples' tracks, the counts and the
+    listener counts are read for all of them (some eight statements a genre before)."""
+    genre_ids = []
+    for n in range(12):
+        genre = Genre(name=f"g{n}", name_key=f"g{n}", category="c")
+        db.add(genre)
+        db.flush()
+        for position in range(3):
+            db.add(TrackGenre(track_id=rows.track().id, genre_id=genre.id, position=position))
+        genre_ids.append(genre.id)
+    stamps.bump_catalog(db)
+    db.flush()
+    refs = [ids.Ref("genre", g) for g in genre_ids]
+    with _counted(database) as few:
+        music.annotate(db, refs[:3])
+    with _counted(database) as many:
+        notes = music.annotate(db, refs)
+    assert len(many) - len(few) <= 2 * 9, many  # a sample's one or two statements a genre
+    assert [ref.id for ref in notes] == genre_ids
+    assert all(len(note.samples) == 1 and note.track_count == 3 for note in notes.values())

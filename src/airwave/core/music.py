@@ -331,14 +331,15 @@ def annotate(db: Session, refs: list[ids.Ref]) -> dict[ids.Ref, Note]:
             if isinstance(artist_note, ArtistNote):
                 view = replace(artist_note.view, listener_count=listeners.get(artist_id, 0))
                 notes[ids.Ref("artist", artist_id)] = replace(artist_note, view=view)
-    for genre_id in wanted["genre"]:
-        try:
-            genre = catalog.genre(db, genre_id)
-        except ApiError:  # not in the catalogue (any more)
-            continue
-        notes[ids.Ref("genre", genre_id)] = genre_station(
-            db, genre, catalog.genre_track_count(db, genre.id), 1
-        )
+    if wanted["genre"]:  # genres not in the catalogue (any more) are left out
+        found = {
+            g.id: g for g in db.scalars(select(Genre).where(among(db, Genre.id, wanted["genre"])))
+        }
+        present = [g for g in wanted["genre"] if g in found]
+        counts = catalog.genre_track_counts(db, present)
+        genres = [(found[g], counts[g]) for g in present]
+        for station in genre_station_list(db, genres, 1):
+            notes[ids.Ref("genre", station.genre.id)] = station
     return {ref: notes[ref] for ref in refs if ref in notes}
 
 

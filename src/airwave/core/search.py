@@ -248,9 +248,9 @@ def recommendations(db: Session, listener_id: int) -> Recommendations:
     seeded yet."""
     artist_ids, genre_ids = similar.recommendations(db, listener_id)
     rows = {g.id: g for g in db.scalars(select(Genre).where(among(db, Genre.id, genre_ids)))}
-    genres = music.genre_station_list(
-        db, [(rows[g], catalog.genre_track_count(db, g)) for g in genre_ids if g in rows]
-    )
+    present = [g for g in genre_ids if g in rows]
+    counts = catalog.genre_track_counts(db, present)
+    genres = music.genre_station_list(db, [(rows[g], counts[g]) for g in present])
     return Recommendations(catalog.artist_views(db, artist_ids), genres)
 
 

@@ -531,15 +531,20 @@ def genre_counts(db: Session) -> dict[int, int]:
 
 def genre_track_count(db: Session, genre_id: int) -> int:
     """The genre's present tracks."""
+    return genre_track_counts(db, [genre_id])[genre_id]
+
+
+def genre_track_counts(db: Session, genre_ids: list[int]) -> dict[int, int]:
+    """Each of these genres' present tracks (the catalogue stamp read once for all of them)."""
     at = kept.stamp(db)
     every = _ALL_GENRE_COUNTS.at(at)
     if every is not None and None in every:
-        return every[None].get(genre_id, 0)
-    return _GENRE_COUNTS.get(
-        at,
-        genre_id,
-        lambda: int(db.connection().execute(_GENRE_COUNT, {"genre_id": genre_id}).scalar() or 0),
-    )
+        return {g: every[None].get(g, 0) for g in genre_ids}
+
+    def count(genre_id: int) -> int:
+        return int(db.connection().execute(_GENRE_COUNT, {"genre_id": genre_id}).scalar() or 0)
+
+    return {g: _GENRE_COUNTS.get(at, g, lambda g=g: count(g)) for g in genre_ids}
 
 
 def genre_categories(db: Session) -> list[str]:
