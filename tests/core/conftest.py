@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from sqlalchemy import event
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings
@@ -17,6 +19,21 @@ from airwave.store.db import Database
 from airwave.store.models import Album, Artist, Listener, Station, Track
 
 START = datetime(2025, 3, 14, 12, 0, tzinfo=UTC)
+
+
+@contextmanager
+def statements(database: Database) -> Iterator[list[str]]:
+    """The SQL statements run on the database's connections meanwhile."""
+    seen: list[str] = []
+
+    def count(_conn: object, _cursor: object, statement: str, *_rest: object) -> None:
+        seen.append(statement)
+
+    event.listen(database.engine, "before_cursor_execute", count)
+    try:
+        yield seen
+    finally:
+        event.remove(database.engine, "before_cursor_execute", count)
 
 
 @pytest.fixture(scope="session")

@@ -4,10 +4,7 @@ statements for 3 artists or 12, and shows what artist_picture shows one at a tim
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-from sqlalchemy import event, update
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from airwave.core import bookmarks, ids, music
@@ -16,21 +13,7 @@ from airwave.store import stamps
 from airwave.store.db import Database
 from airwave.store.models import Album, Artist, Artwork, Bookmark, Genre, Track, TrackGenre
 
-from .conftest import Rows
-
-
-@contextmanager
-def _counted(database: Database) -> Iterator[list[str]]:
-    seen: list[str] = []
-
-    def count(_conn: object, _cursor: object, statement: str, *_rest: object) -> None:
-        seen.append(statement)
-
-    event.listen(database.engine, "before_cursor_execute", count)
-    try:
-        yield seen
-    finally:
-        event.remove(database.engine, "before_cursor_execute", count)
+from .conftest import Rows, statements
 
 
 def _artists(db: Session, rows: Rows, n: int) -> list[int]:
@@ -68,10 +51,10 @@ def test_an_artist_list_costs_the_same_statements_for_3_or_12_artists(
     database: Database, db: Session, rows: Rows
 ) -> None:
     artists = _artists(db, rows, 12)
-    with _counted(database) as few:
+    with statements(database) as few:
         catalog.artist_views(db, artists[:3])
     db.expire_all()
-    with _counted(database) as many:
+    with statements(database) as many:
         views = catalog.artist_views(db, artists)
     assert len(many) == len(few), many
     assert [v.artist.id for v in views] == artists
@@ -99,9 +82,9 @@ def test_a_bookmark_list_costs_the_same_statements_for_3_or_12_artists(
         db.add(mark)
         marks.append(mark)
     db.flush()
-    with _counted(database) as few:
+    with statements(database) as few:
         bookmarks.views(db, marks[:3])
-    with _counted(database) as many:
+    with statements(database) as many:
         views = bookmarks.views(db, marks)
     assert len(many) == len(few), many
     assert [v.artist.artist.id for v in views if v.artist] == artists
@@ -125,9 +108,9 @@ def test_genre_annotations_read_each_genres_sample_and_the_rest_at_once(
     stamps.bump_catalog(db)
     db.flush()
     refs = [ids.Ref("genre", g) for g in genre_ids]
-    with _counted(database) as few:
+    with statements(database) as few:
         music.annotate(db, refs[:3])
-    with _counted(database) as many:
+    with statements(database) as many:
         notes = music.annotate(db, refs)
     assert len(many) - len(few) <= 2 * 9, many  # a sample's one or two statements a genre
     assert [ref.id for ref in notes] == genre_ids

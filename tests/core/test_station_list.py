@@ -5,10 +5,7 @@ once."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-from sqlalchemy import event, update
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from airwave.core.radio import stations
@@ -16,21 +13,7 @@ from airwave.store import stamps
 from airwave.store.db import Database
 from airwave.store.models import Artist, Genre, Station, StationSeed, TrackGenre
 
-from .conftest import Rows
-
-
-@contextmanager
-def _counted(database: Database) -> Iterator[list[str]]:
-    seen: list[str] = []
-
-    def count(_conn: object, _cursor: object, statement: str, *_rest: object) -> None:
-        seen.append(statement)
-
-    event.listen(database.engine, "before_cursor_execute", count)
-    try:
-        yield seen
-    finally:
-        event.remove(database.engine, "before_cursor_execute", count)
+from .conftest import Rows, statements
 
 
 def _grown(db: Session, rows: Rows, listener_id: int, kind: str, ref: int) -> Station:
@@ -86,9 +69,9 @@ def test_a_station_list_costs_the_same_statements_for_3_or_30_stations(
     first = _list(db, many.id)
     assert len(first) == 30
     assert {s[3] for s in first} >= {1, 2}  # listener counts: both listeners' stations counted
-    with _counted(database) as small:
+    with statements(database) as small:
         _list(db, few.id)
-    with _counted(database) as large:
+    with statements(database) as large:
         again = _list(db, many.id)
     assert again == first
     assert len(large) == len(small), large
