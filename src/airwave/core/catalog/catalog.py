@@ -340,6 +340,22 @@ def album_tracks(db: Session, album_id: int) -> list[int]:
     )
 
 
+def artists_genres(db: Session, artist_ids: list[int]) -> dict[int, Counter[int]]:
+    """artist_genres of each of these artists, in one statement."""
+    found: dict[int, Counter[int]] = {a: Counter() for a in artist_ids}
+    if not artist_ids:
+        return found
+    for artist_id, genre_id, count in db.execute(
+        select(Track.artist_id, TrackGenre.genre_id, func.count())
+        .join(Track, Track.id == TrackGenre.track_id)
+        .where(among(db, Track.artist_id, artist_ids), PRESENT)
+        .group_by(Track.artist_id, TrackGenre.genre_id)
+        .order_by(Track.artist_id, TrackGenre.genre_id)
+    ):
+        found[artist_id][genre_id] = count
+    return found
+
+
 def artist_genres(db: Session, artist_id: int) -> Counter[int]:
     return Counter(
         dict(
@@ -466,6 +482,20 @@ def artist_track_ids(db: Session, artist_id: int) -> list[int]:
 
 def track_count(db: Session, artist_id: int) -> int:
     return db.scalar(select(func.count(Track.id)).where(Track.artist_id == artist_id, PRESENT)) or 0
+
+
+def present_artists(db: Session, artist_ids: list[int]) -> set[int]:
+    """Those of these artists that `artist` finds: with a present track of their own or on one
+    of their albums, in two statements."""
+    if not artist_ids:
+        return set()
+    on_albums = db.scalars(
+        select(Album.artist_id)
+        .join(Track, Track.album_id == Album.id)
+        .where(among(db, Album.artist_id, artist_ids), PRESENT)
+        .distinct()
+    )
+    return artists_with_tracks(db, artist_ids) | set(on_albums)
 
 
 def artists_with_tracks(db: Session, artist_ids: list[int]) -> set[int]:

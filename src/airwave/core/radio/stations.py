@@ -28,6 +28,7 @@ from airwave.store.models import (
     TrackGenre,
 )
 from airwave.store.prepared import Prepared
+from airwave.store.sql import among
 
 _COUNT = Prepared(  # on every getStations
     select(func.count(Station.id)).where(
@@ -592,73 +593,108 @@ class _SeedLook:
 _SEED_LOOKS: kept.Kept[tuple[str, int], _SeedLook] = kept.Kept(limit=10_000)
 
 
-def _seed_look(db: Session, kind: str, ref_id: int) -> _SeedLook:
-    picture, artwork, genres = _seed_picture(db, kind, ref_id)
-    return _SeedLook(picture, artwork, tuple(genres), _uncounted_seed(db, kind, ref_id))
+def _looks(
+    db: Session, at: tuple[object, int] | None, seeds: set[tuple[str, int]]
+) -> dict[tuple[str, int], _SeedLook]:
+    """The looks of these seeds: those kept, and the others read together (a few statements a
+    kind of seed, and one or two a genre, however many there are), then kept."""
+    kept_now = _SEED_LOOKS.at(at)
+    found = {s: kept_now[s] for s in seeds if kept_now is not None and s in kept_now}
+    missing = [s for s in seeds if s not in found]
+    if missing:
+        made = _read_looks(db, missing)
+        found.update(made)
+        if kept_now is not None:
+            kept_now.update(made)
+    return found
 
 
-def _look(db: Session, at: tuple[object, int] | None, kind: str, ref_id: int) -> _SeedLook:
-    return _SEED_LOOKS.get(at, (kind, ref_id), lambda: _seed_look(db, kind, ref_id))
+def _read_looks(db: Session, seeds: list[tuple[str, int]]) -> dict[tuple[str, int], _SeedLook]:
+    """What each of these seeds shows (see _SeedLook), read for all of them at once: artists
+    with their pictures, genres and whether they are still present; tracks; genres with one
+    sample track each (drawn genre by genre)."""
+    wanted: dict[str, list[int]] = {"AR": [], "TR": [], "GE": []}
+    looks: dict[tuple[str, int], _SeedLook] = {}
+    for kind, ref in seeds:
+        if kind in wanted:
+            wanted[kind].append(ref)
+        else:  # no such kind of seed: nothing to show
+            looks[(kind, ref)] = _SeedLook(catalog.Picture(), None, (), None)
+    artists = (
+        {a.id: a for a in db.scalars(select(Artist).where(among(db, Artist.id, wanted["AR"])))}
+        if wanted["AR"]
+        else {}
+    )
+    pictures: dict[int, catalog.Picture] = {}
+    present: set[int] = set()
+    tops: dict[int, list[int]] = {}
+    names: dict[int, str] = {}
+    by_hash: dict[str, Artwork] = {}
+    if artists:
+        pictures = catalog.artist_pictures(db, list(artists.values()))
+        present = catalog.present_artists(db, list(artists))
+        genres_of = catalog.artists_genres(db, list(artists))
+        tops = {a: [g for g, _ in counted.most_common(3)] for a, counted in genres_of.items()}
+        names = {
+            g.id: g.name
+            for g in db.scalars(
+                select(Genre).where(among(db, Genre.id, {g for top in tops.values() for g in top}))
+            )
+        }
+        first = {p.mosaic[0] for p in pictures.values() if p.artwork is None and p.mosaic}
+        if first:
+            found = db.scalars(select(Artwork).where(Artwork.content_hash.in_(first)))
+            by_hash = {a.content_hash: a for a in found}
+    for ref in wanted["AR"]:
+        artist = artists.get(ref)
+        if artist is None:
+            looks[("AR", ref)] = _SeedLook(catalog.Picture(), None, (), None)
+            continue
+        picture = pictures[ref]
+        artwork = picture.artwork or (by_hash.get(picture.mosaic[0]) if picture.mosaic else None)
+        seed = SeedView("AR", ref, 0, picture, artist=artist) if ref in present else None
+        looks[("AR", ref)] = _SeedLook(
+            picture, artwork, tuple(names[g] for g in tops[ref] if g in names), seed
+        )
+    genres = (
+        {g.id: g for g in db.scalars(select(Genre).where(among(db, Genre.id, wanted["GE"])))}
+        if wanted["GE"]
+        else {}
+    )
+    samples = {g: catalog.genre_sample(db, g, 1) for g in genres}
+    views = {
+        v.track.id: v
+        for v in catalog.track_views(
+            db, wanted["TR"] + [t for sample in samples.values() for t in sample]
+        )
+    }
+    for ref in wanted["TR"]:
+        view = views.get(ref)
+        if view is None:
+            looks[("TR", ref)] = _SeedLook(catalog.Picture(), None, (), None)
+            continue
+        present_track = view.track.missing_since is None
+        picture = catalog.Picture(view.album_art)
+        seed = SeedView("TR", ref, 0, picture, track=view) if present_track else None
+        looks[("TR", ref)] = _SeedLook(picture, view.album_art, tuple(view.genres), seed)
+    for ref in wanted["GE"]:
+        genre = genres.get(ref)
+        if genre is None:
+            looks[("GE", ref)] = _SeedLook(catalog.Picture(), None, (), None)
+            continue
+        shown = [views[t] for t in samples[ref] if t in views]
+        art = shown[0].album_art if shown else None
+        picture = catalog.Picture(art)
+        looks[("GE", ref)] = _SeedLook(
+            picture, art, (genre.name,), SeedView("GE", ref, 0, picture, genre=genre)
+        )
+    return looks
 
 
 def seed_view(db: Session, kind: str, ref_id: int) -> SeedView | None:
     """A seed as spec §6.2 shows it; None when its artist, track or genre left the catalogue."""
-    seed = _look(db, kept.stamp(db), kind, ref_id).seed
+    seed = _looks(db, kept.stamp(db), {(kind, ref_id)})[(kind, ref_id)].seed
     return None if seed is None else replace(seed, listener_count=listener_count(db, kind, ref_id))
-
-
-def _uncounted_seed(db: Session, kind: str, ref_id: int) -> SeedView | None:
-    try:
-        if kind == "AR":
-            artist = catalog.artist(db, ref_id)
-            return SeedView(kind, ref_id, 0, catalog.artist_picture(db, artist), artist=artist)
-        if kind == "TR":
-            catalog.track(db, ref_id)
-            view = catalog.track_views(db, [ref_id])[0]
-            return SeedView(kind, ref_id, 0, catalog.Picture(view.album_art), track=view)
-        genre = catalog.genre(db, ref_id)
-        sample = catalog.track_views(db, catalog.genre_sample(db, genre.id, 1))
-        return SeedView(
-            kind,
-            ref_id,
-            0,
-            catalog.Picture(sample[0].album_art if sample else None),
-            genre=genre,
-        )
-    except ApiError:
-        return None
-
-
-def _seed_picture(
-    db: Session, kind: str, ref: int
-) -> tuple[catalog.Picture, Artwork | None, list[str]]:
-    """A plain station's picture, the artwork it comes from (for artId/dominantColor) and genre
-    names, from its initial seed."""
-    if kind == "AR":
-        artist = db.get(Artist, ref)
-        if artist is None:
-            return catalog.Picture(), None, []
-        own = catalog.art_of(db, artist.art_id)
-        genres = [
-            catalog.genre(db, g).name
-            for g, _ in catalog.artist_genres(db, artist.id).most_common(3)
-        ]
-        if own:
-            return catalog.Picture(own), own, genres
-        hashes = catalog.cover_hashes(db, artist.id)
-        first = catalog.artwork_by_hash(db, hashes[0]) if hashes else None
-        return catalog.Picture(mosaic=tuple(hashes)), first, genres
-    if kind == "TR":
-        views = catalog.track_views(db, [ref])
-        if not views:
-            return catalog.Picture(), None, []
-        return catalog.Picture(views[0].album_art), views[0].album_art, views[0].genres
-    genre = db.get(Genre, ref)
-    if genre is None:
-        return catalog.Picture(), None, []
-    sample = catalog.track_views(db, catalog.genre_sample(db, genre.id, 1))
-    picture = sample[0].album_art if sample else None
-    return catalog.Picture(picture), picture, [genre.name]
 
 
 def station_view(db: Session, station: Station) -> StationView:
@@ -679,6 +715,7 @@ def station_views(db: Session, listed: list[Station]) -> list[StationView]:
         for kind, ids_ in refs.items()
         for ref, count in catalog.listener_counts(db, kind, sorted(ids_)).items()
     }
+    looks = _looks(db, at, {(kind, ref) for kind, ids_ in refs.items() for ref in ids_})
     views = []
     for station in listed:
         kind, ref = station.initial_kind, station.initial_ref
@@ -689,7 +726,7 @@ def station_views(db: Session, listed: list[Station]) -> list[StationView]:
         elif kind is None or ref is None:
             views.append(StationView(station, catalog.Picture(), None, [], None, None))
         else:
-            look = _look(db, at, kind, ref)
+            look = looks[(kind, ref)]
             seed = look.seed
             if seed is not None:
                 seed = replace(seed, listener_count=counts.get((kind, ref), 0))
