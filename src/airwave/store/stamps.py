@@ -10,6 +10,7 @@ from sqlalchemy import Connection, select, update
 from sqlalchemy.orm import Session
 
 from airwave.store.models import CatalogStamp
+from airwave.store.prepared import Prepared
 
 
 def bump_catalog(db: Session | Connection) -> None:
@@ -21,9 +22,14 @@ def bump_catalog(db: Session | Connection) -> None:
     )
 
 
-_STAMP = select(CatalogStamp.__table__.c.stamp).where(CatalogStamp.__table__.c.id == 1)
+# Read by most calls (every list that keeps what it shows): on a SQLite thread's reader, read
+# once between changes of the database (Prepared's `remember`: any other connection's commit,
+# a scan's in another process say, is seen at the next read).
+_STAMP = Prepared(
+    select(CatalogStamp.__table__.c.stamp).where(CatalogStamp.__table__.c.id == 1), remember=1
+)
 
 
 def catalog_stamp(db: Session) -> int | None:
     """The stamp now (None: no stamp row, so nothing may be kept)."""
-    return db.connection().execute(_STAMP).scalar()
+    return _STAMP.scalar(db)

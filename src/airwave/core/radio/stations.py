@@ -705,6 +705,8 @@ def station_view(db: Session, station: Station) -> StationView:
 def station_views(db: Session, listed: list[Station]) -> list[StationView]:
     """Everything the station objects of a list show: what their seeds show is kept under the
     catalogue stamp, and their listener counts are read in one statement per kind of seed."""
+    if not listed:
+        return []
     at = kept.stamp(db)
     refs: dict[str, set[int]] = {}
     for station in listed:
