@@ -50,10 +50,11 @@ SQLITE_WRITING_THREADS = 1
 # them tries the loop again: quick, and the token's calls are back on the loop; slow, and the
 # wait doubles, up to SLOW_MEMORY. So a long station list costs the loop one slow call in
 # minutes, while a passing hiccup (a server's first calls opening its connections, another
-# process taking the CPU) sends a token to the threads for seconds, not minutes. On SQLite CPU,
-# not wall-clock, time: a busy machine pausing the process makes no call slow. On PostgreSQL
-# wall-clock time, as waiting for the database server holds the loop up too (a read there gives
-# up after store.db.LOOP_STATEMENT_MS and the call runs in a worker thread at once).
+# process taking the CPU) sends a token to the threads for seconds, not minutes. Wall-clock time:
+# waiting for a PostgreSQL server holds the loop up too (a read there gives up after
+# store.db.LOOP_STATEMENT_MS and the call runs in a worker thread at once), and the thread's CPU
+# clock, which a busy machine's pauses would not move, is a system call: reading it twice a call
+# cost a tenth of getStations' CPU on a 2-core VM (bench/README.md).
 QUICK_BUDGET = 0.005
 SLOW_STRIKES = 2
 SLOW_RETRY = 2.0
@@ -296,15 +297,14 @@ class ApiDispatcher:
             if time.monotonic() - since < min(SLOW_MEMORY, SLOW_RETRY * 2**doubled):
                 return None
             # this call tries the loop again; if it is slow too, the next wait is twice as long
-        clock = time.perf_counter if self.services.reads_wait_on_network else time.thread_time
-        started = clock()
+        started = time.perf_counter()
         try:
             with self.services.reads_only():
                 return self._execute(endpoint, call, body, token, session_cookie, on_loop=True)
         except WouldBlock:
             return None
         finally:
-            if clock() - started > QUICK_BUDGET:
+            if time.perf_counter() - started > QUICK_BUDGET:
                 if len(self._slow) >= SLOW_ENTRIES:
                     del self._slow[next(iter(self._slow))]
                 self._slow[key] = (strikes + 1, time.monotonic())
