@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 import re
 from collections.abc import Callable, Iterator
 
@@ -81,3 +82,23 @@ def test_a_quieter_level_writes_no_access_line(configure) -> None:  # noqa: ANN0
     stream = configure("warning", "json")
     logs.request(FIELDS)
     assert stream.getvalue() == ""
+
+
+def test_a_forked_process_names_itself_in_its_lines(configure) -> None:  # noqa: ANN001
+    """The process id is kept, not asked for on every line: a forked worker reads its own."""
+    stream = configure("info", "json")
+    logs.request(FIELDS)
+    assert orjson.loads(stream.getvalue())["pid"] == os.getpid()
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child
+        try:
+            logs.request(FIELDS)
+            os.write(write, stream.getvalue().splitlines()[-1].encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        line = pipe.read()
+    os.waitpid(child, 0)
+    assert orjson.loads(line)["pid"] == child
