@@ -124,14 +124,29 @@ class Prepared:
         cursor.close()
         if row is None:
             return None
-        if not form.converts:
-            return tuple(row)
-        values = list(row)
-        for i, convert in form.converts:
-            value = values[i]
-            if value is not None:
-                values[i] = convert(value)
-        return tuple(values)
+        return _converted(row, form.converts)
+
+    def all(self, db: Session, **params: Any) -> list[tuple[Any, ...]]:  # noqa: ANN401
+        """Every row, its columns converted as SQLAlchemy would: for the few-row reads a call
+        runs every time (a station's recent spins), without a Row object per row."""
+        connection = db.connection()
+        form = self._form(connection.dialect)
+        cursor = connection.connection.cursor()
+        try:
+            cursor.execute(form.sql, self._driver_params(form, params))
+            rows = cursor.fetchall()
+        except Exception:  # the driver's error, told the way every other statement tells it
+            cursor.close()
+            return [tuple(r) for r in connection.execute(self.statement, params)]
+        cursor.close()
+        converts = form.converts
+        if not converts:
+            return [tuple(r) for r in rows]
+        return [_converted(r, converts) for r in rows]
+
+    def scalars(self, db: Session, **params: Any) -> list[Any]:  # noqa: ANN401
+        """The first column of every row."""
+        return [r[0] for r in self.all(db, **params)]
 
     def scalar(self, db: Session, **params: Any) -> Any:  # noqa: ANN401
         row = self.first(db, **params)
@@ -179,6 +194,19 @@ class Prepared:
                     raise DBAPIError.instance(form.sql, driver_params, exc, error) from exc
         finally:
             cursor.close()
+
+
+def _converted(
+    row: Sequence[Any], converts: tuple[tuple[int, Callable[[Any], Any]], ...]
+) -> tuple[Any, ...]:
+    if not converts:
+        return tuple(row)
+    values = list(row)
+    for i, convert in converts:
+        value = values[i]
+        if value is not None:
+            values[i] = convert(value)
+    return tuple(values)
 
 
 class Columns:

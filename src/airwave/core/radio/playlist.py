@@ -37,6 +37,7 @@ from airwave.store.models import (
     Track,
     TrackProfile,
 )
+from airwave.store.prepared import Prepared
 
 FRAGMENT_SIZE = 4
 # table columns: the statements a fragment runs every time go through SQLAlchemy Core, not the ORM
@@ -47,38 +48,43 @@ _TIRED = TiredTrack.__table__.c
 _SEEDS = StationSeed.__table__.c
 _PROFILES = TrackProfile.__table__.c
 
-# statements built once: building and hashing one costs more than running it
-_RECENT_SPINS = select(func.count()).select_from(
-    select(_SPINS.id)
-    .where(
-        _SPINS.listener_id == bindparam("listener_id"),
-        _SPINS.issued_at > bindparam("since"),
-        _SPINS.is_replay.is_(False),
+# statements built once: building and hashing one costs more than running it; the ones every
+# fragment runs compiled once and run on the driver's cursor (store/prepared.py)
+_RECENT_SPINS = Prepared(
+    select(func.count()).select_from(
+        select(_SPINS.id)
+        .where(
+            _SPINS.listener_id == bindparam("listener_id"),
+            _SPINS.issued_at > bindparam("since"),
+            _SPINS.is_replay.is_(False),
+        )
+        .limit(bindparam("limit"))
+        .subquery()
     )
-    .limit(bindparam("limit"))
-    .subquery()
 )
 _STATION_SPINS = select(
     _SPINS.id, _SPINS.track_id, _SPINS.artist_id, _SPINS.album_id, _SPINS.issued_at
 ).where(_SPINS.station_id == bindparam("station_id"), _SPINS.is_replay.is_(False))
-_LAST_SPINS = _STATION_SPINS.order_by(_SPINS.issued_at.desc(), _SPINS.id.desc()).limit(
-    bindparam("limit")
+_LAST_SPINS = Prepared(
+    _STATION_SPINS.order_by(_SPINS.issued_at.desc(), _SPINS.id.desc()).limit(bindparam("limit"))
 )
-_WINDOW_SPINS = (
+_WINDOW_SPINS = Prepared(
     _STATION_SPINS.where(_SPINS.issued_at > bindparam("since"))
     .order_by(_SPINS.issued_at.desc())
     .limit(2000)
 )
-_TIRED_IDS = select(_TIRED.track_id).where(
-    _TIRED.listener_id == bindparam("listener_id"), _TIRED.until > bindparam("now")
+_TIRED_IDS = Prepared(
+    select(_TIRED.track_id).where(
+        _TIRED.listener_id == bindparam("listener_id"), _TIRED.until > bindparam("now")
+    )
 )
-_STATION_FEEDBACK = (
+_STATION_FEEDBACK = Prepared(
     select(_FEEDBACK.track_id, _FEEDBACK.is_positive, _TRACKS.artist_id)
     .join(Track.__table__, _TRACKS.id == _FEEDBACK.track_id)
     .where(_FEEDBACK.station_id == bindparam("station_id"))
     .order_by(_FEEDBACK.created_at.desc(), _FEEDBACK.id.desc())
 )
-_STATION_SEEDS = (  # as stations.seeds_of orders them
+_STATION_SEEDS = Prepared(  # as stations.seeds_of orders them
     select(_SEEDS.kind, _SEEDS.ref_id)
     .where(_SEEDS.station_id == bindparam("station_id"))
     .order_by(_SEEDS.created_at, _SEEDS.id)
@@ -176,12 +182,7 @@ def feedback_station(db: Session, spin: Spin) -> Station:
 def _check_rate(db: Session, settings: Settings, listener_id: int, now: datetime) -> None:
     since = now - timedelta(seconds=settings.fragment_window)
     limit = settings.fragment_limit * FRAGMENT_SIZE + 1
-    spins = (
-        db.connection()
-        .execute(_RECENT_SPINS, {"listener_id": listener_id, "since": since, "limit": limit})
-        .scalar()
-        or 0
-    )
+    spins = _RECENT_SPINS.scalar(db, listener_id=listener_id, since=since, limit=limit) or 0
     fragments = -(-spins // FRAGMENT_SIZE)
     if fragments >= settings.fragment_limit:
         raise ApiError(
@@ -242,9 +243,8 @@ def _history(db: Session, station_id: int, rules: Rules, now: datetime) -> Histo
     """The station's recent spins (replays are on demand, not radio): the last N plus all in the
     window."""
     last = max(rules.repeat_spins, rules.artist_run, rules.album_run)
-    conn = db.connection()
-    rows = {r[0]: r for r in conn.execute(_LAST_SPINS, {"station_id": station_id, "limit": last})}
-    for r in conn.execute(_WINDOW_SPINS, {"station_id": station_id, "since": now - rules.window}):
+    rows = {r[0]: r for r in _LAST_SPINS.all(db, station_id=station_id, limit=last)}
+    for r in _WINDOW_SPINS.all(db, station_id=station_id, since=now - rules.window):
         rows[r[0]] = r
     ordered = sorted(rows.values(), key=lambda r: (r[4], r[0]), reverse=True)
     return History([Played(r[1], r[2], r[3], r[4]) for r in ordered], now, rules)
@@ -260,9 +260,7 @@ def rules_for(db: Session, settings: Settings, known: Known | None = None) -> Ru
 
 def tired_tracks(db: Session, listener_id: int, now: datetime) -> set[int]:
     """Tracks the listener asked not to hear for a while."""
-    return set(
-        db.connection().execute(_TIRED_IDS, {"listener_id": listener_id, "now": now}).scalars()
-    )
+    return set(_TIRED_IDS.scalars(db, listener_id=listener_id, now=now))
 
 
 def steering_for(
@@ -274,11 +272,10 @@ def steering_for(
     tired: set[int],
 ) -> Steering:
     """Seeds, thumbs and bans of one (non-shuffle) station."""
-    conn = db.connection()
-    feedback = conn.execute(_STATION_FEEDBACK, {"station_id": station.id}).all()
+    feedback = _STATION_FEEDBACK.all(db, station_id=station.id)
     positives = [t for t, up, _ in feedback if up]
     negatives = [t for t, up, _ in feedback if not up]
-    seeds = [(kind, ref) for kind, ref in conn.execute(_STATION_SEEDS, {"station_id": station.id})]
+    seeds = [(kind, ref) for kind, ref in _STATION_SEEDS.all(db, station_id=station.id)]
     if station.is_thumbprint:
         liked = list(
             db.scalars(
@@ -361,7 +358,7 @@ class FragmentPlan:
 
 def _newest_spin(db: Session, station_id: int) -> tuple[int, datetime] | None:
     """The station's newest radio spin (what its history, and so its next choice, starts from)."""
-    row = db.connection().execute(_LAST_SPINS, {"station_id": station_id, "limit": 1}).first()
+    row = _LAST_SPINS.first(db, station_id=station_id, limit=1)
     return (row[0], row[4]) if row is not None else None
 
 
