@@ -1,0 +1,62 @@
+"""Prepared.all and .scalars, the few-row reads every fragment runs on the driver's cursor: the
+same rows, converted the same way (aware UTC times, booleans), as SQLAlchemy's own execution of
+the statement, with bound times, limits and literal values."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import timedelta
+
+from sqlalchemy import bindparam, select
+from sqlalchemy.orm import Session
+
+from airwave.store.models import Spin
+from airwave.store.prepared import Prepared
+
+from .conftest import Rows
+
+_SPINS = Spin.__table__.c
+_RECENT = (
+    select(_SPINS.id, _SPINS.track_id, _SPINS.is_replay, _SPINS.issued_at)
+    .where(_SPINS.station_id == bindparam("station_id"), _SPINS.issued_at > bindparam("since"))
+    .order_by(_SPINS.issued_at.desc(), _SPINS.id.desc())
+    .limit(bindparam("limit"))
+)
+_IN_WINDOW = (
+    select(_SPINS.track_id)
+    .where(_SPINS.station_id == bindparam("station_id"), _SPINS.is_replay.is_(False))
+    .order_by(_SPINS.id)
+    .limit(2000)
+)
+
+
+def test_rows_and_their_conversions_are_sqlalchemys(db: Session, rows: Rows) -> None:
+    listener = rows.listener()
+    station = rows.station(listener)
+    tracks = [rows.track() for _ in range(3)]
+    for n in range(7):
+        track = tracks[n % 3]
+        db.add(
+            Spin(
+                token=secrets.token_hex(8),
+                listener_id=listener.id,
+                station_id=station.id,
+                track_id=track.id,
+                artist_id=track.artist_id,
+                album_id=track.album_id,
+                is_replay=n == 4,
+                issued_at=rows.now - timedelta(minutes=n, microseconds=n),
+            )
+        )
+    db.flush()
+    params = {"station_id": station.id, "since": rows.now - timedelta(minutes=5), "limit": 4}
+    got = Prepared(_RECENT).all(db, **params)
+    assert got == [tuple(r) for r in db.execute(_RECENT, params)]
+    assert len(got) == 4
+    assert all(r[3].utcoffset() == timedelta(0) for r in got)
+    assert [r[2] for r in got] == [False, False, False, False]
+    assert Prepared(_RECENT).all(db, **{**params, "station_id": station.id + 1}) == []
+
+    window = Prepared(_IN_WINDOW).scalars(db, station_id=station.id)
+    assert window == list(db.scalars(_IN_WINDOW, {"station_id": station.id}))
+    assert len(window) == 6  # the replay is left out
