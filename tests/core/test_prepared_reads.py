@@ -7,7 +7,7 @@ from __future__ import annotations
 import secrets
 from datetime import timedelta
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, insert, select
 from sqlalchemy.orm import Session
 
 from airwave.store.models import Spin
@@ -16,6 +16,7 @@ from airwave.store.prepared import Prepared
 from .conftest import Rows
 
 _SPINS = Spin.__table__.c
+_TRACK_COLUMNS = {"track_id": "id", "artist_id": "artist_id", "album_id": "album_id"}
 _RECENT = (
     select(_SPINS.id, _SPINS.track_id, _SPINS.is_replay, _SPINS.issued_at)
     .where(_SPINS.station_id == bindparam("station_id"), _SPINS.issued_at > bindparam("since"))
@@ -34,21 +35,18 @@ def test_rows_and_their_conversions_are_sqlalchemys(db: Session, rows: Rows) -> 
     listener = rows.listener()
     station = rows.station(listener)
     tracks = [rows.track() for _ in range(3)]
-    for n in range(7):
-        track = tracks[n % 3]
-        db.add(
-            Spin(
-                token=secrets.token_hex(8),
-                listener_id=listener.id,
-                station_id=station.id,
-                track_id=track.id,
-                artist_id=track.artist_id,
-                album_id=track.album_id,
-                is_replay=n == 4,
-                issued_at=rows.now - timedelta(minutes=n, microseconds=n),
-            )
-        )
-    db.flush()
+    made = [
+        {
+            "token": secrets.token_hex(8),
+            "listener_id": listener.id,
+            "station_id": station.id,
+            "is_replay": n == 4,  # n minutes and microseconds ago
+            "issued_at": rows.now - timedelta(minutes=n, microseconds=n),
+        }
+        | {k: getattr(tracks[n % 3], c) for k, c in _TRACK_COLUMNS.items()}
+        for n in range(7)
+    ]
+    db.execute(insert(Spin.__table__), made)
     params = {"station_id": station.id, "since": rows.now - timedelta(minutes=5), "limit": 4}
     got = Prepared(_RECENT).all(db, **params)
     assert got == [tuple(r) for r in db.execute(_RECENT, params)]

@@ -112,36 +112,31 @@ class Prepared:
         return found
 
     def _first(self, connection: Connection, params: dict[str, Any]) -> Sequence[Any] | None:
-        form = self._form(connection.dialect)
-        cursor = connection.connection.cursor()
-        try:
-            cursor.execute(form.sql, self._driver_params(form, params))
-            row = cursor.fetchone()
-        except Exception:  # the driver's error, told the way every other statement tells it
-            cursor.close()
-            found = connection.execute(self.statement, params).first()
-            return tuple(found) if found is not None else None
-        cursor.close()
-        if row is None:
-            return None
-        return _converted(row, form.converts)
+        rows = self._rows(connection, params, every=False)
+        return rows[0] if rows else None
 
     def all(self, db: Session, **params: Any) -> list[tuple[Any, ...]]:  # noqa: ANN401
         """Every row, its columns converted as SQLAlchemy would: for the few-row reads a call
         runs every time (a station's recent spins), without a Row object per row."""
-        connection = db.connection()
+        return self._rows(db.connection(), params, every=True)
+
+    def _rows(
+        self, connection: Connection, params: dict[str, Any], every: bool
+    ) -> list[tuple[Any, ...]]:
         form = self._form(connection.dialect)
         cursor = connection.connection.cursor()
         try:
             cursor.execute(form.sql, self._driver_params(form, params))
-            rows = cursor.fetchall()
+            rows = cursor.fetchall() if every else cursor.fetchmany(1)
         except Exception:  # the driver's error, told the way every other statement tells it
             cursor.close()
-            return [tuple(r) for r in connection.execute(self.statement, params)]
+            result = connection.execute(self.statement, params)
+            if every:
+                return [tuple(r) for r in result]
+            found = result.first()
+            return [tuple(found)] if found is not None else []
         cursor.close()
         converts = form.converts
-        if not converts:
-            return [tuple(r) for r in rows]
         return [_converted(r, converts) for r in rows]
 
     def scalars(self, db: Session, **params: Any) -> list[Any]:  # noqa: ANN401
