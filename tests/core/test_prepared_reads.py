@@ -1,16 +1,20 @@
 """Prepared.all and .scalars, the few-row reads every fragment runs on the driver's cursor: the
 same rows, converted the same way (aware UTC times, booleans), as SQLAlchemy's own execution of
-the statement, with bound times, limits and literal values."""
+the statement, with bound times, limits and literal values; and the station a fragment reads
+that way."""
 
 from __future__ import annotations
 
 import secrets
 from datetime import timedelta
 
-from sqlalchemy import bindparam, insert, select
+import pytest
+from sqlalchemy import bindparam, insert, inspect, select
 from sqlalchemy.orm import Session
 
-from airwave.store.models import Spin
+from airwave.core.radio import stations
+from airwave.errors import ApiError, ErrorCode
+from airwave.store.models import Spin, Station
 from airwave.store.prepared import Prepared
 
 from .conftest import Rows
@@ -58,3 +62,25 @@ def test_rows_and_their_conversions_are_sqlalchemys(db: Session, rows: Rows) -> 
     window = Prepared(_IN_WINDOW).scalars(db, station_id=station.id)
     assert window == list(db.scalars(_IN_WINDOW, {"station_id": station.id}))
     assert len(window) == 6  # the replay is left out
+
+
+def test_a_station_read_for_a_fragment_is_the_stored_row_and_refuses_as_get_station(
+    db: Session, rows: Rows
+) -> None:
+    owner, other = rows.listener(), rows.listener()
+    station = rows.station(owner)
+    station.initial_kind, station.initial_ref, station.last_played_at = "AR", 7, rows.now
+    db.flush()
+    read = stations.read_station(db, owner.id, str(station.id))
+    assert inspect(read).detached
+    columns = [c.key for c in inspect(Station).column_attrs]
+    assert [getattr(read, c) for c in columns] == [getattr(station, c) for c in columns]
+    for listener_id, station_id, error in [
+        (other.id, str(station.id), ErrorCode.USER_NOT_AUTHORIZED),
+        (owner.id, str(station.id + 1), ErrorCode.STATION_DOES_NOT_EXIST),
+        (owner.id, "nonsense", ErrorCode.STATION_DOES_NOT_EXIST),
+    ]:
+        for read_one in (stations.read_station, stations.get_station):
+            with pytest.raises(ApiError) as refused:
+                read_one(db, listener_id, station_id)
+            assert refused.value.error is error

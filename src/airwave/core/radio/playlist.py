@@ -439,7 +439,7 @@ def plan_fragment(
     if not services.database.is_sqlite:
         return None
     try:
-        station = stations.get_station(db, listener.id, station_id)
+        station = stations.read_station(db, listener.id, station_id)
         return _choose(db, services.settings, listener, station, now, Known(db), planning=True)
     except ApiError:
         return None

@@ -27,7 +27,7 @@ from airwave.store.models import (
     Track,
     TrackGenre,
 )
-from airwave.store.prepared import Prepared
+from airwave.store.prepared import Columns, Prepared
 from airwave.store.sql import among
 
 _COUNT = Prepared(  # on every getStations
@@ -75,7 +75,26 @@ def _station_number(station_id: str) -> int | None:
 def get_station(db: Session, listener_id: int, station_id: str) -> Station:
     """The listener's station; STATION_DOES_NOT_EXIST or USER_NOT_AUTHORIZED otherwise."""
     number = _station_number(station_id)
-    station = db.get(Station, number) if number is not None else None
+    return _owned(db.get(Station, number) if number is not None else None, listener_id, station_id)
+
+
+_STATION_TABLE = Station.__table__
+_STATION_BY_ID = Prepared(
+    select(*_STATION_TABLE.columns).where(_STATION_TABLE.c.id == bindparam("station_id"))
+)
+_STATION_COLUMNS = Columns(Station)
+
+
+def read_station(db: Session, listener_id: int, station_id: str) -> Station:
+    """get_station for a read (a fragment's choice, on every getFragment): the station as a
+    detached object, without the ORM's loading, for reading only."""
+    number = _station_number(station_id)
+    row = _STATION_BY_ID.first(db, station_id=number) if number is not None else None
+    station = _STATION_COLUMNS.detached(row) if row is not None else None
+    return _owned(station, listener_id, station_id)
+
+
+def _owned(station: Station | None, listener_id: int, station_id: str) -> Station:
     if station is None:
         raise ApiError(ErrorCode.STATION_DOES_NOT_EXIST, f"no station {station_id[:40]!r}")
     if station.listener_id != listener_id:
@@ -212,10 +231,11 @@ def create_station(
 
 
 def lock_station(db: Session, listener_id: int, station_id: str) -> Station:
-    """get_station inside a write transaction, holding the row against concurrent fragments
-    (PostgreSQL)."""
-    if db.get_bind().dialect.name == "sqlite":  # SQLite writers already hold the database lock
-        return get_station(db, listener_id, station_id)
+    """get_station inside a write transaction (a fragment's), holding the row against concurrent
+    fragments (PostgreSQL). SQLite's writer already holds the database's lock: there the row is
+    read as read_station reads it (the fragment reads the station and changes nothing of it)."""
+    if db.get_bind().dialect.name == "sqlite":
+        return read_station(db, listener_id, station_id)
     number = _station_number(station_id)
     if number is not None:  # read and locked in one statement, the listener's own only
         station = db.scalar(
