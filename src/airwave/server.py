@@ -54,7 +54,17 @@ class _Server(uvicorn.Server):
 
     def handle_exit(self, sig: int, frame: Any) -> None:
         """A first SIGTERM starts the drain (/healthz answers 503, everything else is served as
-        before) and the graceful stop follows it; SIGINT (Ctrl-C) or another signal stops now."""
+        before) and the graceful stop follows it; SIGINT (Ctrl-C) or another signal stops now.
+
+        uvicorn takes a SIGINT that comes while a stop is under way for a second Ctrl-C: it then
+        stops at once, without the app's shutdown (the process's cluster roles are not given
+        back, and the cancelled lifespan is logged as an error). A SIGINT after a stop that
+        another signal began is the first Ctrl-C, not a second: the supervisor's SIGTERM can
+        reach a worker before the SIGINT sent to every process of `serve` (`pkill -INT`)."""
+        first_interrupt = signal.SIGINT not in self._captured_signals
+        if sig == signal.SIGINT and self.should_exit and first_interrupt:
+            self._captured_signals.append(sig)  # the graceful stop under way goes on
+            return
         if self.drain <= 0 or sig != signal.SIGTERM or self.draining.is_set() or self.should_exit:
             if self._drain_timer is not None:
                 self._drain_timer.cancel()

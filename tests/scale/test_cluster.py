@@ -128,3 +128,23 @@ def test_sigint_stops_without_the_drain(start_server: Callable[..., Server]) -> 
     if rc != 0:
         time.sleep(0.5)  # its last lines (faulthandler's stacks) read before they are shown
     assert rc == 0, "".join(server.errors)
+
+
+@pytest.mark.sqlite_only
+def test_a_sigint_after_a_sigterm_lets_the_graceful_stop_finish(
+    start_server: Callable[..., Server],
+) -> None:
+    """`pkill -INT` reaches a worker after its supervisor's SIGTERM at times: that SIGINT is no
+    second Ctrl-C, and the app's own shutdown still runs (uvicorn otherwise stops at once and
+    logs the lifespan it cancelled as an error)."""
+    server = start_server()
+    assert server.process is not None
+    server.process.send_signal(signal.SIGTERM)
+    time.sleep(0.03)  # handled: the stop is under way (it waits 0.1 s for connections first)
+    server.process.send_signal(signal.SIGINT)
+    assert server.process.wait(15) == 0
+    time.sleep(0.3)  # its last lines read
+    lines = "".join(server.log_lines())
+    assert "Waiting for application shutdown" in lines
+    assert "Exception in 'lifespan' protocol" not in lines
+    assert '"level":"error"' not in lines
