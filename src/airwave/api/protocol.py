@@ -50,11 +50,12 @@ SQLITE_WRITING_THREADS = 1
 # them tries the loop again: quick, and the token's calls are back on the loop; slow, and the
 # wait doubles, up to SLOW_MEMORY. So a long station list costs the loop one slow call in
 # minutes, while a passing hiccup (a server's first calls opening its connections, another
-# process taking the CPU) sends a token to the threads for seconds, not minutes. Wall-clock time:
-# waiting for a PostgreSQL server holds the loop up too (a read there gives up after
-# store.db.LOOP_STATEMENT_MS and the call runs in a worker thread at once), and the thread's CPU
-# clock, which a busy machine's pauses would not move, is a system call: reading it twice a call
-# cost a tenth of getStations' CPU on a 2-core VM (bench/README.md).
+# process taking the CPU) sends a token to the threads for seconds, not minutes. On SQLite CPU,
+# not wall-clock, time: a busy machine pausing the process makes no call slow (the thread's CPU
+# clock is a system call, dear on some VMs: it is read a second time only for a call whose
+# wall-clock time is over the budget, as its CPU time cannot be). On PostgreSQL wall-clock time,
+# as waiting for the database server holds the loop up too (a read there gives up after
+# store.db.LOOP_STATEMENT_MS and the call runs in a worker thread at once).
 QUICK_BUDGET = 0.005
 SLOW_STRIKES = 2
 SLOW_RETRY = 2.0
@@ -297,6 +298,8 @@ class ApiDispatcher:
             if time.monotonic() - since < min(SLOW_MEMORY, SLOW_RETRY * 2**doubled):
                 return None
             # this call tries the loop again; if it is slow too, the next wait is twice as long
+        on_cpu = not self.services.reads_wait_on_network
+        cpu_started = time.thread_time() if on_cpu else 0.0
         started = time.perf_counter()
         try:
             with self.services.reads_only():
@@ -304,7 +307,10 @@ class ApiDispatcher:
         except WouldBlock:
             return None
         finally:
-            if time.perf_counter() - started > QUICK_BUDGET:
+            slow = time.perf_counter() - started > QUICK_BUDGET
+            if slow and on_cpu:
+                slow = time.thread_time() - cpu_started > QUICK_BUDGET
+            if slow:
                 if len(self._slow) >= SLOW_ENTRIES:
                     del self._slow[next(iter(self._slow))]
                 self._slow[key] = (strikes + 1, time.monotonic())
