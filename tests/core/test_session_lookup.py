@@ -4,6 +4,7 @@ work run on the event loop from waiting for a write lock."""
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -267,6 +268,75 @@ def test_quick_calls_record_the_activity_once_a_minute_and_once_for_a_burst(
     clock.advance(sessions.TOUCH_INTERVAL.total_seconds() + 1)
     assert all(r.status_code == 200 for r in asyncio.run(calls(1)))
     assert len(touches) == 2 and stored().last_seen_at == clock.now()
+
+
+def test_a_burst_in_worker_threads_records_the_activity_once(
+    database: Database, settings: Settings, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A token whose quick calls ran slow has them run in worker threads, as writing calls always
+    do: a burst of them when the activity is due leaves its write to one call, as on the loop."""
+    import asyncio
+
+    import httpx
+    from sqlalchemy import event
+
+    from airwave.api import protocol
+    from airwave.api.app import create_app
+    from airwave.api.v1 import station
+    from airwave.core.services import Services
+
+    monkeypatch.setattr(protocol, "SLOW_RETRY", 600.0)  # the token stays in the threads
+    issued = _issue(database, settings, clock)
+    app = create_app(Services(settings, database, clock))
+    slow = True
+    on_loop: list[bool] = []
+    page = station.stations.station_page
+
+    def timed_page(*args: object, **kwargs: object) -> object:
+        on_loop.append(threading.current_thread() is threading.main_thread())
+        if slow:  # CPU time, as the budget counts on SQLite
+            end = time.thread_time() + protocol.QUICK_BUDGET * 2
+            while time.thread_time() < end:
+                pass
+        return page(*args, **kwargs)
+
+    monkeypatch.setattr(station.stations, "station_page", timed_page)
+    touches: list[str] = []
+
+    @event.listens_for(database.engine, "before_cursor_execute")
+    def _seen(_conn, _cursor, statement: str, *_args) -> None:  # noqa: ANN001
+        if statement.startswith("UPDATE auth_sessions"):
+            touches.append(statement)
+            time.sleep(0.2)  # a slow write: the burst's other calls come while it runs
+
+    async def calls(count: int) -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000))
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://test", cookies={"csrftoken": "t"}
+        ) as http:
+            return await asyncio.gather(
+                *(
+                    http.post(
+                        "/api/v1/station/getStations",
+                        json={},
+                        headers={"X-CsrfToken": "t", "X-AuthToken": issued.token},
+                    )
+                    for _ in range(count)
+                )
+            )
+
+    for _ in range(2):  # two slow calls in a row: the token's next ones run in worker threads
+        assert [r.status_code for r in asyncio.run(calls(1))] == [200]
+    slow = False
+    on_loop.clear()
+    clock.advance(sessions.TOUCH_INTERVAL.total_seconds() + 1)
+    answers = asyncio.run(calls(12))
+    assert [r.status_code for r in answers] == [200] * 12
+    assert on_loop == [False] * 12
+    assert len(touches) == 1
+    with database.read() as db:
+        stored = db.get(AuthSession, issued.session.id)
+        assert stored is not None and stored.last_seen_at == clock.now()
 
 
 def test_a_token_whose_quick_calls_run_slow_tries_the_loop_again_after_a_wait_that_doubles(

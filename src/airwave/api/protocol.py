@@ -6,6 +6,7 @@ import hmac
 import logging
 import os
 import re
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -192,8 +193,9 @@ class ApiDispatcher:
         self._writing: anyio.Semaphore | None = None  # SQLite: the writing calls' turn
         # (endpoint, token) -> quick calls in a row past QUICK_BUDGET, when the last ended
         self._slow: dict[tuple[str, str | None], tuple[int, float]] = {}
-        # session id -> when a quick call left the event loop to record its activity (_execute)
-        self._touching: dict[int, float] = {}
+        # session id -> (when, by which request) a call began to record its activity (_touch)
+        self._touching: dict[int, tuple[float, str]] = {}
+        self._touching_lock = threading.Lock()  # worker threads claim the write too
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -345,7 +347,7 @@ class ApiDispatcher:
                     # known before the touch: a touch failing beside a deletion is told apart below
                     call.listener, call.session = auth.listener, auth.session
                     if auth.needs_touch:
-                        self._touch(auth.session, now, on_loop)
+                        self._touch(auth.session, now, on_loop, call.request_id)
                     call.auth_token = token
                 request = parse_request(endpoint.request, body)
                 response = endpoint.handler(call, request)
@@ -363,25 +365,33 @@ class ApiDispatcher:
             return response.__pydantic_serializer__.to_json(response, by_alias=True)
         return orjson.dumps(response)
 
-    def _touch(self, session: AuthSession, now: datetime, on_loop: bool) -> None:
+    def _touch(self, session: AuthSession, now: datetime, on_loop: bool, request: str) -> None:
         """Record the session's activity (once a minute: sessions.TOUCH_INTERVAL). A write: on
         the event loop the call goes to a worker thread to do it (WouldBlock). The session's
-        other quick calls meanwhile stay on the loop and leave the write to that one, for up to
-        TOUCH_HANDOFF seconds; otherwise a burst of them would all leave the loop, and all
-        write it."""
-        if on_loop:
-            began = self._touching.get(session.id)
-            if began is not None and time.monotonic() - began < TOUCH_HANDOFF:
+        other calls meanwhile, on the loop or in worker threads (a burst of a token whose quick
+        calls run slow, writing calls), leave the write to that one, for up to TOUCH_HANDOFF
+        seconds; otherwise a burst of them would all write it. `request` tells the call that
+        claimed the write, come back in a worker thread to do it, from the others."""
+        with self._touching_lock:
+            claimed = self._touching.get(session.id)
+            if (
+                claimed is not None
+                and claimed[1] != request
+                and time.monotonic() - claimed[0] < TOUCH_HANDOFF
+            ):
                 return
             if len(self._touching) >= SLOW_ENTRIES:
                 self._touching.clear()
-            self._touching[session.id] = time.monotonic()
+            self._touching[session.id] = (time.monotonic(), request)
+        if on_loop:
             raise WouldBlock("the session's activity is written in a worker thread")
         try:
             with self.services.database.write() as writer:
                 sessions.touch(writer, session, now)
         finally:
-            self._touching.pop(session.id, None)
+            with self._touching_lock:
+                if self._touching.get(session.id, (0.0, ""))[1] == request:
+                    del self._touching[session.id]
 
     def _session_alive(self, session: AuthSession) -> bool:
         """Whether the session still exists now (not in the call's snapshot), deletions settled."""
