@@ -8,6 +8,7 @@ import threading
 import time
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import inspect, update
@@ -208,32 +209,30 @@ def test_reads_only_refuses_writes_before_taking_the_lock(database: Database) ->
         assert db.get(Listener, 1) is None
 
 
-def test_quick_calls_record_the_activity_once_a_minute_and_once_for_a_burst(
-    database: Database, settings: Settings, clock: FixedClock
-) -> None:
-    """getStations runs on the event loop; the session's activity (a write) is recorded by one
-    call in a worker thread once sessions.TOUCH_INTERVAL has passed. The session's other calls
-    of that moment stay on the loop and do not write it again."""
-    import asyncio
-
-    import httpx
+def _slow_touches(database: Database) -> list[str]:
+    """The session activity writes made on the database from now on, each held for 0.2 s (a
+    slow write: a burst's other calls come while it runs)."""
     from sqlalchemy import event
 
-    from airwave.api.app import create_app
-    from airwave.core.services import Services
-
-    issued = _issue(database, settings, clock)
-    app = create_app(Services(settings, database, clock))
     touches: list[str] = []
 
     @event.listens_for(database.engine, "before_cursor_execute")
     def _seen(_conn, _cursor, statement: str, *_args) -> None:  # noqa: ANN001
         if statement.startswith("UPDATE auth_sessions"):
             touches.append(statement)
-            time.sleep(0.2)  # a slow write: the burst's other calls come while it runs
+            time.sleep(0.2)
 
-    async def calls(count: int) -> list[httpx.Response]:
-        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000))
+    return touches
+
+
+def _get_stations(app: object, token: str, count: int) -> list[Any]:
+    """`count` getStations of the token at once, through the app; their answers."""
+    import asyncio
+
+    import httpx
+
+    async def calls() -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000))  # type: ignore[arg-type]
         async with httpx.AsyncClient(
             transport=transport, base_url="http://test", cookies={"csrftoken": "t"}
         ) as http:
@@ -242,11 +241,30 @@ def test_quick_calls_record_the_activity_once_a_minute_and_once_for_a_burst(
                     http.post(
                         "/api/v1/station/getStations",
                         json={},
-                        headers={"X-CsrfToken": "t", "X-AuthToken": issued.token},
+                        headers={"X-CsrfToken": "t", "X-AuthToken": token},
                     )
                     for _ in range(count)
                 )
             )
+
+    return asyncio.run(calls())
+
+
+def test_quick_calls_record_the_activity_once_a_minute_and_once_for_a_burst(
+    database: Database, settings: Settings, clock: FixedClock
+) -> None:
+    """getStations runs on the event loop; the session's activity (a write) is recorded by one
+    call in a worker thread once sessions.TOUCH_INTERVAL has passed. The session's other calls
+    of that moment stay on the loop and do not write it again."""
+    from airwave.api.app import create_app
+    from airwave.core.services import Services
+
+    issued = _issue(database, settings, clock)
+    app = create_app(Services(settings, database, clock))
+    touches = _slow_touches(database)
+
+    def calls(count: int) -> list[Any]:
+        return _get_stations(app, issued.token, count)
 
     def stored() -> AuthSession:
         with database.read() as db:
@@ -254,20 +272,44 @@ def test_quick_calls_record_the_activity_once_a_minute_and_once_for_a_burst(
             assert found is not None
             return found
 
-    assert all(r.status_code == 200 for r in asyncio.run(calls(3)))
+    assert all(r.status_code == 200 for r in (calls(3)))
     assert touches == [] and stored().last_seen_at == START
     clock.advance(sessions.TOUCH_INTERVAL.total_seconds() + 1)
-    answers = asyncio.run(calls(12))
+    answers = calls(12)
     assert [r.status_code for r in answers] == [200] * 12
     assert len(touches) == 1
     session = stored()
     assert session.last_seen_at == clock.now()
     assert session.expires_at == clock.now() + timedelta(seconds=session.timeout_seconds)
-    assert all(r.status_code == 200 for r in asyncio.run(calls(3)))
+    assert all(r.status_code == 200 for r in (calls(3)))
     assert len(touches) == 1
     clock.advance(sessions.TOUCH_INTERVAL.total_seconds() + 1)
-    assert all(r.status_code == 200 for r in asyncio.run(calls(1)))
+    assert all(r.status_code == 200 for r in (calls(1)))
     assert len(touches) == 2 and stored().last_seen_at == clock.now()
+
+
+class _Pages:
+    """station/getStations' page, wrapped: whether each call ran on the event loop's thread (the
+    main thread here), and past the quick budget in CPU time (as it counts on SQLite) while
+    `slow` is set."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from airwave.api import protocol
+        from airwave.api.v1 import station
+
+        self.on_loop: list[bool] = []
+        self.slow = False
+        page = station.stations.station_page
+
+        def timed_page(*args: object, **kwargs: object) -> object:
+            self.on_loop.append(threading.current_thread() is threading.main_thread())
+            if self.slow:
+                end = time.thread_time() + protocol.QUICK_BUDGET * 2
+                while time.thread_time() < end:
+                    pass
+            return page(*args, **kwargs)
+
+        monkeypatch.setattr(station.stations, "station_page", timed_page)
 
 
 def test_a_burst_in_worker_threads_records_the_activity_once(
@@ -275,64 +317,25 @@ def test_a_burst_in_worker_threads_records_the_activity_once(
 ) -> None:
     """A token whose quick calls ran slow has them run in worker threads, as writing calls always
     do: a burst of them when the activity is due leaves its write to one call, as on the loop."""
-    import asyncio
-
-    import httpx
-    from sqlalchemy import event
-
     from airwave.api import protocol
     from airwave.api.app import create_app
-    from airwave.api.v1 import station
     from airwave.core.services import Services
 
     monkeypatch.setattr(protocol, "SLOW_RETRY", 600.0)  # the token stays in the threads
     issued = _issue(database, settings, clock)
     app = create_app(Services(settings, database, clock))
-    slow = True
-    on_loop: list[bool] = []
-    page = station.stations.station_page
-
-    def timed_page(*args: object, **kwargs: object) -> object:
-        on_loop.append(threading.current_thread() is threading.main_thread())
-        if slow:  # CPU time, as the budget counts on SQLite
-            end = time.thread_time() + protocol.QUICK_BUDGET * 2
-            while time.thread_time() < end:
-                pass
-        return page(*args, **kwargs)
-
-    monkeypatch.setattr(station.stations, "station_page", timed_page)
-    touches: list[str] = []
-
-    @event.listens_for(database.engine, "before_cursor_execute")
-    def _seen(_conn, _cursor, statement: str, *_args) -> None:  # noqa: ANN001
-        if statement.startswith("UPDATE auth_sessions"):
-            touches.append(statement)
-            time.sleep(0.2)  # a slow write: the burst's other calls come while it runs
-
-    async def calls(count: int) -> list[httpx.Response]:
-        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000))
-        async with httpx.AsyncClient(
-            transport=transport, base_url="http://test", cookies={"csrftoken": "t"}
-        ) as http:
-            return await asyncio.gather(
-                *(
-                    http.post(
-                        "/api/v1/station/getStations",
-                        json={},
-                        headers={"X-CsrfToken": "t", "X-AuthToken": issued.token},
-                    )
-                    for _ in range(count)
-                )
-            )
+    pages = _Pages(monkeypatch)
+    pages.slow = True
+    touches = _slow_touches(database)
 
     for _ in range(2):  # two slow calls in a row: the token's next ones run in worker threads
-        assert [r.status_code for r in asyncio.run(calls(1))] == [200]
-    slow = False
-    on_loop.clear()
+        assert [r.status_code for r in _get_stations(app, issued.token, 1)] == [200]
+    pages.slow = False
+    pages.on_loop.clear()
     clock.advance(sessions.TOUCH_INTERVAL.total_seconds() + 1)
-    answers = asyncio.run(calls(12))
+    answers = _get_stations(app, issued.token, 12)
     assert [r.status_code for r in answers] == [200] * 12
-    assert on_loop == [False] * 12
+    assert pages.on_loop == [False] * 12
     assert len(touches) == 1
     with database.read() as db:
         stored = db.get(AuthSession, issued.session.id)
@@ -345,63 +348,37 @@ def test_a_token_whose_quick_calls_run_slow_tries_the_loop_again_after_a_wait_th
     """Two getStations in a row over the quick budget send the token's next ones to a worker
     thread; after SLOW_RETRY one tries the event loop again: back on the loop if it is quick, in
     the threads for twice as long if it is slow too."""
-    import asyncio
-    import threading
-
-    import httpx
-
     from airwave.api import protocol
     from airwave.api.app import create_app
-    from airwave.api.v1 import station
     from airwave.core.services import Services
 
     retry = 0.3
     monkeypatch.setattr(protocol, "SLOW_RETRY", retry)
     issued = _issue(database, settings, clock)
     app = create_app(Services(settings, database, clock))
-    ran_on_loop: list[bool] = []
-    slow = False
-    page = station.stations.station_page
-
-    def timed_page(*args: object, **kwargs: object) -> object:
-        ran_on_loop.append(threading.current_thread() is threading.main_thread())
-        if slow:  # CPU time, as the budget counts on SQLite
-            end = time.thread_time() + protocol.QUICK_BUDGET * 2
-            while time.thread_time() < end:
-                pass
-        return page(*args, **kwargs)
-
-    monkeypatch.setattr(station.stations, "station_page", timed_page)
-
-    async def call() -> bool:
-        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000))
-        async with httpx.AsyncClient(
-            transport=transport, base_url="http://test", cookies={"csrftoken": "t"}
-        ) as http:
-            answer = await http.post(
-                "/api/v1/station/getStations",
-                json={},
-                headers={"X-CsrfToken": "t", "X-AuthToken": issued.token},
-            )
-        assert answer.status_code == 200
-        return ran_on_loop[-1]
+    pages = _Pages(monkeypatch)
 
     def calls(count: int) -> list[bool]:
-        return [asyncio.run(call()) for _ in range(count)]
+        """`count` calls one after another: whether each ran on the event loop."""
+        ran = []
+        for _ in range(count):
+            assert [r.status_code for r in _get_stations(app, issued.token, 1)] == [200]
+            ran.append(pages.on_loop[-1])
+        return ran
 
     assert calls(2) == [True, True]
-    slow = True
+    pages.slow = True
     assert calls(3) == [True, True, False]  # two slow ones in a row: then a worker thread
-    slow = False
+    pages.slow = False
     assert calls(2) == [False, False]  # quick again, but the wait is not over
     time.sleep(retry * 1.2)
     assert calls(3) == [True, True, True]  # one tried the loop, and the token is back
-    slow = True
+    pages.slow = True
     assert calls(3) == [True, True, False]
     time.sleep(retry * 1.2)
     assert calls(2) == [True, False]  # the try was slow too: the next wait is twice as long
     time.sleep(retry * 1.2)
     assert calls(1) == [False]
     time.sleep(retry * 1.2)
-    slow = False
+    pages.slow = False
     assert calls(2) == [True, True]
