@@ -272,7 +272,7 @@ def test_quick_calls_record_the_activity_once_a_minute_and_once_for_a_burst(
             assert found is not None
             return found
 
-    assert all(r.status_code == 200 for r in (calls(3)))
+    assert all(r.status_code == 200 for r in calls(3))
     assert touches == [] and stored().last_seen_at == START
     clock.advance(sessions.TOUCH_INTERVAL.total_seconds() + 1)
     answers = calls(12)
@@ -281,10 +281,10 @@ def test_quick_calls_record_the_activity_once_a_minute_and_once_for_a_burst(
     session = stored()
     assert session.last_seen_at == clock.now()
     assert session.expires_at == clock.now() + timedelta(seconds=session.timeout_seconds)
-    assert all(r.status_code == 200 for r in (calls(3)))
+    assert all(r.status_code == 200 for r in calls(3))
     assert len(touches) == 1
     clock.advance(sessions.TOUCH_INTERVAL.total_seconds() + 1)
-    assert all(r.status_code == 200 for r in (calls(1)))
+    assert all(r.status_code == 200 for r in calls(1))
     assert len(touches) == 2 and stored().last_seen_at == clock.now()
 
 
