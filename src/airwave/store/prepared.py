@@ -174,14 +174,7 @@ class Prepared:
                 raise DBAPIError.instance(form.sql, driver_params, exc, error) from exc
             while rows:
                 if converts:
-                    converted = []
-                    for row in rows:
-                        items = list(row)
-                        for i, convert in converts:
-                            if items[i] is not None:
-                                items[i] = convert(items[i])
-                        converted.append(tuple(items))
-                    rows = converted
+                    rows = [_converted(row, converts) for row in rows]
                 yield rows
                 try:
                     rows = cursor.fetchmany(size)
