@@ -191,6 +191,65 @@ def test_reads_keep_their_prepared_statements_and_cannot_write(make_backend) -> 
         db.dispose()
 
 
+def test_prepared_reads_of_lists_are_sqlalchemys(make_backend) -> None:
+    """A Prepared read with a list (`column.in_(bindparam(..., expanding=True))`) gives the rows
+    SQLAlchemy's own execution gives, whatever the list's length (none, one, many, more than
+    SQLite's old limit of 999 parameters), with other parameters before and after it and each
+    item converted as SQLAlchemy converts it (aware UTC times); the statement is expanded once
+    per length."""
+    from datetime import timedelta
+
+    from sqlalchemy import bindparam, select
+
+    from airwave.store.models import Artist
+    from airwave.store.prepared import Prepared
+
+    db = _database(make_backend())
+    artist = Artist.__table__.c
+    statement = (
+        select(artist.id, artist.name, artist.created_at)
+        .where(
+            artist.name != bindparam("other"),
+            artist.created_at.in_(bindparam("times", expanding=True)),
+            artist.id.in_(bindparam("ids", expanding=True)),
+        )
+        .order_by(artist.id)
+        .limit(bindparam("limit"))
+    )
+    prepared = Prepared(statement)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    try:
+        db.migrate()
+        with db.write() as session:
+            session.add_all(
+                Artist(
+                    name=f"A{n}",
+                    sort_name=f"A{n}",
+                    name_key=f"a{n}",
+                    created_at=start + timedelta(minutes=n),
+                )
+                for n in range(1200)
+            )
+        with db.read() as session:
+            ids = list(session.scalars(select(artist.id).order_by(artist.id)))
+            times = [start + timedelta(minutes=n) for n in range(0, 1200, 2)]
+            for wanted, at in [([], times), (ids[:1], times), (ids[3:9], times[:2]), (ids, times)]:
+                params = {"other": "A4", "times": at, "ids": wanted, "limit": 1000}
+                got = prepared.all(session, **params)
+                assert got == [tuple(r) for r in session.execute(statement, params)]
+                assert all(r[2].utcoffset() == timedelta(0) for r in got)
+            assert [r[1] for r in prepared.all(session, **{**params, "ids": ids[3:9]})] == [
+                "A6",
+                "A8",
+            ]
+            assert len(prepared.all(session, **params)) == 599  # A4 left out
+            assert prepared.scalars(session, other="A0", times=[start], ids=ids, limit=5) == []
+        lengths = next(iter(prepared._forms.values())).expanded
+        assert set(lengths) == {(0, 600), (1, 600), (6, 2), (1200, 600), (6, 600), (1200, 1)}
+    finally:
+        db.dispose()
+
+
 def test_sqlite_runs_in_wal_mode(tmp_path) -> None:
     db = Database(f"sqlite:///{tmp_path / 'x.db'}")
     try:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Select, inspect
-from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.engine import Compiled, Connection, Dialect
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, configure_mappers, make_transient_to_detached
 
@@ -33,6 +33,32 @@ class _Form:
     defaults: dict[str, Any]  # the values written into the statement (`column == 3`), by name
     binds: dict[str, Callable[[Any], Any]]  # parameter name -> conversion, where one is needed
     converts: tuple[tuple[int, Callable[[Any], Any]], ...]  # (position, conversion) where needed
+    # lists (`column.in_(bindparam(name, expanding=True))`): their names, and the statement as
+    # SQLAlchemy expands it for each combination of the lists' lengths (see _Expanded)
+    lists: tuple[str, ...] = ()
+    compiled: Compiled | None = None
+    expanded: dict[tuple[int, ...], _Expanded] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Expanded:
+    """The statement with its lists' lengths fixed: one placeholder per item."""
+
+    sql: str
+    names: tuple[str, ...] | None
+    items: tuple[tuple[str, str, int], ...]  # (placeholder, list, index in the list)
+
+
+class _Item:
+    """Stands for an item of a list while SQLAlchemy expands the statement."""
+
+    __slots__ = ("index", "name")
+
+    def __init__(self, name: str, index: int) -> None:
+        self.name, self.index = name, index
+
+
+EXPANSIONS = 64  # lengths kept per statement: a longer list of them is a bug, not a workload
 
 
 class Prepared:
@@ -58,6 +84,10 @@ class Prepared:
             compiled = self.statement.compile(dialect=dialect)
             binds = {}
             defaults = {}
+            later = compiled.post_compile_params
+            if any(not bind.expanding for bind in later):
+                raise ValueError("a Prepared statement takes no literal_execute parameter")
+            lists = tuple(sorted({bind.key for bind in later}))
             for name, bind in compiled.binds.items():
                 convert = bind.type.dialect_impl(dialect).bind_processor(dialect)
                 if convert is not None:
@@ -71,17 +101,63 @@ class Prepared:
             names = tuple(compiled.positiontup) if compiled.positional else None  # type: ignore[arg-type]
             converts = tuple((i, c) for i, c in enumerate(results) if c is not None)
             form = self._forms[dialect.name] = _Form(
-                compiled.string, names, defaults, binds, converts
+                compiled.string,
+                names,
+                defaults,
+                binds,
+                converts,
+                lists,
+                compiled if lists else None,
             )
         return form
 
     @staticmethod
-    def _driver_params(form: _Form, params: dict[str, Any]) -> Any:  # noqa: ANN401
-        """The parameters converted and in the driver's style (a list, or a dict by name)."""
+    def _driver_params(form: _Form, params: dict[str, Any]) -> tuple[str, Any]:
+        """The SQL for these parameters (lists expanded), and the parameters converted and in the
+        driver's style (a list, or a dict by name)."""
         if form.defaults:
             params = {**form.defaults, **params}
-        values = {**params, **{n: convert(params[n]) for n, convert in form.binds.items()}}
-        return [values[n] for n in form.names] if form.names is not None else values
+        binds = form.binds
+        if not form.lists:
+            values = {**params, **{n: convert(params[n]) for n, convert in binds.items()}}
+            return form.sql, [values[n] for n in form.names] if form.names is not None else values
+        expanded = Prepared._expanded(form, tuple(len(params[n]) for n in form.lists))
+        values = {
+            **params,
+            **{n: convert(params[n]) for n, convert in binds.items() if n not in form.lists},
+        }
+        for placeholder, name, index in expanded.items:
+            item = params[name][index]
+            convert = binds.get(name)
+            values[placeholder] = item if convert is None else convert(item)
+        driver = [values[n] for n in expanded.names] if expanded.names is not None else values
+        return expanded.sql, driver
+
+    @staticmethod
+    def _expanded(form: _Form, lengths: tuple[int, ...]) -> _Expanded:
+        """The statement for lists of these lengths, as SQLAlchemy expands it (worked out once
+        per lengths; an empty list gets SQLAlchemy's empty-set expression)."""
+        found = form.expanded.get(lengths)
+        if found is None:
+            assert form.compiled is not None
+            compiled = form.compiled
+            values: dict[str, Any] = {b.key: None for b in compiled.binds.values() if b.required}
+            for name, length in zip(form.lists, lengths, strict=True):
+                values[name] = [_Item(name, i) for i in range(length)]
+            state = compiled.construct_expanded_state(values)
+            found = _Expanded(
+                state.statement,
+                tuple(state.positiontup) if state.positiontup is not None else None,
+                tuple(
+                    (placeholder, value.name, value.index)
+                    for placeholder, value in state.parameters.items()
+                    if isinstance(value, _Item)
+                ),
+            )
+            if len(form.expanded) >= EXPANSIONS:
+                form.expanded.clear()
+            form.expanded[lengths] = found
+        return found
 
     def first(self, db: Session, **params: Any) -> Sequence[Any] | None:  # noqa: ANN401
         """The first row, its columns converted as SQLAlchemy would, or None."""
@@ -123,10 +199,10 @@ class Prepared:
     def _rows(
         self, connection: Connection, params: dict[str, Any], every: bool
     ) -> list[tuple[Any, ...]]:
-        form = self._form(connection.dialect)
+        sql, driver_params = self._driver_params(self._form(connection.dialect), params)
         cursor = connection.connection.cursor()
         try:
-            cursor.execute(form.sql, self._driver_params(form, params))
+            cursor.execute(sql, driver_params)
             rows = cursor.fetchall() if every else cursor.fetchmany(1)
         except Exception:  # the driver's error, told the way every other statement tells it
             cursor.close()
@@ -136,7 +212,7 @@ class Prepared:
             found = result.first()
             return [tuple(found)] if found is not None else []
         cursor.close()
-        converts = form.converts
+        converts = self._forms[connection.dialect.name].converts
         return [_converted(r, converts) for r in rows]
 
     def scalars(self, db: Session, **params: Any) -> list[Any]:  # noqa: ANN401
@@ -156,7 +232,7 @@ class Prepared:
         catalogue took 12.5 s, now 6.3 s)."""
         connection = db.connection()
         form = self._form(connection.dialect)
-        driver_params = self._driver_params(form, params)
+        sql, driver_params = self._driver_params(form, params)
         converts = form.converts
         error = connection.dialect.loaded_dbapi.Error
         if connection.dialect.name == "postgresql":
@@ -168,10 +244,10 @@ class Prepared:
             cursor = connection.connection.cursor()
         try:
             try:
-                cursor.execute(form.sql, driver_params)
+                cursor.execute(sql, driver_params)
                 rows = cursor.fetchmany(size)
             except error as exc:
-                raise DBAPIError.instance(form.sql, driver_params, exc, error) from exc
+                raise DBAPIError.instance(sql, driver_params, exc, error) from exc
             while rows:
                 if converts:
                     rows = [_converted(row, converts) for row in rows]
@@ -179,7 +255,7 @@ class Prepared:
                 try:
                     rows = cursor.fetchmany(size)
                 except error as exc:
-                    raise DBAPIError.instance(form.sql, driver_params, exc, error) from exc
+                    raise DBAPIError.instance(sql, driver_params, exc, error) from exc
         finally:
             cursor.close()
 
