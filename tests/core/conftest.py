@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import event
@@ -21,19 +22,41 @@ from airwave.store.models import Album, Artist, Listener, Station, Track
 START = datetime(2025, 3, 14, 12, 0, tzinfo=UTC)
 
 
+_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "PRAGMA", "SAVEPOINT", "RELEASE")
+
+
 @contextmanager
-def statements(database: Database) -> Iterator[list[str]]:
-    """The SQL statements run on the database's connections meanwhile."""
+def statements(database: Database, *sessions: Session) -> Iterator[list[str]]:
+    """The SQL statements that read or write data meanwhile, as SQLite runs them: those run on
+    the driver's cursor (store/prepared.py) too, which SQLAlchemy's events never see. Traced on
+    the connections opened or taken from the pool meanwhile, the threads' kept reading
+    connections and those of `sessions` (a transaction already under way)."""
     seen: list[str] = []
+    traced: list[Any] = []
 
-    def count(_conn: object, _cursor: object, statement: str, *_rest: object) -> None:
-        seen.append(statement)
+    def trace(statement: str) -> None:
+        if not statement.lstrip().upper().startswith(_CONTROL):
+            seen.append(statement)
 
-    event.listen(database.engine, "before_cursor_execute", count)
+    def install(driver: Any, *_rest: object) -> None:  # noqa: ANN401
+        driver.set_trace_callback(trace)
+        traced.append(driver)
+
+    for kept in list(database._kept):
+        if not (kept.connection.closed or kept.connection.invalidated):
+            install(kept.connection.connection.driver_connection)
+    for session in sessions:
+        install(session.connection().connection.driver_connection)
+    event.listen(database.engine, "connect", install)
+    event.listen(database.engine, "checkout", install)
     try:
         yield seen
     finally:
-        event.remove(database.engine, "before_cursor_execute", count)
+        event.remove(database.engine, "connect", install)
+        event.remove(database.engine, "checkout", install)
+        for driver in traced:
+            with suppress(Exception):  # closed meanwhile
+                driver.set_trace_callback(None)
 
 
 @pytest.fixture(scope="session")

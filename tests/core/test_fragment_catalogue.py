@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sqlalchemy import event, update
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings
@@ -34,7 +34,7 @@ from airwave.store.models import (
     TrackGenre,
 )
 
-from .conftest import Rows
+from .conftest import Rows, statements
 
 ARTISTS, ALBUMS_PER_ARTIST, TRACKS_PER_ALBUM = 12, 2, 4
 
@@ -243,25 +243,17 @@ def test_neighbour_lists_are_kept_until_the_similarity_index_changes(
     settings = Settings(data_dir=tmp_path / "data", engine_seed=7)
     world = _world(database, settings, clock)
     tracks = [t for ids in world.artist_tracks.values() for t in ids]
-    statements: list[str] = []
-
-    def count(conn: object, cursor: object, statement: str, *args: object) -> None:
-        statements.append(statement)
-
-    event.listen(database.engine, "before_cursor_execute", count)
-    try:
+    with statements(database) as seen:
         with database.read() as db:
             before = Known(db).neighbors(tracks[:10])
         assert set(before) == set(tracks[:10])
-        assert sum("track_neighbors" in s for s in statements) == 1
+        assert sum("track_neighbors" in s for s in seen) == 1
         with database.read() as db:  # kept: no statement for them
             again = Known(db).neighbors(tracks[:10])
-        assert sum("track_neighbors" in s for s in statements) == 1
+        assert sum("track_neighbors" in s for s in seen) == 1
         assert all(again[t] is before[t] for t in before)
         with pytest.raises(ValueError):
             again[tracks[0]][0][0] = -1  # shared between calls: read only
-    finally:
-        event.remove(database.engine, "before_cursor_execute", count)
     other = Database(
         str(database.engine.url)
     )  # another process: two tracks in three in a new genre
@@ -296,21 +288,12 @@ def test_a_warm_fragment_runs_a_bounded_number_of_statements(
         for kind in ("AR", "TR", "GE"):
             _fragment(services, world, kind)
             clock.advance(15 * 60)
-    statements: list[str] = []
-
-    def count(conn: object, cursor: object, statement: str, *args: object) -> None:
-        statements.append(statement)
-
-    event.listen(database.engine, "before_cursor_execute", count)
-    try:
-        for kind in ("AR", "TR", "GE"):
-            statements.clear()
+    for kind in ("AR", "TR", "GE"):
+        with statements(database) as seen:
             _fragment(services, world, kind)
-            clock.advance(15 * 60)
-            # BEGIN and the two reads of _fragment's own are not the fragment's
-            assert len(statements) - 3 <= STATEMENT_BOUND[kind], (kind, statements)
-    finally:
-        event.remove(database.engine, "before_cursor_execute", count)
+        clock.advance(15 * 60)
+        # the two reads of _fragment's own are not the fragment's
+        assert len(seen) - 2 <= STATEMENT_BOUND[kind], (kind, seen)
 
 
 # statements of a warm fragment of a plus listener on SQLite (it took 25-30 before the engine kept

@@ -51,10 +51,10 @@ def test_an_artist_list_costs_the_same_statements_for_3_or_12_artists(
     database: Database, db: Session, rows: Rows
 ) -> None:
     artists = _artists(db, rows, 12)
-    with statements(database) as few:
+    with statements(database, db) as few:
         catalog.artist_views(db, artists[:3])
     db.expire_all()
-    with statements(database) as many:
+    with statements(database, db) as many:
         views = catalog.artist_views(db, artists)
     assert len(many) == len(few), many
     assert [v.artist.id for v in views] == artists
@@ -82,9 +82,9 @@ def test_a_bookmark_list_costs_the_same_statements_for_3_or_12_artists(
         db.add(mark)
         marks.append(mark)
     db.flush()
-    with statements(database) as few:
+    with statements(database, db) as few:
         bookmarks.views(db, marks[:3])
-    with statements(database) as many:
+    with statements(database, db) as many:
         views = bookmarks.views(db, marks)
     assert len(many) == len(few), many
     assert [v.artist.artist.id for v in views if v.artist] == artists
@@ -108,9 +108,9 @@ def test_genre_annotations_read_each_genres_sample_and_the_rest_at_once(
     stamps.bump_catalog(db)
     db.flush()
     refs = [ids.Ref("genre", g) for g in genre_ids]
-    with statements(database) as few:
+    with statements(database, db) as few:
         music.annotate(db, refs[:3])
-    with statements(database) as many:
+    with statements(database, db) as many:
         notes = music.annotate(db, refs)
     assert len(many) - len(few) <= 2 * 9, many  # a sample's one or two statements a genre
     assert [ref.id for ref in notes] == genre_ids

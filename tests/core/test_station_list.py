@@ -68,17 +68,17 @@ def test_a_station_list_costs_the_same_statements_for_3_or_30_stations(
 
     # the first list after a catalogue change reads its seeds' looks together
     stamps.bump_catalog(db)
-    with statements(database) as cold_few:
+    with statements(database, db) as cold_few:
         _list(db, few.id)
     stamps.bump_catalog(db)
-    with statements(database) as cold_many:
+    with statements(database, db) as cold_many:
         first = _list(db, many.id)
     assert len(cold_many) == len(cold_few), cold_many
     assert len(first) == 30
     assert {s[3] for s in first} >= {1, 2}  # listener counts: both listeners' stations counted
-    with statements(database) as small:
+    with statements(database, db) as small:
         _list(db, few.id)
-    with statements(database) as large:
+    with statements(database, db) as large:
         again = _list(db, many.id)
     assert again == first
     assert len(large) == len(small), large
