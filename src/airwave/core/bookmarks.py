@@ -15,6 +15,7 @@ from airwave.core.catalog import catalog
 from airwave.core.plays import spin_by_token
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import Album, Artist, Bookmark, Track
+from airwave.store.prepared import Prepared
 
 BookmarkType = Literal["artist", "track"]
 KIND_OF: dict[str, str] = {"artist": "AR", "track": "TR"}
@@ -111,18 +112,16 @@ def marked(db: Session, listener_id: int, kind: str, ref_ids: list[int] | set[in
     """Which of these objects the listener has bookmarked (one query)."""
     if not ref_ids:
         return set()
-    return set(
-        db.connection()
-        .execute(_MARKED, {"listener_id": listener_id, "kind": kind, "ids": list(set(ref_ids))})
-        .scalars()
-    )
+    return set(_MARKED.scalars(db, listener_id=listener_id, kind=kind, ids=list(set(ref_ids))))
 
 
 _BOOKMARKS = Bookmark.__table__.c
-_MARKED = select(_BOOKMARKS.ref_id).where(  # built once: every fragment asks
-    _BOOKMARKS.listener_id == bindparam("listener_id"),
-    _BOOKMARKS.kind == bindparam("kind"),
-    _BOOKMARKS.ref_id.in_(bindparam("ids", expanding=True)),
+_MARKED = Prepared(  # every fragment asks
+    select(_BOOKMARKS.ref_id).where(
+        _BOOKMARKS.listener_id == bindparam("listener_id"),
+        _BOOKMARKS.kind == bindparam("kind"),
+        _BOOKMARKS.ref_id.in_(bindparam("ids", expanding=True)),
+    )
 )
 
 

@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from airwave.core.catalog.freshness import signature  # noqa: F401  # space.signature, as before
@@ -477,9 +477,12 @@ def neighbors_of(db: Session, track_ids: list[int]) -> dict[int, tuple[np.ndarra
     """Neighbour lists (ids, similarities) of a bounded set of tracks."""
     if not track_ids:
         return {}
-    rows = db.execute(
-        select(
-            TrackNeighbors.track_id, TrackNeighbors.neighbor_ids, TrackNeighbors.similarities
-        ).where(TrackNeighbors.track_id.in_(track_ids))
-    )
+    rows = _NEIGHBOR_LISTS.all(db, ids=track_ids)
     return {track_id: decode(a, b) for track_id, a, b in rows}
+
+
+_NEIGHBOR_LISTS = Prepared(  # a station's anchors' lists, on every fragment
+    select(TrackNeighbors.track_id, TrackNeighbors.neighbor_ids, TrackNeighbors.similarities).where(
+        TrackNeighbors.track_id.in_(bindparam("ids", expanding=True))
+    )
+)

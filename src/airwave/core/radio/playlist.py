@@ -90,8 +90,10 @@ _STATION_SEEDS = Prepared(  # as stations.seeds_of orders them
     .order_by(_SEEDS.created_at, _SEEDS.id)
 )
 _INSERT_SPINS = insert(Spin.__table__).returning(_SPINS.id, _SPINS.token)
-_MEASURED_GAINS = select(_PROFILES.track_id, _PROFILES.gain_db).where(
-    _PROFILES.track_id.in_(bindparam("ids", expanding=True))
+_MEASURED_GAINS = Prepared(
+    select(_PROFILES.track_id, _PROFILES.gain_db).where(
+        _PROFILES.track_id.in_(bindparam("ids", expanding=True))
+    )
 )
 TIRED_FOR = timedelta(days=30)
 REASONS = ("Normal", "Skip", "ThumbsDown", "Tired")
@@ -806,7 +808,7 @@ def _gains(db: Session, tracks: list[Track]) -> dict[int, float | None]:
     gains: dict[int, float | None] = {t.id: t.rg_track_gain for t in tracks}
     untagged = [t for t, gain in gains.items() if gain is None]
     if untagged:
-        gains.update(db.connection().execute(_MEASURED_GAINS, {"ids": untagged}).all())
+        gains.update(_MEASURED_GAINS.all(db, ids=untagged))
     return gains
 
 

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from airwave.core.catalog import catalog, kept, space
 from airwave.store.models import Album, Artist, Artwork, Genre, Track, TrackGenre
-from airwave.store.prepared import Columns
+from airwave.store.prepared import Columns, Prepared
 from airwave.store.sql import bounds
 
 # a present track as the rules see it: (artist id, album id, explicit, seconds)
@@ -30,16 +30,20 @@ _TRACK_GENRES = TrackGenre.__table__.c
 _IN_CHUNK = 900  # ids per IN list (SQLite's bound-parameter limit is far above)
 
 # statements built once: building and hashing one costs more than running it
-_META_ROWS = select(
-    _TRACKS.id, _TRACKS.artist_id, _TRACKS.album_id, _TRACKS.explicit, _TRACKS.duration
-).where(_TRACKS.id.in_(bindparam("ids", expanding=True)), _TRACKS.missing_since.is_(None))
-_ARTIST_TRACK_IDS = (
+_META_ROWS = Prepared(
+    select(
+        _TRACKS.id, _TRACKS.artist_id, _TRACKS.album_id, _TRACKS.explicit, _TRACKS.duration
+    ).where(_TRACKS.id.in_(bindparam("ids", expanding=True)), _TRACKS.missing_since.is_(None))
+)
+_ARTIST_TRACK_IDS = Prepared(
     select(_TRACKS.id)
     .where(_TRACKS.artist_id == bindparam("artist_id"), _TRACKS.missing_since.is_(None))
     .order_by(_TRACKS.id)
     .limit(ARTIST_TRACKS)
 )
-_GENRE_BOUNDS_ROW = bounds(_TRACK_GENRES.track_id, _TRACK_GENRES.genre_id == bindparam("genre_id"))
+_GENRE_BOUNDS_ROW = Prepared(
+    bounds(_TRACK_GENRES.track_id, _TRACK_GENRES.genre_id == bindparam("genre_id"))
+)
 
 # None: not a present track (never eligible)
 _META: kept.Kept[int, Meta | None] = kept.Kept(limit=200_000)
@@ -82,7 +86,7 @@ _SHOWN_PARTS = (
     (_ARTWORK_COLUMNS, _ALBUM_ART_T),
     (_ARTWORK_COLUMNS, _ARTIST_ART_T),
 )
-_SHOWN_ROWS = (
+_SHOWN_ROWS = Prepared(
     select(*(column for _, table in _SHOWN_PARTS for column in table.columns))
     .select_from(Track.__table__)
     .join(_ARTIST_T, _ARTIST_T.c.id == _TRACKS.artist_id)
@@ -106,7 +110,7 @@ def _shown_objects(row: Any) -> list[Any]:  # noqa: ANN401
 
 
 _GENRES = Genre.__table__.c
-_GENRE_NAMES = (
+_GENRE_NAMES = Prepared(
     select(_TRACK_GENRES.track_id, _GENRES.name)
     .join(Genre.__table__, _GENRES.id == _TRACK_GENRES.genre_id)
     .where(_TRACK_GENRES.track_id.in_(bindparam("ids", expanding=True)))
@@ -130,7 +134,7 @@ _RANKED_COVERS = (
     .subquery()
 )
 # the covers of an artist's mosaic as catalog.cover_hashes orders them, for several artists
-_COVERS = (
+_COVERS = Prepared(
     select(_RANKED_COVERS.c.artist_id, _RANKED_COVERS.c.content_hash)
     .where(_RANKED_COVERS.c.n <= MOSAIC)
     .order_by(_RANKED_COVERS.c.artist_id, _RANKED_COVERS.c.n)
@@ -199,7 +203,7 @@ class Known:
         missing = [t for t in wanted if t not in known]
         for start in range(0, len(missing), _IN_CHUNK):
             chunk = missing[start : start + _IN_CHUNK]
-            rows = self.db.connection().execute(_META_ROWS, {"ids": chunk})
+            rows = _META_ROWS.all(self.db, ids=chunk)
             found = {r[0]: (r[1], r[2], bool(r[3]), float(r[4] or 0.0)) for r in rows}
             for track_id in chunk:
                 known[track_id] = found.get(track_id)
@@ -209,9 +213,7 @@ class Known:
         """The artist's first ARTIST_TRACKS present tracks, by id."""
         found = self._artist_tracks.get(artist_id)
         if found is None:
-            found = tuple(
-                self.db.connection().execute(_ARTIST_TRACK_IDS, {"artist_id": artist_id}).scalars()
-            )
+            found = tuple(_ARTIST_TRACK_IDS.scalars(self.db, artist_id=artist_id))
             self._artist_tracks[artist_id] = found
         return found
 
@@ -220,8 +222,8 @@ class Known:
         none is."""
         if genre_id in self._genre_bounds:
             return self._genre_bounds[genre_id]
-        bounds = self.db.connection().execute(_GENRE_BOUNDS_ROW, {"genre_id": genre_id}).one()
-        found = None if bounds[0] is None else (int(bounds[0]), int(bounds[1]))
+        bounds = _GENRE_BOUNDS_ROW.first(self.db, genre_id=genre_id)
+        found = None if bounds is None or bounds[0] is None else (int(bounds[0]), int(bounds[1]))
         self._genre_bounds[genre_id] = found
         return found
 
@@ -236,18 +238,18 @@ class Known:
         return {t: s for t in wanted if (s := known.get(t)) is not None}
 
     def _read_shown(self, track_ids: list[int]) -> None:
-        conn = self.db.connection()
+        db = self.db
         # detached from the start: neither this transaction's end nor a rollback expires what
         # other calls will read
-        rows = [_shown_objects(row) for row in conn.execute(_SHOWN_ROWS, {"ids": track_ids})]
+        rows = [_shown_objects(row) for row in _SHOWN_ROWS.all(db, ids=track_ids)]
         genres: dict[int, list[str]] = {}
-        for track_id, name in conn.execute(_GENRE_NAMES, {"ids": track_ids}):
+        for track_id, name in _GENRE_NAMES.all(db, ids=track_ids):
             genres.setdefault(track_id, []).append(name)
         pictures = self._pictures
         bare = {artist.id for _, artist, _, _, _, own in rows if own is None} - set(pictures)
         mosaics: dict[int, list[str]] = {}
         if bare:
-            for artist_id, content_hash in conn.execute(_COVERS, {"ids": sorted(bare)}):
+            for artist_id, content_hash in _COVERS.all(db, ids=sorted(bare)):
                 mosaics.setdefault(artist_id, []).append(content_hash)
         for track, artist, album, album_artist, album_art, own in rows:
             if artist.id not in pictures:

@@ -21,6 +21,7 @@ from airwave.core.ids import music_id
 from airwave.core.radio.engine.known import Known
 from airwave.core.radio.engine.rules import History, Played
 from airwave.store.models import Track, TrackGenre
+from airwave.store.prepared import Prepared
 from airwave.store.sql import bounds
 
 ANCHORS_PER_SEED = 24
@@ -123,20 +124,20 @@ def _genre_page(after: bool) -> Select[tuple[int]]:
     )
 
 
-_GENRE_FROM = _genre_page(after=True)
-_GENRE_BEFORE = _genre_page(after=False)
+_GENRE_FROM = Prepared(_genre_page(after=True))
+_GENRE_BEFORE = Prepared(_genre_page(after=False))
 
 
 # the catalogue's id range, and present tracks from a point of it in id order (built once)
-_ID_BOUNDS = bounds(_TRACKS.id)
+_ID_BOUNDS = Prepared(bounds(_TRACKS.id))
 _PRESENT_PAGE = (
     select(_TRACKS.id)
     .where(_TRACKS.missing_since.is_(None))
     .order_by(_TRACKS.id)
     .limit(bindparam("count"))
 )
-_PRESENT_FROM = _PRESENT_PAGE.where(_TRACKS.id >= bindparam("start"))
-_PRESENT_BEFORE = _PRESENT_PAGE.where(_TRACKS.id < bindparam("start"))
+_PRESENT_FROM = Prepared(_PRESENT_PAGE.where(_TRACKS.id >= bindparam("start")))
+_PRESENT_BEFORE = Prepared(_PRESENT_PAGE.where(_TRACKS.id < bindparam("start")))
 
 
 def _genre_sample(known: Known, genre_id: int, count: int, rng: random.Random) -> list[int]:
@@ -146,10 +147,9 @@ def _genre_sample(known: Known, genre_id: int, count: int, rng: random.Random) -
         return []
     start = rng.randint(bounds[0], bounds[1])
     params = {"genre_id": genre_id, "count": count * 4, "start": start}
-    conn = known.db.connection()
-    found = list(conn.execute(_GENRE_FROM, params).scalars())
+    found = _GENRE_FROM.scalars(known.db, **params)
     if len(found) < count * 4:
-        found += [t for t in conn.execute(_GENRE_BEFORE, params).scalars() if t not in found]
+        found += [t for t in _GENRE_BEFORE.scalars(known.db, **params) if t not in found]
     return rng.sample(found, min(count, len(found)))
 
 
@@ -336,15 +336,13 @@ class Picker:
         return False
 
     def _random_tracks(self, count: int) -> list[int]:
-        conn = self.db.connection()
-        bounds = conn.execute(_ID_BOUNDS).one()
-        if bounds[0] is None:
+        bounds = _ID_BOUNDS.first(self.db)
+        if bounds is None or bounds[0] is None:
             return []
         start = self.rng.randint(bounds[0], bounds[1])
-        found = list(conn.execute(_PRESENT_FROM, {"start": start, "count": count}).scalars())
+        found = _PRESENT_FROM.scalars(self.db, start=start, count=count)
         if len(found) < count:
-            more = {"start": start, "count": count - len(found)}
-            found += list(conn.execute(_PRESENT_BEFORE, more).scalars())
+            found += _PRESENT_BEFORE.scalars(self.db, start=start, count=count - len(found))
         return found
 
     def pin(self, track_id: int, seed_music_id: str) -> Pick | None:
