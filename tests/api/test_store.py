@@ -195,11 +195,12 @@ def test_prepared_reads_of_lists_are_sqlalchemys(make_backend) -> None:
     """A Prepared read with a list (`column.in_(bindparam(..., expanding=True))`) gives the rows
     SQLAlchemy's own execution gives, whatever the list's length (none, one, many, more than
     SQLite's old limit of 999 parameters), with other parameters before and after it and each
-    item converted as SQLAlchemy converts it (aware UTC times); the statement is expanded once
-    per length."""
+    item converted as SQLAlchemy converts it (aware UTC times), and its columns converted as
+    SQLAlchemy converts them (floats and decimals); the statement is expanded once per
+    length."""
     from datetime import timedelta
 
-    from sqlalchemy import bindparam, select
+    from sqlalchemy import Float, Numeric, bindparam, cast, select
 
     from airwave.store.models import Artist
     from airwave.store.prepared import Prepared
@@ -207,7 +208,13 @@ def test_prepared_reads_of_lists_are_sqlalchemys(make_backend) -> None:
     db = _database(make_backend())
     artist = Artist.__table__.c
     statement = (
-        select(artist.id, artist.name, artist.created_at)
+        select(
+            artist.id,
+            artist.name,
+            artist.created_at,
+            cast(artist.id, Float) / 4,  # PostgreSQL's numeric conversions depend on the type
+            cast(artist.id, Numeric(12, 2)) / 8,
+        )
         .where(
             artist.name != bindparam("other"),
             artist.created_at.in_(bindparam("times", expanding=True)),
@@ -238,6 +245,7 @@ def test_prepared_reads_of_lists_are_sqlalchemys(make_backend) -> None:
                 got = prepared.all(session, **params)
                 assert got == [tuple(r) for r in session.execute(statement, params)]
                 assert all(r[2].utcoffset() == timedelta(0) for r in got)
+                assert all(r[3] == r[0] / 4 and isinstance(r[3], float) for r in got)
             assert [r[1] for r in prepared.all(session, **{**params, "ids": ids[3:9]})] == [
                 "A6",
                 "A8",

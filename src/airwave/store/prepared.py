@@ -26,18 +26,20 @@ _CURSORS = itertools.count()
 _UNKNOWN = object()
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Form:
     sql: str
     names: tuple[str, ...] | None  # the parameters' order for positional drivers; None: by name
     defaults: dict[str, Any]  # the values written into the statement (`column == 3`), by name
     binds: dict[str, Callable[[Any], Any]]  # parameter name -> conversion, where one is needed
-    converts: tuple[tuple[int, Callable[[Any], Any]], ...]  # (position, conversion) where needed
     # lists (`column.in_(bindparam(name, expanding=True))`): their names, and the statement as
     # SQLAlchemy expands it for each combination of the lists' lengths (see _Expanded)
     lists: tuple[str, ...] = ()
     compiled: Compiled | None = None
     expanded: dict[tuple[int, ...], _Expanded] = field(default_factory=dict)
+    # (position, conversion) where needed; known at the first run, from the driver's column types
+    # (PostgreSQL's numeric conversions depend on them)
+    converts: tuple[tuple[int, Callable[[Any], Any]], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -94,22 +96,27 @@ class Prepared:
                     binds[name] = convert
                 if not bind.required:
                     defaults[name] = bind.effective_value
-            results = tuple(
-                column.type.dialect_impl(dialect).result_processor(dialect, None)
-                for column in self.statement.selected_columns
-            )
             names = tuple(compiled.positiontup) if compiled.positional else None  # type: ignore[arg-type]
-            converts = tuple((i, c) for i, c in enumerate(results) if c is not None)
             form = self._forms[dialect.name] = _Form(
-                compiled.string,
-                names,
-                defaults,
-                binds,
-                converts,
-                lists,
-                compiled if lists else None,
+                compiled.string, names, defaults, binds, lists, compiled if lists else None
             )
         return form
+
+    def _converts(
+        self, form: _Form, dialect: Dialect, description: Sequence[Sequence[Any]] | None
+    ) -> tuple[tuple[int, Callable[[Any], Any]], ...]:
+        """The columns' result conversions, as SQLAlchemy chooses them for the driver's column
+        types (the cursor's description) at the statement's first run."""
+        converts = form.converts
+        if converts is None:
+            columns = self.statement.selected_columns
+            codes = [d[1] for d in description] if description else [None] * len(columns)
+            results = (
+                column.type.dialect_impl(dialect).result_processor(dialect, code)
+                for column, code in zip(columns, codes, strict=True)
+            )
+            converts = form.converts = tuple((i, c) for i, c in enumerate(results) if c is not None)
+        return converts
 
     @staticmethod
     def _driver_params(form: _Form, params: dict[str, Any]) -> tuple[str, Any]:
@@ -199,11 +206,13 @@ class Prepared:
     def _rows(
         self, connection: Connection, params: dict[str, Any], every: bool
     ) -> list[tuple[Any, ...]]:
-        sql, driver_params = self._driver_params(self._form(connection.dialect), params)
+        form = self._form(connection.dialect)
+        sql, driver_params = self._driver_params(form, params)
         cursor = connection.connection.cursor()
         try:
             cursor.execute(sql, driver_params)
             rows = cursor.fetchall() if every else cursor.fetchmany(1)
+            converts = self._converts(form, connection.dialect, cursor.description)
         except Exception:  # the driver's error, told the way every other statement tells it
             cursor.close()
             result = connection.execute(self.statement, params)
@@ -212,7 +221,6 @@ class Prepared:
             found = result.first()
             return [tuple(found)] if found is not None else []
         cursor.close()
-        converts = self._forms[connection.dialect.name].converts
         return [_converted(r, converts) for r in rows]
 
     def scalars(self, db: Session, **params: Any) -> list[Any]:  # noqa: ANN401
@@ -233,7 +241,6 @@ class Prepared:
         connection = db.connection()
         form = self._form(connection.dialect)
         sql, driver_params = self._driver_params(form, params)
-        converts = form.converts
         error = connection.dialect.loaded_dbapi.Error
         if connection.dialect.name == "postgresql":
             transaction_block(connection)
@@ -248,6 +255,7 @@ class Prepared:
                 rows = cursor.fetchmany(size)
             except error as exc:
                 raise DBAPIError.instance(sql, driver_params, exc, error) from exc
+            converts = self._converts(form, connection.dialect, cursor.description)
             while rows:
                 if converts:
                     rows = [_converted(row, converts) for row in rows]
