@@ -7,14 +7,16 @@ with STREAM_VIOLATION on its next request of any kind: fragment, audio, receipt,
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from airwave.config import Settings
 from airwave.errors import ApiError, ErrorCode
 from airwave.store.models import AuthSession, Listener
+from airwave.store.prepared import Prepared
 
 ACTIVE_WINDOW = timedelta(minutes=10)  # a claim made before claims had an end (migration 0009)
 # A claim holds until the music its player was handed would have ended, plus this much for
@@ -22,33 +24,87 @@ ACTIVE_WINDOW = timedelta(minutes=10)  # a claim made before claims had an end (
 CLAIM_GRACE = timedelta(minutes=2)
 
 
+@dataclass
+class Claim:
+    """The account's active player as a write transaction took it (`claim_player`): its
+    listener row's three columns, without loading the row."""
+
+    listener_id: int
+    active_session_id: int | None
+    active_at: datetime | None
+    active_until: datetime | None
+
+
+_LISTENERS = Listener.__table__.c
+_CLAIM = Prepared(
+    select(_LISTENERS.active_session_id, _LISTENERS.active_at, _LISTENERS.active_until)
+    .where(_LISTENERS.id == bindparam("listener_id"))
+    .with_for_update()
+)
+_SAVE_CLAIM = (
+    update(Listener.__table__)
+    .where(_LISTENERS.id == bindparam("listener_id"))
+    .values(
+        active_session_id=bindparam("session_id"),
+        active_at=bindparam("at"),
+        active_until=bindparam("until"),
+    )
+)
+
+
 def claim_player(
-    db: Session, listener: Listener, session: AuthSession, now: datetime, *, force: bool
-) -> None:
+    db: Session,
+    listener: Listener,
+    session: AuthSession,
+    now: datetime,
+    *,
+    force: bool,
+    save: bool = True,
+) -> Claim:
     """Make this session the account's active player, unless another live session holds the claim.
 
     A claim holds while the music its player was handed would still be playing, plus
-    CLAIM_GRACE; a logged-out, deleted or expired session holds none.
+    CLAIM_GRACE; a logged-out, deleted or expired session holds none. The listener's row is
+    locked (PostgreSQL) and, with `save`, written; without, the caller holds the claim longer
+    (`hold_player`) and writes it once (`save_claim`).
     """
-    row = db.get(Listener, listener.id, with_for_update=True)
+    db.flush()  # a change of the transaction's own not yet written (none, mostly) is read too
+    row = _CLAIM.first(db, listener_id=listener.id)
     assert row is not None
+    claim = Claim(listener.id, *row)
     other_active = (
-        row.active_session_id not in (None, session.id)
-        and now < _claim_end(row)
-        and _live_session(db, row.active_session_id, now)
+        claim.active_session_id not in (None, session.id)
+        and now < _claim_end(claim)
+        and _live_session(db, claim.active_session_id, now)
     )
     if other_active and not force:
         raise ApiError(
             ErrorCode.STREAM_VIOLATION,
             "this account is playing on another device; resume with forceActive to play here",
         )
-    if row.active_session_id != session.id:
-        row.active_until = None
-    row.active_session_id, row.active_at = session.id, now
-    hold_player(row, now + CLAIM_GRACE)
+    if claim.active_session_id != session.id:
+        claim.active_until = None
+    claim.active_session_id, claim.active_at = session.id, now
+    hold_player(claim, now + CLAIM_GRACE)
+    if save:
+        save_claim(db, claim)
+    return claim
 
 
-def _claim_end(row: Listener) -> datetime:
+def save_claim(db: Session, claim: Claim) -> None:
+    """Write a claim taken by `claim_player` (one statement, the row's other columns untouched)."""
+    db.connection().execute(
+        _SAVE_CLAIM,
+        {
+            "listener_id": claim.listener_id,
+            "session_id": claim.active_session_id,
+            "at": claim.active_at,
+            "until": claim.active_until,
+        },
+    )
+
+
+def _claim_end(row: Listener | Claim) -> datetime:
     if row.active_until is not None:
         return row.active_until
     if row.active_at is not None:
@@ -56,7 +112,7 @@ def _claim_end(row: Listener) -> datetime:
     return datetime.min.replace(tzinfo=UTC)
 
 
-def hold_player(row: Listener, until: datetime) -> None:
+def hold_player(row: Listener | Claim, until: datetime) -> None:
     """Keep the claim of the row's active player at least until `until`."""
     if row.active_until is None or row.active_until < until:
         row.active_until = until

@@ -464,7 +464,7 @@ def fragment(
     is taken while the station has played nothing since and the catalogue is unchanged."""
     known = known if known is not None else Known(db)
     policy = settings.tier(listener.tier)
-    player.claim_player(db, listener, session, now, force=False)
+    claim = player.claim_player(db, listener, session, now, force=False, save=False)
     _check_rate(db, settings, listener.id, now)
     if reason == "Skip":
         _spend_skip(db, policy, listener.id, station.id, now)
@@ -511,10 +511,9 @@ def fragment(
     new_ids = {token: spin_id for spin_id, token in inserted}
     spins = [Spin(id=new_ids[row["token"]], **row) for row in values]
     lengths = {t: m[3] for t, m in known.meta(p.track_id for p, _ in picks).items() if m}
-    holder = db.get(Listener, listener.id)  # locked by claim_player above
-    assert holder is not None
-    player.hold_player(holder, now + timedelta(seconds=sum(lengths.values())) + player.CLAIM_GRACE)
-    db.flush()  # the claim and its hold in one statement, and a skip (counted below)
+    player.hold_player(claim, now + timedelta(seconds=sum(lengths.values())) + player.CLAIM_GRACE)
+    player.save_claim(db, claim)  # the claim and its hold in one statement
+    db.flush()  # a skip (counted below)
     breaks = ads.fragment_breaks(db, settings, listener, station.id, spins, rng, lengths)
     left = skips_left(db, policy, listener.id, station.id, now)
     metrics.FRAGMENTS.labels(listener.tier).inc()
@@ -957,12 +956,11 @@ def play_on_demand(
     track = catalog.track(db, ref.id)
     encoding = delivery.encoding_for(services.settings, listener, audio_format, track.codec)
     delivery.require_on_demand(services.settings, listener)
-    player.claim_player(db, listener, session, now, force=False)
+    claim = player.claim_player(db, listener, session, now, force=False, save=False)
     spin = on_demand(db, services.settings, listener, ref.id, encoding, now)
     spin.session_id = session.id
-    holder = db.get(Listener, listener.id)  # locked by claim_player above
-    assert holder is not None
-    player.hold_player(holder, now + timedelta(seconds=track.duration or 0) + player.CLAIM_GRACE)
+    player.hold_player(claim, now + timedelta(seconds=track.duration or 0) + player.CLAIM_GRACE)
+    player.save_claim(db, claim)
     context = ids.parse(source) if source else None
     if context is not None and context.kind in ("album", "playlist"):
         collection.touch(db, listener.id, [context], now)
