@@ -5,7 +5,8 @@ SQLAlchemy's own execution looks the statement up in its cache, builds an execut
 a result object for each run; for a one-row read by a unique key that costs more than the query.
 Here the SQL text, the parameters' order and the columns' result conversions (aware UTC
 datetimes and the like) are worked out once; a driver error falls back to the ordinary
-execution, so errors reach callers exactly as they always did.
+execution, so errors reach callers exactly as they always did. A list parameter (an IN) is
+expanded as SQLAlchemy expands it, once for each power of two its length is rounded up to.
 """
 
 from __future__ import annotations
@@ -60,11 +61,8 @@ class _Item:
         self.name, self.index = name, index
 
 
-EXPANSIONS = 64  # lengths kept per statement: a longer list of them is a bug, not a workload
-
-
 class Prepared:
-    """A SELECT with named bind parameters, compiled once per backend.
+    """A SELECT with named bind parameters (lists among them), compiled once per backend.
 
     With `remember` (SQLite only), `first` keeps up to that many rows per connection, by their
     parameters, for as long as the database is unchanged: SQLite's `PRAGMA data_version` moves
@@ -128,13 +126,16 @@ class Prepared:
         if not form.lists:
             values = {**params, **{n: convert(params[n]) for n, convert in binds.items()}}
             return form.sql, [values[n] for n in form.names] if form.names is not None else values
-        expanded = Prepared._expanded(form, tuple(len(params[n]) for n in form.lists))
+        # a list's length rounded up to a power of two, its last item repeated (the same IN, and
+        # a dozen forms of the statement for every length a read can have, not one per length)
+        lists = {n: _padded(params[n]) for n in form.lists}
+        expanded = Prepared._expanded(form, tuple(len(items) for items in lists.values()))
         values = {
             **params,
-            **{n: convert(params[n]) for n, convert in binds.items() if n not in form.lists},
+            **{n: convert(params[n]) for n, convert in binds.items() if n not in lists},
         }
         for placeholder, name, index in expanded.items:
-            item = params[name][index]
+            item = lists[name][index]
             convert = binds.get(name)
             values[placeholder] = item if convert is None else convert(item)
         driver = [values[n] for n in expanded.names] if expanded.names is not None else values
@@ -143,7 +144,7 @@ class Prepared:
     @staticmethod
     def _expanded(form: _Form, lengths: tuple[int, ...]) -> _Expanded:
         """The statement for lists of these lengths, as SQLAlchemy expands it (worked out once
-        per lengths; an empty list gets SQLAlchemy's empty-set expression)."""
+        for each; an empty list gets SQLAlchemy's empty-set expression)."""
         found = form.expanded.get(lengths)
         if found is None:
             assert form.compiled is not None
@@ -161,8 +162,6 @@ class Prepared:
                     if isinstance(value, _Item)
                 ),
             )
-            if len(form.expanded) >= EXPANSIONS:
-                form.expanded.clear()
             form.expanded[lengths] = found
         return found
 
@@ -185,7 +184,7 @@ class Prepared:
         rows = proxied.info.get(self)
         if rows is None or rows[0] != version:
             rows = proxied.info[self] = (version, {})
-        key = tuple(sorted(params.items()))
+        key = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in params.items()))
         found = rows[1].get(key, _UNKNOWN)
         if found is _UNKNOWN:
             found = self._first(connection, params)
@@ -207,9 +206,9 @@ class Prepared:
         self, connection: Connection, params: dict[str, Any], every: bool
     ) -> list[tuple[Any, ...]]:
         form = self._form(connection.dialect)
-        sql, driver_params = self._driver_params(form, params)
         cursor = connection.connection.cursor()
         try:
+            sql, driver_params = self._driver_params(form, params)
             cursor.execute(sql, driver_params)
             rows = cursor.fetchall() if every else cursor.fetchmany(1)
             converts = self._converts(form, connection.dialect, cursor.description)
@@ -266,6 +265,14 @@ class Prepared:
                     raise DBAPIError.instance(sql, driver_params, exc, error) from exc
         finally:
             cursor.close()
+
+
+def _padded(items: Sequence[Any]) -> Sequence[Any]:
+    """A list for an IN, its last item repeated up to the next power of two."""
+    length = len(items)
+    if length & (length - 1) == 0:  # 0, 1, 2, 4 ...
+        return items
+    return [*items, *[items[-1]] * ((1 << length.bit_length()) - length)]
 
 
 def _converted(
