@@ -70,7 +70,7 @@ _LAST_SPINS = Prepared(
 )
 _WINDOW_SPINS = Prepared(
     _STATION_SPINS.where(_SPINS.issued_at > bindparam("since"))
-    .order_by(_SPINS.issued_at.desc())
+    .order_by(_SPINS.issued_at.desc(), _SPINS.id.desc())
     .limit(2000)
 )
 _TIRED_IDS = Prepared(
@@ -243,13 +243,15 @@ def _spend_skip(
 
 def _history(db: Session, station_id: int, rules: Rules, now: datetime) -> History:
     """The station's recent spins (replays are on demand, not radio): the last N plus all in the
-    window."""
+    window, newest first. The last N are read first: the window holds more only when all of them
+    are in it (a listener playing along holds far fewer in three hours), and then its read has
+    them all."""
     last = max(rules.repeat_spins, rules.artist_run, rules.album_run)
-    rows = {r[0]: r for r in _LAST_SPINS.all(db, station_id=station_id, limit=last)}
-    for r in _WINDOW_SPINS.all(db, station_id=station_id, since=now - rules.window):
-        rows[r[0]] = r
-    ordered = sorted(rows.values(), key=lambda r: (r[4], r[0]), reverse=True)
-    return History([Played(r[1], r[2], r[3], r[4]) for r in ordered], now, rules)
+    since = now - rules.window
+    rows = _LAST_SPINS.all(db, station_id=station_id, limit=last)
+    if len(rows) == last and rows[-1][4] > since:
+        rows = _WINDOW_SPINS.all(db, station_id=station_id, since=since)
+    return History([Played(r[1], r[2], r[3], r[4]) for r in rows], now, rules)
 
 
 def rules_for(db: Session, settings: Settings, known: Known | None = None) -> Rules:
