@@ -12,7 +12,7 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import inspect, text
+from sqlalchemy import func, inspect, text
 from sqlalchemy.exc import DBAPIError
 from support import Backend, Server, unique
 
@@ -255,6 +255,60 @@ def test_prepared_reads_of_lists_are_sqlalchemys(make_backend) -> None:
         # one form of the statement per lengths rounded up to a power of two (ids, times)
         lengths = next(iter(prepared._forms.values())).expanded
         assert set(lengths) == {(0, 1024), (1, 1024), (8, 2), (2048, 1024), (8, 1024), (2048, 1)}
+    finally:
+        db.dispose()
+
+
+def test_a_few_rows_inserted_in_one_statement_come_back_with_their_ids(make_backend) -> None:
+    """bulk.insert_returning: the rows stored as SQLAlchemy stores them (aware UTC times, the
+    columns' constant defaults), the columns asked for read back, a constraint broken told as
+    SQLAlchemy's IntegrityError, and rows too many for one statement inserted all the same."""
+    from datetime import timedelta
+
+    from sqlalchemy import select
+    from sqlalchemy.exc import IntegrityError
+
+    from airwave.store import bulk
+    from airwave.store.models import Artist
+
+    db = _database(make_backend())
+    table = Artist.__table__
+    at = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+    def rows(names: list[str]) -> list[dict]:
+        return [
+            {
+                "name": n,
+                "sort_name": n,
+                "name_key": n.lower(),
+                "created_at": at + timedelta(seconds=i),
+            }
+            for i, n in enumerate(names)
+        ]
+
+    try:
+        db.migrate()
+        with db.write() as session:
+            got = bulk.insert_returning(
+                session.connection(), table, rows(["A", "B", "C"]), ("id", "name_key")
+            )
+        with db.read() as session:
+            stored = session.execute(
+                select(table.c.id, table.c.name_key, table.c.created_at, table.c.is_composer)
+            ).all()
+        assert sorted(got) == sorted((r[0], r[1]) for r in stored)
+        assert [r[2] for r in sorted(stored, key=lambda r: r[1])] == [
+            at + timedelta(seconds=i) for i in range(3)
+        ]
+        assert {r[3] for r in stored} == {False}  # the column's default, written by the insert
+        with pytest.raises(IntegrityError), db.write() as session:
+            bulk.insert_returning(session.connection(), table, rows(["D", "a"]), ("id",))
+        many = [f"M{n}" for n in range(8000)]  # 40,000 values: over SQLite's limit for one
+        with db.write() as session:
+            got = bulk.insert_returning(session.connection(), table, rows(many), ("name_key",))
+        assert sorted(r[0] for r in got) == sorted(n.lower() for n in many)
+        with db.read() as session:
+            assert session.scalar(select(func.count()).select_from(table)) == 8003
     finally:
         db.dispose()
 

@@ -23,6 +23,7 @@ from sqlalchemy.exc import DBAPIError
 class _Form:
     sql: str  # the INSERT (SQLite) or the COPY (PostgreSQL)
     keys: tuple[str, ...]  # read from each row, in the statement's order
+    names: tuple[str, ...]  # the statement's columns: the keys, then those with a default
     defaults: tuple[Any, ...]  # then these, for columns with a constant default the rows omit
     convert: tuple[Callable[[Any], Any] | None, ...]  # per key, where the type needs one
 
@@ -57,7 +58,7 @@ def _form(connection: Connection, table: Table, keys: tuple[str, ...]) -> _Form 
         else:
             marks = ", ".join("?" for _ in names)
             sql = f"INSERT INTO {quote.format_table(table)} ({columns}) VALUES ({marks})"
-        form = _Form(sql, keys, tuple(value for _, value in defaulted), convert)
+        form = _Form(sql, keys, tuple(names), tuple(value for _, value in defaulted), convert)
     _FORMS[cache_key] = form
     return form
 
@@ -91,5 +92,58 @@ def insert_rows(connection: Connection, table: Table, rows: Sequence[dict[str, A
         raise DBAPIError.instance(
             form.sql, params[:1], exc, connection.dialect.loaded_dbapi.Error
         ) from exc
+    finally:
+        cursor.close()
+
+
+# bound parameters a statement may carry: SQLite's limit, PostgreSQL's protocol's
+_MAX_PARAMS = {"sqlite": 32766, "postgresql": 65535}
+_RETURNING: dict[tuple[str, int, tuple[str, ...], int, tuple[str, ...]], str] = {}
+
+
+def insert_returning(
+    connection: Connection, table: Table, rows: Sequence[dict[str, Any]], returning: tuple[str, ...]
+) -> list[tuple[Any, ...]]:
+    """Insert a few rows that all name the same columns in one statement, and read back these
+    columns of each (in no particular order): for the small inserts a request makes (a fragment's
+    spins), without SQLAlchemy's per-statement execution. Where SQLAlchemy must fill a column,
+    or the rows are too many for one statement, its own path is taken."""
+    if not rows:
+        return []
+    dialect = connection.dialect
+    form = _form(connection, table, tuple(rows[0])) if dialect.name in _FAST else None
+    if form is None or len(form.names) * len(rows) > _MAX_PARAMS[dialect.name]:
+        statement = insert(table).returning(*(table.c[name] for name in returning))
+        return [tuple(r) for r in connection.execute(statement, list(rows))]
+    key = (dialect.name, id(table), form.keys, len(rows), returning)
+    sql = _RETURNING.get(key)
+    if sql is None:
+        quote = dialect.identifier_preparer
+        columns = ", ".join(quote.quote(name) for name in form.names)
+        mark = "%s" if dialect.name == "postgresql" else "?"
+        row = "(" + ", ".join([mark] * len(form.names)) + ")"
+        sql = (
+            f"INSERT INTO {quote.format_table(table)} ({columns}) VALUES "
+            + ", ".join([row] * len(rows))
+            + " RETURNING "
+            + ", ".join(quote.quote(name) for name in returning)
+        )
+        _RETURNING[key] = sql
+    convert = [(i, fn) for i, fn in enumerate(form.convert) if fn is not None]
+    params: list[Any] = []
+    for row_values in rows:
+        values = [row_values[k] for k in form.keys]
+        for i, fn in convert:
+            if values[i] is not None:
+                values[i] = fn(values[i])
+        params += values
+        params += form.defaults
+    error = dialect.loaded_dbapi.Error
+    cursor = connection.connection.cursor()
+    try:
+        cursor.execute(sql, params)
+        return [tuple(r) for r in cursor.fetchall()]
+    except error as exc:
+        raise DBAPIError.instance(sql, params, exc, error) from exc
     finally:
         cursor.close()

@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import bindparam, func, insert, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from airwave import metrics
@@ -25,6 +25,7 @@ from airwave.core.radio.engine.picker import Pick, Picker, Steering
 from airwave.core.radio.engine.rules import History, Played, Rules
 from airwave.core.services import Services
 from airwave.errors import ApiError, ErrorCode
+from airwave.store import bulk
 from airwave.store.models import (
     AuthSession,
     Feedback,
@@ -89,7 +90,6 @@ _STATION_SEEDS = Prepared(  # as stations.seeds_of orders them
     .where(_SEEDS.station_id == bindparam("station_id"))
     .order_by(_SEEDS.created_at, _SEEDS.id)
 )
-_INSERT_SPINS = insert(Spin.__table__).returning(_SPINS.id, _SPINS.token)
 _MEASURED_GAINS = Prepared(
     select(_PROFILES.track_id, _PROFILES.gain_db).where(
         _PROFILES.track_id.in_(bindparam("ids", expanding=True))
@@ -509,7 +509,7 @@ def fragment(
     ]
     # one statement for the fragment's spins (their ids told apart by their unique tokens); the
     # Spin objects made of them are not in the session
-    inserted = db.connection().execute(_INSERT_SPINS, values)
+    inserted = bulk.insert_returning(db.connection(), Spin.__table__, values, ("id", "token"))
     new_ids = {token: spin_id for spin_id, token in inserted}
     spins = [Spin(id=new_ids[row["token"]], **row) for row in values]
     lengths = {t: m[3] for t, m in known.meta(p.track_id for p, _ in picks).items() if m}
