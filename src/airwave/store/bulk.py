@@ -25,7 +25,7 @@ class _Form:
     keys: tuple[str, ...]  # read from each row, in the statement's order
     names: tuple[str, ...]  # the statement's columns: the keys, then those with a default
     defaults: tuple[Any, ...]  # then these, for columns with a constant default the rows omit
-    convert: tuple[Callable[[Any], Any] | None, ...]  # per key, where the type needs one
+    convert: tuple[tuple[int, Callable[[Any], Any]], ...]  # (key's position, conversion) if any
 
 
 _FORMS: dict[tuple[str, int, tuple[str, ...]], _Form | None] = {}
@@ -49,7 +49,9 @@ def _form(connection: Connection, table: Table, keys: tuple[str, ...]) -> _Form 
     else:
         names = [*keys, *(name for name, _ in defaulted)]
         convert = tuple(
-            table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in keys
+            (i, fn)
+            for i, name in enumerate(keys)
+            if (fn := table.c[name].type.dialect_impl(dialect).bind_processor(dialect)) is not None
         )
         quote = dialect.identifier_preparer
         columns = ", ".join(quote.quote(name) for name in names)
@@ -63,6 +65,15 @@ def _form(connection: Connection, table: Table, keys: tuple[str, ...]) -> _Form 
     return form
 
 
+def _values(form: _Form, row: dict[str, Any]) -> list[Any]:
+    """A row's values for the statement's keys, converted for the driver."""
+    values = [row[k] for k in form.keys]
+    for i, fn in form.convert:
+        if values[i] is not None:
+            values[i] = fn(values[i])
+    return values
+
+
 def insert_rows(connection: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
     """Insert rows that all name the same columns, in the connection's transaction."""
     if not rows:
@@ -71,15 +82,7 @@ def insert_rows(connection: Connection, table: Table, rows: Sequence[dict[str, A
     if form is None:
         connection.execute(insert(table), list(rows))
         return
-    keys, defaults = form.keys, form.defaults
-    convert = [(i, fn) for i, fn in enumerate(form.convert) if fn is not None]
-    params = []
-    for row in rows:
-        values = [row[k] for k in keys]
-        for i, fn in convert:
-            if values[i] is not None:
-                values[i] = fn(values[i])
-        params.append((*values, *defaults))
+    params = [(*_values(form, row), *form.defaults) for row in rows]
     cursor = connection.connection.cursor()
     try:
         if connection.dialect.name == "postgresql":
@@ -105,9 +108,10 @@ def insert_returning(
     connection: Connection, table: Table, rows: Sequence[dict[str, Any]], returning: tuple[str, ...]
 ) -> list[tuple[Any, ...]]:
     """Insert a few rows that all name the same columns in one statement, and read back these
-    columns of each (in no particular order): for the small inserts a request makes (a fragment's
-    spins), without SQLAlchemy's per-statement execution. Where SQLAlchemy must fill a column,
-    or the rows are too many for one statement, its own path is taken."""
+    columns of each as the driver gives them (plain columns: ids, text), in no particular order:
+    for the small inserts a request makes (a fragment's spins), without SQLAlchemy's
+    per-statement execution. Where SQLAlchemy must fill a column, or the rows are too many for
+    one statement, its own path is taken."""
     if not rows:
         return []
     dialect = connection.dialect
@@ -128,15 +132,12 @@ def insert_returning(
             + " RETURNING "
             + ", ".join(quote.quote(name) for name in returning)
         )
+        if len(_RETURNING) >= 256:  # a few row counts per table in practice
+            _RETURNING.clear()
         _RETURNING[key] = sql
-    convert = [(i, fn) for i, fn in enumerate(form.convert) if fn is not None]
     params: list[Any] = []
-    for row_values in rows:
-        values = [row_values[k] for k in form.keys]
-        for i, fn in convert:
-            if values[i] is not None:
-                values[i] = fn(values[i])
-        params += values
+    for row in rows:
+        params += _values(form, row)
         params += form.defaults
     error = dialect.loaded_dbapi.Error
     cursor = connection.connection.cursor()
