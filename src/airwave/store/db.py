@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 import sys
 import threading
 import time
@@ -243,11 +244,16 @@ class Database:
 
         @event.listens_for(engine, "begin")
         def _begin(conn: Any) -> None:
-            # Writers take the lock up front so two writers queue instead of deadlocking.
+            driver = conn.connection.dbapi_connection
+            # Writers take the lock up front so two writers queue instead of deadlocking; a
+            # wait for it that runs out is told as SQLAlchemy tells it (a busy database: 503)
             if conn.get_execution_options().get(_WRITE):
-                conn.exec_driver_sql("BEGIN IMMEDIATE")
-            else:  # takes no lock, so cannot be busy: straight to the driver, on every read
-                conn.connection.dbapi_connection.execute("BEGIN")
+                try:
+                    driver.execute("BEGIN IMMEDIATE")
+                except sqlite3.Error as exc:
+                    raise DBAPIError.instance("BEGIN IMMEDIATE", (), exc, sqlite3.Error) from exc
+            else:  # takes no lock, so cannot be busy
+                driver.execute("BEGIN")
 
     def _postgres_reads_engine(self, connect_args: dict[str, Any], **pool: Any) -> Engine:  # noqa: ANN401
         """An engine of read-only connections (`_install_postgres_reads`), pinged after idling,
