@@ -313,6 +313,49 @@ def test_a_few_rows_inserted_in_one_statement_come_back_with_their_ids(make_back
         db.dispose()
 
 
+def test_a_prepared_update_changes_the_rows_sqlalchemy_would(make_backend) -> None:
+    """Prepared.run: an UPDATE with a list and an aware time changes the rows SQLAlchemy's own
+    execution would, tells how many, and a broken constraint is SQLAlchemy's IntegrityError."""
+    from datetime import timedelta
+
+    from sqlalchemy import bindparam, select, update
+    from sqlalchemy.exc import IntegrityError
+
+    from airwave.store.models import Artist
+    from airwave.store.prepared import Prepared
+
+    db = _database(make_backend())
+    table = Artist.__table__
+    at = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    rename = Prepared(
+        update(table)
+        .where(table.c.id.in_(bindparam("ids", expanding=True)))
+        .values(created_at=bindparam("at"), sort_name=bindparam("sort"))
+    )
+    key = Prepared(
+        update(table).where(table.c.id == bindparam("id")).values(name_key=bindparam("key"))
+    )
+    try:
+        db.migrate()
+        with db.write() as session:
+            session.add_all(
+                Artist(name=n, sort_name=n, name_key=n.lower(), created_at=at) for n in "ABCDE"
+            )
+        with db.write() as session:
+            ids = list(session.scalars(select(table.c.id).order_by(table.c.id)))
+            assert rename.run(session, ids=ids[1:4], at=at + timedelta(hours=1), sort="x") == 3
+            assert rename.run(session, ids=[], at=at, sort="y") == 0
+        with db.read() as session:
+            got = session.execute(
+                select(table.c.sort_name, table.c.created_at).order_by(table.c.id)
+            ).all()
+        assert got == [("A", at)] + [("x", at + timedelta(hours=1))] * 3 + [("E", at)]
+        with pytest.raises(IntegrityError), db.write() as session:
+            key.run(session, id=ids[0], key="b")  # B's key
+    finally:
+        db.dispose()
+
+
 def test_sqlite_runs_in_wal_mode(tmp_path) -> None:
     db = Database(f"sqlite:///{tmp_path / 'x.db'}")
     try:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Select, inspect
+from sqlalchemy import Delete, Select, Update, inspect
 from sqlalchemy.engine import Compiled, Connection, Dialect
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, configure_mappers, make_transient_to_detached
@@ -62,7 +62,8 @@ class _Item:
 
 
 class Prepared:
-    """A SELECT with named bind parameters (lists among them), compiled once per backend.
+    """A SELECT with named bind parameters (lists among them), compiled once per backend; or an
+    UPDATE or DELETE, for `run`.
 
     With `remember` (SQLite only), `first` keeps up to that many rows per connection, by their
     parameters, for as long as the database is unchanged: SQLite's `PRAGMA data_version` moves
@@ -73,7 +74,7 @@ class Prepared:
     reading connection, which SQLite keeps from writing (`query_only`), keeps rows.
     """
 
-    def __init__(self, statement: Select[Any], remember: int = 0) -> None:
+    def __init__(self, statement: Select[Any] | Update | Delete, remember: int = 0) -> None:
         self.statement = statement
         self.remember = remember
         self._forms: dict[str, _Form] = {}
@@ -164,6 +165,22 @@ class Prepared:
             )
             form.expanded[lengths] = found
         return found
+
+    def run(self, db: Session, **params: Any) -> int:  # noqa: ANN401
+        """Run an UPDATE or DELETE (no RETURNING) on the driver's cursor; the rows it changed. A
+        driver's error is told as SQLAlchemy tells it (IntegrityError and the like), the
+        statement not run again."""
+        connection = db.connection()
+        sql, driver_params = self._driver_params(self._form(connection.dialect), params)
+        error = connection.dialect.loaded_dbapi.Error
+        cursor = connection.connection.cursor()
+        try:
+            cursor.execute(sql, driver_params)
+            return cursor.rowcount
+        except error as exc:
+            raise DBAPIError.instance(sql, driver_params, exc, error) from exc
+        finally:
+            cursor.close()
 
     def first(self, db: Session, **params: Any) -> Sequence[Any] | None:  # noqa: ANN401
         """The first row, its columns converted as SQLAlchemy would, or None."""

@@ -41,7 +41,7 @@ _CLAIM = Prepared(
     .where(_LISTENERS.id == bindparam("listener_id"))
     .with_for_update()
 )
-_SAVE_CLAIM = (
+_SAVE_CLAIM = Prepared(
     update(Listener.__table__)
     .where(_LISTENERS.id == bindparam("listener_id"))
     .values(
@@ -93,14 +93,12 @@ def claim_player(
 
 def save_claim(db: Session, claim: Claim) -> None:
     """Write a claim taken by `claim_player` (one statement, the row's other columns untouched)."""
-    db.connection().execute(
-        _SAVE_CLAIM,
-        {
-            "listener_id": claim.listener_id,
-            "session_id": claim.active_session_id,
-            "at": claim.active_at,
-            "until": claim.active_until,
-        },
+    _SAVE_CLAIM.run(
+        db,
+        listener_id=claim.listener_id,
+        session_id=claim.active_session_id,
+        at=claim.active_at,
+        until=claim.active_until,
     )
 
 
