@@ -328,7 +328,7 @@ def test_a_burst_in_worker_threads_records_the_activity_once(
     pages.slow = True
     touches = _slow_touches(database)
 
-    for _ in range(2):  # two slow calls in a row: the token's next ones run in worker threads
+    for _ in range(protocol.SLOW_STRIKES):  # slow calls in a row: then worker threads
         assert [r.status_code for r in _get_stations(app, issued.token, 1)] == [200]
     pages.slow = False
     pages.on_loop.clear()
@@ -345,9 +345,9 @@ def test_a_burst_in_worker_threads_records_the_activity_once(
 def test_a_token_whose_quick_calls_run_slow_tries_the_loop_again_after_a_wait_that_doubles(
     database: Database, settings: Settings, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Two getStations in a row over the quick budget send the token's next ones to a worker
-    thread; after SLOW_RETRY one tries the event loop again: back on the loop if it is quick, in
-    the threads for twice as long if it is slow too."""
+    """SLOW_STRIKES getStations in a row over the quick budget send the token's next ones to a
+    worker thread; after SLOW_RETRY one tries the event loop again: back on the loop if it is
+    quick, in the threads for twice as long if it is slow too. Fewer slow ones in a row do not."""
     from airwave.api import protocol
     from airwave.api.app import create_app
     from airwave.core.services import Services
@@ -366,15 +366,21 @@ def test_a_token_whose_quick_calls_run_slow_tries_the_loop_again_after_a_wait_th
             ran.append(pages.on_loop[-1])
         return ran
 
+    strikes = protocol.SLOW_STRIKES
+    assert strikes > 1
     assert calls(2) == [True, True]
     pages.slow = True
-    assert calls(3) == [True, True, False]  # two slow ones in a row: then a worker thread
+    assert calls(strikes - 1) == [True] * (strikes - 1)
+    pages.slow = False
+    assert calls(1) == [True]  # a quick one between: the count starts again
+    pages.slow = True
+    assert calls(strikes + 1) == [True] * strikes + [False]  # in a row: then a worker thread
     pages.slow = False
     assert calls(2) == [False, False]  # quick again, but the wait is not over
     time.sleep(retry * 1.2)
     assert calls(3) == [True, True, True]  # one tried the loop, and the token is back
     pages.slow = True
-    assert calls(3) == [True, True, False]
+    assert calls(strikes + 1) == [True] * strikes + [False]
     time.sleep(retry * 1.2)
     assert calls(2) == [True, False]  # the try was slow too: the next wait is twice as long
     time.sleep(retry * 1.2)

@@ -45,21 +45,26 @@ HASHING_THREADS = max(1, (os.cpu_count() or 1) // 4)
 # database's lock (database_busy_timeout), then answers 503 READONLY_MODE like a lock wait.
 # PostgreSQL writes of different listeners run at once: there, writing calls take no turns.
 SQLITE_WRITING_THREADS = 1
-# A quick endpoint's call that took longer than this on the event loop held every other
+# A quick endpoint's call that took more CPU time than this on the event loop held every other
 # connection up: after SLOW_STRIKES such calls in a row, the same token's calls of it run in a
 # worker thread (remembered for at most SLOW_ENTRIES tokens). After SLOW_RETRY seconds one of
 # them tries the loop again: quick, and the token's calls are back on the loop; slow, and the
-# wait doubles, up to SLOW_MEMORY. So a long station list costs the loop one slow call in
-# minutes, while a passing hiccup (a server's first calls opening its connections, another
-# process taking the CPU) sends a token to the threads for seconds, not minutes. On SQLite CPU,
-# not wall-clock, time: a busy machine pausing the process makes no call slow (the thread's CPU
-# clock is a system call, dear on some VMs: it is read a second time only for a call whose
-# wall-clock time is over the budget, as its CPU time cannot be). On PostgreSQL wall-clock time,
-# as waiting for the database server holds the loop up too (a read there gives up after
-# store.db.LOOP_STATEMENT_MS and the call runs in a worker thread at once).
+# wait doubles, up to SLOW_MEMORY. So a long station list costs the loop a few slow calls in
+# minutes, while a passing hiccup (a server's first calls opening its connections) sends a token
+# to the threads for a moment. CPU time, not wall-clock time: a machine that pauses the process
+# (a busy host, a VM's neighbours, worker threads holding the interpreter's lock) makes no call
+# slow. On PostgreSQL a call also waits for the database with the loop held, so time off the CPU
+# past QUICK_WAIT_BUDGET counts as slow too (a read past store.db.LOOP_STATEMENT_MS gives up, and
+# the call runs in a worker thread at once). Measured on a 2-core VM under one token's load: a
+# wall-clock budget there sent half of the calls to the threads, where each costs twice the CPU,
+# and even a call's CPU time jumps past the budget now and then for two or three calls in a row
+# (a VM's hiccup), hence three strikes and a short first wait. The thread's CPU clock is a system
+# call, dear on some VMs: it is read a second time only for a call whose wall-clock time is over
+# the budget, as neither of its times can be otherwise.
 QUICK_BUDGET = 0.005
-SLOW_STRIKES = 2
-SLOW_RETRY = 2.0
+QUICK_WAIT_BUDGET = 0.025
+SLOW_STRIKES = 3
+SLOW_RETRY = 0.5
 SLOW_MEMORY = 300.0
 SLOW_ENTRIES = 4096
 TOUCH_HANDOFF = 5.0  # seconds: see ApiDispatcher._touch
@@ -291,8 +296,9 @@ class ApiDispatcher:
         threads. None when it has to run in a worker thread instead: it wanted to write (the
         session's activity stamp, once a minute), a PostgreSQL read of it gave up (a lock held, a
         server away: store.db.LOOP_STATEMENT_MS), or this token's last calls of it each took more
-        than QUICK_BUDGET (a long station list; one slow call, such as a process's first, is not
-        enough; see SLOW_RETRY)."""
+        than QUICK_BUDGET of CPU time, or on PostgreSQL waited longer than QUICK_WAIT_BUDGET (a
+        long station list, a slow database; one or two slow calls, such as a process's first,
+        are not enough; see SLOW_STRIKES and SLOW_RETRY)."""
         key = (endpoint.path, token)
         strikes, since = self._slow.get(key, (0, 0.0))
         if strikes >= SLOW_STRIKES:
@@ -300,8 +306,7 @@ class ApiDispatcher:
             if time.monotonic() - since < min(SLOW_MEMORY, SLOW_RETRY * 2**doubled):
                 return None
             # this call tries the loop again; if it is slow too, the next wait is twice as long
-        on_cpu = not self.services.reads_wait_on_network
-        cpu_started = time.thread_time() if on_cpu else 0.0
+        cpu_started = time.thread_time()
         started = time.perf_counter()
         try:
             with self.services.reads_only():
@@ -309,9 +314,13 @@ class ApiDispatcher:
         except WouldBlock:
             return None
         finally:
-            slow = time.perf_counter() - started > QUICK_BUDGET
-            if slow and on_cpu:
-                slow = time.thread_time() - cpu_started > QUICK_BUDGET
+            wall = time.perf_counter() - started
+            slow = False
+            if wall > QUICK_BUDGET:
+                cpu = time.thread_time() - cpu_started
+                slow = cpu > QUICK_BUDGET or (
+                    self.services.reads_wait_on_network and wall - cpu > QUICK_WAIT_BUDGET
+                )
             if slow:
                 if len(self._slow) >= SLOW_ENTRIES:
                     del self._slow[next(iter(self._slow))]
