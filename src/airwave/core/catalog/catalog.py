@@ -16,7 +16,18 @@ from airwave.core import ids
 from airwave.core.catalog import kept, similar
 from airwave.errors import ApiError, ErrorCode
 from airwave.library import names
-from airwave.store.models import Album, Artist, Artwork, Genre, Track, TrackGenre, TrackProfile
+from airwave.store.models import (
+    Album,
+    Artist,
+    Artwork,
+    Genre,
+    Station,
+    StationSeed,
+    Track,
+    TrackGenre,
+    TrackProfile,
+)
+from airwave.store.prepared import Prepared
 from airwave.store.sql import among
 
 PRESENT = Track.missing_since.is_(None)
@@ -179,8 +190,6 @@ def artist_view(db: Session, artist_row: Artist) -> ArtistView:
 
 def listeners_of_any(db: Session, kind: str, ref_ids: list[int]) -> int:
     """Listeners with a station seeded by any of these artists, tracks or genres."""
-    from airwave.store.models import Station, StationSeed
-
     if not ref_ids:
         return 0
     return (
@@ -196,8 +205,6 @@ def listeners_of_any(db: Session, kind: str, ref_ids: list[int]) -> int:
 def listeners_seeded_by(kind: str, ref_id: Any) -> Any:  # noqa: ANN401  # SQL expressions
     """Listeners with a station seeded by the artist, track or genre `ref_id` names (a column of
     the enclosing query): a scalar subquery, one index lookup per row."""
-    from airwave.store.models import Station, StationSeed
-
     return (
         select(func.count(func.distinct(Station.listener_id)))
         .join(StationSeed, StationSeed.station_id == Station.id)
@@ -206,22 +213,22 @@ def listeners_seeded_by(kind: str, ref_id: Any) -> Any:  # noqa: ANN401  # SQL e
     )
 
 
+_SEEDS = StationSeed.__table__.c
+_STATIONS = Station.__table__.c
+_LISTENER_COUNTS = Prepared(  # every station list, artist and genre list
+    select(_SEEDS.ref_id, func.count(func.distinct(_STATIONS.listener_id)))
+    .join_from(StationSeed.__table__, Station.__table__, _SEEDS.station_id == _STATIONS.id)
+    .where(_SEEDS.kind == bindparam("kind"), _SEEDS.ref_id.in_(bindparam("ids", expanding=True)))
+    .group_by(_SEEDS.ref_id)
+)
+
+
 def listener_counts(db: Session, kind: str, ref_ids: list[int]) -> dict[int, int]:
     """Listeners with a station seeded by each of these artists, tracks or genres (kind AR, TR or
     GE); ids no station is seeded by are left out."""
-    from airwave.store.models import Station, StationSeed
-
     if not ref_ids:
         return {}
-    return {
-        ref: count
-        for ref, count in db.execute(
-            select(StationSeed.ref_id, func.count(func.distinct(Station.listener_id)))
-            .join(Station, StationSeed.station_id == Station.id)
-            .where(StationSeed.kind == kind, among(db, StationSeed.ref_id, ref_ids))
-            .group_by(StationSeed.ref_id)
-        )
-    }
+    return dict(_LISTENER_COUNTS.all(db, kind=kind, ids=sorted(set(ref_ids))))
 
 
 def gains(db: Session, tracks: list[Track]) -> dict[int, float | None]:

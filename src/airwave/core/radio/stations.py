@@ -44,27 +44,34 @@ def count_stations(db: Session, listener_id: int) -> int:
     return _COUNT.scalar(db, listener_id=listener_id) or 0
 
 
+_STATION_TABLE = Station.__table__
+_STATIONS = _STATION_TABLE.c
+_STATION_COLUMNS = Columns(Station)
+_PAGE = Prepared(  # the page of getStations, the tuner's and the apps' station lists
+    select(*_STATION_TABLE.columns)
+    .where(_STATIONS.listener_id == bindparam("listener_id"), _STATIONS.is_shuffle.is_(False))
+    .order_by(
+        _STATIONS.last_played_at.is_(None),
+        _STATIONS.last_played_at.desc(),
+        _STATIONS.created_at.desc(),
+        _STATIONS.id.desc(),
+    )
+    .offset(bindparam("start"))
+    .limit(bindparam("size"))
+)
+
+
 def list_stations(
     db: Session, listener_id: int, start: int, size: int
 ) -> tuple[int, list[Station]]:
     """Most recently played first, then never-played ones by creation time, newest first; the
-    shuffle station is not listed (see count_stations)."""
+    shuffle station is not listed (see count_stations). The stations are detached objects, for
+    reading only."""
     total = count_stations(db, listener_id)
     if total == 0 or start >= total:
         return total, []
-    rows = db.scalars(
-        select(Station)
-        .where(Station.listener_id == listener_id, Station.is_shuffle.is_(False))
-        .order_by(
-            Station.last_played_at.is_(None),
-            Station.last_played_at.desc(),
-            Station.created_at.desc(),
-            Station.id.desc(),
-        )
-        .offset(start)
-        .limit(size)
-    )
-    return total, list(rows)
+    rows = _PAGE.all(db, listener_id=listener_id, start=start, size=size)
+    return total, [_STATION_COLUMNS.detached(row) for row in rows]
 
 
 def _station_number(station_id: str) -> int | None:
@@ -78,11 +85,9 @@ def get_station(db: Session, listener_id: int, station_id: str) -> Station:
     return _owned(db.get(Station, number) if number is not None else None, listener_id, station_id)
 
 
-_STATION_TABLE = Station.__table__
 _STATION_BY_ID = Prepared(
-    select(*_STATION_TABLE.columns).where(_STATION_TABLE.c.id == bindparam("station_id"))
+    select(*_STATION_TABLE.columns).where(_STATIONS.id == bindparam("station_id"))
 )
-_STATION_COLUMNS = Columns(Station)
 
 
 def read_station(db: Session, listener_id: int, station_id: str) -> Station:
