@@ -38,7 +38,7 @@ from airwave.store.models import (
     Track,
     TrackProfile,
 )
-from airwave.store.prepared import Prepared
+from airwave.store.prepared import Columns, Prepared
 
 FRAGMENT_SIZE = 4
 # table columns: the statements a fragment runs every time go through SQLAlchemy Core, not the ORM
@@ -51,6 +51,7 @@ _PROFILES = TrackProfile.__table__.c
 
 # statements built once: building and hashing one costs more than running it; the ones every
 # fragment runs compiled once and run on the driver's cursor (store/prepared.py)
+_SPIN_COLUMNS = Columns(Spin)
 _RECENT_SPINS = Prepared(
     select(func.count()).select_from(
         select(_SPINS.id)
@@ -508,10 +509,16 @@ def fragment(
         for offset, (pick, origin) in enumerate(picks)
     ]
     # one statement for the fragment's spins (their ids told apart by their unique tokens); the
-    # Spin objects made of them are not in the session
+    # Spin objects made of them are detached, for reading (the ORM's constructor cost some 18
+    # attribute events a spin)
     inserted = bulk.insert_returning(db.connection(), Spin.__table__, values, ("id", "token"))
     new_ids = {token: spin_id for spin_id, token in inserted}
-    spins = [Spin(id=new_ids[row["token"]], **row) for row in values]
+    spins = [
+        _SPIN_COLUMNS.detached(
+            [new_ids[row["token"]] if k == "id" else row[k] for k in _SPIN_COLUMNS.keys]
+        )
+        for row in values
+    ]
     lengths = {t: m[3] for t, m in known.meta(p.track_id for p, _ in picks).items() if m}
     player.hold_player(claim, now + timedelta(seconds=sum(lengths.values())) + player.CLAIM_GRACE)
     player.save_claim(db, claim)  # the claim and its hold in one statement
