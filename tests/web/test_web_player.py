@@ -1239,6 +1239,7 @@ def test_installable_and_opens_offline(tabs: Callable[..., Tab], site: Server) -
     assert not any(_NEVER_CACHED.match(p) for p in paths), paths
 
     page.locator("#now").get_by_role("button", name="Pause").click()
+    online_errors = len(tab.errors)
     tab.context.set_offline(True)
     try:
         assert (
@@ -1252,7 +1253,14 @@ def test_installable_and_opens_offline(tabs: Callable[..., Tab], site: Server) -
         expect(page.get_by_role("banner").get_by_role("link", name="Airwave home")).to_be_visible()
     finally:
         tab.context.set_offline(False)
-    tab.errors[:] = [e for e in tab.errors if "ERR_INTERNET_DISCONNECTED" not in e]
+    # what going offline cut: requests refused, and the paused track's audio, which the browser
+    # may still have been buffering (a transcode's chunked body, cut mid-way on a busy machine)
+    tab.errors[online_errors:] = [
+        e
+        for e in tab.errors[online_errors:]
+        if "ERR_INTERNET_DISCONNECTED" not in e
+        and not ("ERR_INCOMPLETE_CHUNKED_ENCODING" in e and "/audio/" in e)
+    ]
 
 
 @pytest.mark.http_only
