@@ -15,10 +15,9 @@ import pytest
 from support import Backend
 
 from airwave.config import Settings
-from airwave.core.accounts import sessions
+from airwave.core.accounts import accounts
 from airwave.core.clock import FixedClock
 from airwave.store.db import Database
-from airwave.store.models import Listener
 
 START = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -40,26 +39,17 @@ def quick_app(
     database.migrate()
     clock = FixedClock(START)
     settings = Settings(data_dir=backend.data_dir, database_url=url)
-    with database.write() as db:
-        listener = Listener(
-            username="Quick",
-            username_key="quick",
-            webname="quick-web",
-            password_hash="x",
-            tier="plus",
-            created_at=START,
-        )
-        db.add(listener)
-        db.flush()
-        token = sessions.start_session(
+    with database.write() as db:  # a listener as the command line makes one; then a login
+        accounts.create_listener(
             db,
-            settings,
             clock.now(),
-            listener,
-            keep_logged_in=False,
-            address="10.0.0.1",
-            user_agent="tests",
-        ).token
+            accounts.check_new_listener(
+                settings,
+                clock.now(),
+                accounts.NewListener("quick", "quick calls password"),
+                enforce_strength=False,
+            ),
+        )
     app = create_app(Services(settings, database, clock))
     pause = [0.0]
     on_loop: list[bool] = []
@@ -72,22 +62,30 @@ def quick_app(
 
     monkeypatch.setattr(station.stations, "station_page", paused_page)
 
-    async def one_by_one(count: int) -> None:
-        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000))  # type: ignore[arg-type]
-        async with httpx.AsyncClient(
-            transport=transport, base_url="http://test", cookies={"csrftoken": "t"}
-        ) as http:
-            for _ in range(count):
-                answer = await http.post(
-                    "/api/v1/station/getStations",
-                    json={},
-                    headers={"X-CsrfToken": "t", "X-AuthToken": token},
-                )
-                assert answer.status_code == 200, answer.text
+    def posts(path: str, body: dict[str, object], count: int, token: str = "") -> list[dict]:
+        """`count` calls of the path one after another through the app; their answers."""
+
+        async def run() -> list[dict]:
+            transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000))  # type: ignore[arg-type]
+            headers = {"X-CsrfToken": "t", **({"X-AuthToken": token} if token else {})}
+            async with httpx.AsyncClient(
+                transport=transport, base_url="http://test", cookies={"csrftoken": "t"}
+            ) as http:
+                answers = []
+                for _ in range(count):
+                    answer = await http.post(path, json=body, headers=headers)
+                    assert answer.status_code == 200, answer.text
+                    answers.append(answer.json())
+                return answers
+
+        return asyncio.run(run())
+
+    login = {"username": "quick", "password": "quick calls password"}
+    token = posts("/api/v1/auth/login", login, 1)[0]["authToken"]
 
     def calls(count: int) -> list[bool]:
         on_loop.clear()
-        asyncio.run(one_by_one(count))
+        posts("/api/v1/station/getStations", {}, count, token)
         return list(on_loop)
 
     try:
