@@ -15,6 +15,14 @@ medians over the rounds: requests a second, latency, and the server process's CP
 --baseline-src, a second server (its own instance) runs another checkout's code and its
 getStations is measured in the same rounds: before and after in one run. Prints one line per
 figure and the ratios measured in the same run; never asserts.
+
+wrk's p50/p99 include the start of each run: wrk opens its connections as it starts, and the
+libuv inside uvloop accepts one connection an iteration of the event loop, which at saturation
+serves every ready request first; so at 16 and 64 connections wrk's p99 says how fast a saturated
+server takes new connections. After the rounds of each connection count, each route is measured
+once more (--steady seconds) by a Python client whose connections are all open before the clock
+starts: the `steady_p50_ms`/`steady_p99_ms` lines, the tail of a server serving the connections
+it has (its throughput is the Python client's, lower than wrk's).
 """
 
 from __future__ import annotations
@@ -227,7 +235,10 @@ def run_wrk(script: Path, url: str, connections: int, seconds: float) -> Result:
 
 
 def run_python(url: str, token: str, connections: int, seconds: float) -> Result:
-    """Fallback: keep-alive HTTP/1.1 over asyncio streams, one task per connection."""
+    """Keep-alive HTTP/1.1 over asyncio streams, one task per connection: wrk's fallback, and the
+    steady-state latency (every connection is open, and has had one answer, before the clock
+    starts: a saturated server takes new connections one an iteration of its event loop, see
+    the module's docstring)."""
     from urllib.parse import urlsplit
 
     parts = urlsplit(url)
@@ -239,25 +250,37 @@ def run_python(url: str, token: str, connections: int, seconds: float) -> Result
     latencies: list[float] = []
     errors = 0
 
-    async def worker(stop_at: float) -> None:
+    async def call(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
+        writer.write(request)
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(re.search(rb"(?i)\r\ncontent-length: *(\d+)", head).group(1))
+        await reader.readexactly(length)
+        return head
+
+    async def worker(
+        stream: tuple[asyncio.StreamReader, asyncio.StreamWriter], stop_at: float
+    ) -> None:
         nonlocal errors
-        reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+        reader, writer = stream
         try:
             while time.perf_counter() < stop_at:
                 started = time.perf_counter()
-                writer.write(request)
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = int(re.search(rb"(?i)\r\ncontent-length: *(\d+)", head).group(1))
-                await reader.readexactly(length)
+                head = await call(reader, writer)
                 latencies.append(time.perf_counter() - started)
                 if not head.startswith((b"HTTP/1.1 2", b"HTTP/1.0 2")):
                     errors += 1
         finally:
             writer.close()
 
+    async def opened() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        stream = await asyncio.open_connection(parts.hostname, parts.port)
+        await call(*stream)
+        return stream
+
     async def main() -> float:
+        streams = [await opened() for _ in range(connections)]  # one at a time, each answered
         started = time.perf_counter()
-        await asyncio.gather(*(worker(started + seconds) for _ in range(connections)))
+        await asyncio.gather(*(worker(stream, started + seconds) for stream in streams))
         return time.perf_counter() - started
 
     elapsed = asyncio.run(main())
@@ -310,6 +333,13 @@ def parse_args() -> argparse.Namespace:
         help="wrk if installed (auto), or the Python asyncio fallback",
     )
     parser.add_argument(
+        "--steady",
+        type=float,
+        default=3.0,
+        help="seconds of the steady-state latency measurement per route and connection count, "
+        "Python client, connections open before the clock starts (default 3; 0: none)",
+    )
+    parser.add_argument(
         "--no-access-log",
         dest="access_log",
         action="store_false",
@@ -332,6 +362,8 @@ def parse_args() -> argparse.Namespace:
         parser.error("--connections must be between 1 and 1000")
     if not 0 < args.duration <= 300 or not 0 <= args.warmup <= 60 or not 1 <= args.rounds <= 20:
         parser.error("--duration must be in (0, 300], --warmup in [0, 60], --rounds in [1, 20]")
+    if not 0 <= args.steady <= 300:
+        parser.error("--steady must be in [0, 300]")
     # PostgreSQL's reachability is checked in main: the server child parses these arguments too
     args.database = databases(parser, args.database, reachable=False)
     if args.baseline_src is not None and not (args.baseline_src / "src" / "airwave").is_dir():
@@ -466,6 +498,18 @@ def bench_backend(args: argparse.Namespace, kind: str, use_wrk: bool, wrk: str |
                     f"{f' errors={errors}' if errors else ''}",
                     flush=True,
                 )
+            if args.steady > 0 and use_wrk:
+                for name, who, path in routes:
+                    steady = run_python(
+                        targets[who].server.url + path, targets[who].token, conns, args.steady
+                    )
+                    print(
+                        f"{kind} {name} conns={conns} steady_p50_ms={steady.p50_ms:.2f} "
+                        f"steady_p99_ms={steady.p99_ms:.2f} rps={steady.rps:.0f} "
+                        "(python client, connections open before the clock starts)"
+                        f"{f' errors={steady.errors}' if steady.errors else ''}",
+                        flush=True,
+                    )
             ratio = rps["getStations"] / rps["bare"] if rps["bare"] else 0.0
             target = TARGET_COST_PCT.get(conns, TARGET_COST_PCT_MANY)
             print(
