@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from benchkit import databases, postgres_backend_jiffies, proc_jiffies
+from benchkit import databases, interpreter, postgres_backend_jiffies, proc_jiffies
 from support.databases import (  # the shared server harness lives in tests/
     POSTGRES_URL,
     Backend,
@@ -462,7 +462,7 @@ def bench_backend(args: argparse.Namespace, kind: str, use_wrk: bool, wrk: str |
             f"(1 process, subprocess) "
             f"access_log={'on (production default)' if args.access_log else 'OFF'} "
             f"rounds={args.rounds} duration_s={args.duration:g} warmup_s={args.warmup:g} "
-            f"baseline={args.baseline_src} cpus={os.cpu_count()}",
+            f"baseline={args.baseline_src} cpus={os.cpu_count()} {interpreter()}",
             flush=True,
         )
         routes = [("bare", "this", BARE_PATH), ("getStations", "this", API_PATH)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import subprocess
 import sys
 import time
@@ -22,6 +23,14 @@ def compile_bytecode(src: Path) -> None:
     too): where PYTHONDONTWRITEBYTECODE is set, every process started would otherwise compile
     Airwave's modules again, and a start-up figure would count it."""
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(src)], check=True)
+
+
+def interpreter() -> str:
+    """The Python that runs Airwave in this bench, for its config line: the same version built
+    two ways (a distribution's build with profile-guided and link-time optimisation, or one
+    compiled from source without them, as pyenv does by default) moves every figure here by a
+    tenth or more (bench/README.md)."""
+    return f"python={platform.python_version()} ({sys.executable})"
 
 
 def databases(parser: argparse.ArgumentParser, text: str, *, reachable: bool = True) -> list[str]:

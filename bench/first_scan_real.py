@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import real_corpus
-from benchkit import compile_bytecode
+from benchkit import compile_bytecode, interpreter
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_S_PER_1000 = 40.0
@@ -112,7 +112,7 @@ def main() -> None:
         compile_bytecode((source or ROOT) / "src")
     print(
         f"config library={library} tracks={args.tracks} cpus={os.cpu_count()} "
-        f"rounds={args.rounds} load_before={os.getloadavg()[0]:.2f}",
+        f"rounds={args.rounds} load_before={os.getloadavg()[0]:.2f} {interpreter()}",
         flush=True,
     )
     walls: dict[str, list[float]] = {k: [] for k in sources}

@@ -75,6 +75,7 @@ from benchkit import (
     CpuWatch,
     batches,
     databases,
+    interpreter,
     interrupt,
     pct,
     postgres_backend_jiffies,
@@ -1370,7 +1371,8 @@ def main() -> None:
         "client=httpx keep-alive, "
         "one request at a time "
         f"server=`airwave serve` subprocess per size (access log on) cpus={os.cpu_count()} "
-        f"baseline={args.baseline_src} loadavg_1m={os.getloadavg()[0]:.2f} cache={args.cache}",
+        f"baseline={args.baseline_src} loadavg_1m={os.getloadavg()[0]:.2f} cache={args.cache} "
+        f"{interpreter()}",
         flush=True,
     )
     instances: list[Instance] = []

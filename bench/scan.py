@@ -56,13 +56,15 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchkit import compile_bytecode, databases
+from benchkit import compile_bytecode, databases, interpreter
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 from support.databases import PostgresSchema  # noqa: E402  (the harness)
 
-AIRWAVE = ROOT / ".venv" / "bin" / "airwave"
+# the `airwave` command of the environment running this bench (`.venv` as documented; another
+# venv's python runs it in that one, e.g. to compare interpreter builds)
+AIRWAVE = Path(sys.executable).parent / "airwave"
 POLL_S = 0.010  # how often a running server's scan status is asked for
 MARKER = ".airwave-bench-scan"  # written last: the library in this folder is complete
 GENERATOR_VERSION = 1
@@ -1258,7 +1260,7 @@ def main() -> None:
             f"covers={covers} bytes_total={size} ({how}) cache=warm (all {count} files read "
             f"before each measurement) cpus={os.cpu_count()} idle_before={idle:.0%} "
             f"airwave_db={','.join(args.database)} scan_workers=default bytecode=compiled "
-            f"rounds={args.rounds} "
+            f"rounds={args.rounds} {interpreter()} "
             f"loadavg_1m_start={load_start:.2f}",
             flush=True,
         )
