@@ -28,8 +28,8 @@ def compile_bytecode(src: Path) -> None:
 def interpreter() -> str:
     """The Python that runs Airwave in this bench, for its config line: the same version built
     two ways (a distribution's build with profile-guided and link-time optimisation, or one
-    compiled from source without them, as pyenv does by default) moves every figure here by a
-    tenth or more (bench/README.md)."""
+    compiled from source without them, as pyenv does by default) moves start-up, command and
+    request figures by up to a fifth (bench/README.md)."""
     return f"python={platform.python_version()} ({sys.executable})"
 
 
