@@ -55,13 +55,16 @@ SQLITE_WRITING_THREADS = 1
 # (a busy host, a VM's neighbours, worker threads holding the interpreter's lock) makes no call
 # slow. On PostgreSQL a call also waits for the database with the loop held, so time off the CPU
 # past QUICK_WAIT_BUDGET counts as slow too (a read past store.db.LOOP_STATEMENT_MS gives up, and
-# the call runs in a worker thread at once); under a load that saturated the loop, its calls
-# waited off the CPU less than 1 ms but for 4 in 1,000, and 13 ms at most in 57,000. Measured on
-# a 2-core VM under one token's load: a wall-clock budget there sent half of the calls to the
-# threads, where each costs twice the CPU, and even a call's CPU time jumps past the budget now
-# and then for two or three calls in a row (a VM's hiccup), hence three strikes and a short first
-# wait. The thread's CPU clock is a system call, dear on some VMs: it is read a second time only
-# for a call whose wall-clock time is over the budget, as neither of its times can be otherwise.
+# the call runs in a worker thread at once), less the time the thread was ready to run but waited
+# for a processor (a busy host; the kernel counts it: `_waited_for_cpu`), which no worker thread
+# would spare the loop. Under a load that saturated the loop, its calls waited off the CPU less
+# than 1 ms but for 4 in 1,000, and 13 ms at most in 57,000. Measured on a 2-core VM under one
+# token's load: a wall-clock budget there sent half of the calls to the threads, where each costs
+# twice the CPU, and even a call's CPU time jumps past the budget now and then for two or three
+# calls in a row (a VM's hiccup), hence three strikes and a short first wait. The thread's CPU
+# clock is a system call, dear on some VMs: it is read a second time only for a call whose
+# wall-clock time is over the budget, as neither of its times can be otherwise (so is the
+# processor wait, read on PostgreSQL only, from a file kept open: ~1 us).
 QUICK_BUDGET = 0.005
 QUICK_WAIT_BUDGET = 0.015
 SLOW_STRIKES = 3
@@ -307,6 +310,8 @@ class ApiDispatcher:
             if time.monotonic() - since < min(SLOW_MEMORY, SLOW_RETRY * 2**doubled):
                 return None
             # this call tries the loop again; if it is slow too, the next wait is twice as long
+        network = self.services.reads_wait_on_network
+        queued_started = _waited_for_cpu() if network else 0.0
         cpu_started = time.thread_time()
         started = time.perf_counter()
         try:
@@ -320,7 +325,8 @@ class ApiDispatcher:
             if wall > QUICK_BUDGET:
                 cpu = time.thread_time() - cpu_started
                 slow = cpu > QUICK_BUDGET or (
-                    self.services.reads_wait_on_network and wall - cpu > QUICK_WAIT_BUDGET
+                    network
+                    and wall - cpu - (_waited_for_cpu() - queued_started) > QUICK_WAIT_BUDGET
                 )
             if slow:
                 if len(self._slow) >= SLOW_ENTRIES:
@@ -406,6 +412,24 @@ class ApiDispatcher:
     def _session_alive(self, session: AuthSession) -> bool:
         """Whether the session still exists now (not in the call's snapshot), deletions settled."""
         return sessions.still_exists(self.services.database, session.id, session.listener_id)
+
+
+_SCHEDSTAT = threading.local()  # per thread: its /proc/thread-self/schedstat, kept open
+
+
+def _waited_for_cpu() -> float:
+    """Seconds this thread has spent ready to run but waiting for a processor (the second figure
+    of Linux's /proc/thread-self/schedstat); 0.0 always where the kernel does not tell it."""
+    fd: int | None = getattr(_SCHEDSTAT, "fd", None)
+    try:
+        if fd is None:
+            fd = _SCHEDSTAT.fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+        if fd < 0:
+            return 0.0
+        return int(os.pread(fd, 128, 0).split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        _SCHEDSTAT.fd = -1
+        return 0.0
 
 
 def new_call(
