@@ -421,15 +421,30 @@ def _waited_for_cpu() -> float:
     """Seconds this thread has spent ready to run but waiting for a processor (the second figure
     of Linux's /proc/thread-self/schedstat); 0.0 always where the kernel does not tell it."""
     fd: int | None = getattr(_SCHEDSTAT, "fd", None)
+    if fd is None:
+        try:
+            fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            fd = -1
+        _SCHEDSTAT.fd = fd
+    if fd < 0:
+        return 0.0
     try:
-        if fd is None:
-            fd = _SCHEDSTAT.fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY | os.O_CLOEXEC)
-        if fd < 0:
-            return 0.0
         return int(os.pread(fd, 128, 0).split()[1]) / 1e9
     except (OSError, ValueError, IndexError):
+        os.close(fd)
         _SCHEDSTAT.fd = -1
         return 0.0
+
+
+def _forget_schedstat() -> None:
+    """In a forked child: the file kept open names the parent's thread."""
+    fd = _SCHEDSTAT.__dict__.pop("fd", -1)
+    if fd >= 0:
+        os.close(fd)
+
+
+os.register_at_fork(after_in_child=_forget_schedstat)
 
 
 def new_call(
