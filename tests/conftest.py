@@ -50,7 +50,9 @@ def make_backend(
 
 
 @pytest.fixture(scope="module")
-def start_server(make_backend: Callable[[], Backend]) -> Iterator[Callable[..., Server]]:
+def start_server(
+    make_backend: Callable[[], Backend], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Callable[..., Server]]:
     """Start `airwave serve` with extra args/env on a fresh instance; stopped after the module."""
     running: list[Server] = []
 
@@ -60,6 +62,7 @@ def start_server(make_backend: Callable[[], Backend]) -> Iterator[Callable[..., 
         backend = backend or make_backend()
         if not any(s.backend.pg is not None and s.backend.pg is backend.pg for s in running):
             _from_demo_template(backend, args, env or {})  # not under another host's feet
+            _from_empty_template(backend, _shared_dir(tmp_path_factory))
         server = Server(backend, list(args), dict(env or {})).start()
         running.append(server)
         return server
@@ -83,9 +86,7 @@ def small_demo_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """
     from airwave.library import demo
 
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent  # this run's folder, common to its workers
+    shared = _shared_dir(tmp_path_factory)
     root = shared / "demo-library-2s"
     with open(shared / "demo-library-2s.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -124,15 +125,7 @@ def _demo_template(library: Path, kind: str) -> Path:
                 )
                 assert done.returncode == 0, done.stdout + done.stderr
                 if schema is not None:
-                    dump = subprocess.run(
-                        ["pg_dump", "--no-owner", "--no-privileges", "--schema", schema.name]
-                        + [schema.plain_url],
-                        capture_output=True,
-                        text=True,
-                        timeout=120,
-                        check=True,
-                    ).stdout
-                    made.write_text(dump.replace(schema.name, _SCHEMA_PLACEHOLDER))
+                    made.write_text(_dump(schema).replace(schema.name, _SCHEMA_PLACEHOLDER))
             finally:
                 if schema is not None:
                     schema.drop()
@@ -156,24 +149,96 @@ def _from_demo_template(backend: Backend, args: tuple[str, ...], env: dict[str, 
     ):
         return
     if backend.pg is None:
-        shutil.copyfile(_demo_template(library, "sqlite"), backend.data_dir / "airwave.db")
+        _copy_private(_demo_template(library, "sqlite"), backend.data_dir / "airwave.db")
         return
     if not backend.pg.is_empty():  # migrated or restored already (a restart, a restore)
         return
-    dump = _demo_template(library, "postgresql").read_text()
-    backend.pg.drop()  # the dump makes the schema, under the instance's own name
+    _restore(backend.pg, _demo_template(library, "postgresql").read_text())
+    (backend.data_dir / ".from-template").write_text("")
+
+
+_SMALL_DEMO: dict[str, Path] = {}
+
+
+def _shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This run's folder, common to its parallel workers."""
+    shared = tmp_path_factory.getbasetemp()
+    return shared.parent if os.environ.get("PYTEST_XDIST_WORKER") else shared
+
+
+def _empty_template(shared: Path, kind: str) -> Path:
+    """A database migrated to the newest revision and nothing else, once per run and backend
+    (shared by the workers): SQLite's file, or a dump of a PostgreSQL schema with its name left
+    as a placeholder. Made by the same migrations a server runs on a new data dir; the
+    migrations themselves are tested in tests/api/test_store.py."""
+    template = shared / f"empty-template-{kind}"
+    made = template / ("airwave.db" if kind == "sqlite" else "schema.sql")
+    with open(shared / f"empty-template-{kind}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (template / "complete").exists():
+            from airwave.store.db import Database
+
+            shutil.rmtree(template, ignore_errors=True)
+            template.mkdir()
+            schema = PostgresSchema() if kind == "postgresql" else None
+            try:
+                database = Database(schema.url if schema else f"sqlite:///{made}")
+                database.migrate()
+                database.dispose()
+                if schema is not None:
+                    made.write_text(_dump(schema).replace(schema.name, _SCHEMA_PLACEHOLDER))
+            finally:
+                if schema is not None:
+                    schema.drop()
+            (template / "complete").write_text("migrated by the test suite\n")
+    return made
+
+
+def _from_empty_template(backend: Backend, shared: Path) -> None:
+    """A fresh instance that no other template fits starts from the empty template's database
+    instead of running every migration (alembic's import and some 19 revisions' DDL: about a
+    CPU-second on a slow machine, for some 150 servers a run)."""
+    if backend.pg is None:
+        target = backend.data_dir / "airwave.db"
+        if target.exists():
+            return
+        _copy_private(_empty_template(shared, "sqlite"), target)
+        return
+    if (backend.data_dir / ".from-template").exists() or not backend.pg.is_empty():
+        return
+    _restore(backend.pg, _empty_template(shared, "postgresql").read_text())
+    (backend.data_dir / ".from-template").write_text("")
+
+
+def _copy_private(source: Path, target: Path) -> None:
+    """Copy a database file owner-only, as the server makes its own (it would tighten a looser
+    copy, and say so in its log)."""
+    with open(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
+        with open(source, "rb") as copied:
+            shutil.copyfileobj(copied, out)
+
+
+def _dump(schema: PostgresSchema) -> str:
+    return subprocess.run(
+        ["pg_dump", "--no-owner", "--no-privileges", "--schema", schema.name, schema.plain_url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+
+
+def _restore(schema: PostgresSchema, dump: str) -> None:
+    """The dump's schema made again under `schema`'s name."""
+    schema.drop()  # the dump makes the schema, under the instance's own name
     subprocess.run(
-        ["psql", "-q", "-v", "ON_ERROR_STOP=1", backend.pg.plain_url],
-        input=dump.replace(_SCHEMA_PLACEHOLDER, backend.pg.name),
+        ["psql", "-q", "-v", "ON_ERROR_STOP=1", schema.plain_url],
+        input=dump.replace(_SCHEMA_PLACEHOLDER, schema.name),
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
     )
-    (backend.data_dir / ".from-template").write_text("")
-
-
-_SMALL_DEMO: dict[str, Path] = {}
 
 
 @pytest.fixture(scope="session")
