@@ -38,6 +38,9 @@ PRELOAD = (
     "av",
     "numpy",
     "mutagen",
+    # the migrations, which a command on a new data dir runs (servers start from a template)
+    "alembic.command",
+    "alembic.operations",
 )
 
 
