@@ -196,8 +196,8 @@ def _empty_template(shared: Path, kind: str) -> Path:
 
 def _from_empty_template(backend: Backend, shared: Path) -> None:
     """A fresh instance that no other template fits starts from the empty template's database
-    instead of running every migration (alembic's import and some 19 revisions' DDL: about a
-    CPU-second on a slow machine, for some 150 servers a run)."""
+    instead of running every migration (alembic's import and 19 revisions' DDL: half a
+    CPU-second a server on a slow machine, for some 150 servers a run)."""
     if backend.pg is None:
         target = backend.data_dir / "airwave.db"
         if target.exists():
