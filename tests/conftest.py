@@ -99,37 +99,46 @@ def small_demo_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _demo_template(library: Path, kind: str) -> Path:
     """The small demo library scanned and analysed by `airwave scan` once per run and backend
-    (shared by the workers, like the library): SQLite's database file, or a dump of a PostgreSQL
-    schema with its name left as a placeholder. A server started on a copy finds every file
+    (shared by the workers, like the library). A server started on a copy finds every file
     unchanged and every profile made, instead of scanning and analysing 150 tracks again (about
     3 CPU-seconds, for some eighty servers a run)."""
-    template = library.parent / f"demo-library-2s-template-{kind}"
-    made = template / ("airwave.db" if kind == "sqlite" else "schema.sql")
-    with open(library.parent / f"demo-library-2s-template-{kind}.lock", "w") as lock:
+
+    def scan(folder: Path, schema: PostgresSchema | None) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AIRWAVE_")}
+        env["AIRWAVE_DATA_DIR"] = str(folder)
+        if schema is not None:
+            env["AIRWAVE_DATABASE_URL"] = schema.url
+        done = subprocess.run(
+            [sys.executable, "-m", "airwave", "scan", "--library", str(library)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    return _template(library.parent / f"demo-library-2s-template-{kind}", kind, scan)
+
+
+def _template(folder: Path, kind: str, make: Callable[[Path, PostgresSchema | None], None]) -> Path:
+    """A database made by `make` once per run (the parallel workers wait for the first): on
+    SQLite the file `make` leaves in `folder`, on PostgreSQL a dump of the schema `make` filled,
+    with its name left as a placeholder."""
+    made = folder / ("airwave.db" if kind == "sqlite" else "schema.sql")
+    with open(folder.with_name(folder.name + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (template / "complete").exists():
-            shutil.rmtree(template, ignore_errors=True)
-            template.mkdir()
-            env = {k: v for k, v in os.environ.items() if not k.startswith("AIRWAVE_")}
-            env["AIRWAVE_DATA_DIR"] = str(template)
+        if not (folder / "complete").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
             schema = PostgresSchema() if kind == "postgresql" else None
             try:
-                if schema is not None:
-                    env["AIRWAVE_DATABASE_URL"] = schema.url
-                done = subprocess.run(
-                    [sys.executable, "-m", "airwave", "scan", "--library", str(library)],
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    timeout=600,
-                )
-                assert done.returncode == 0, done.stdout + done.stderr
+                make(folder, schema)
                 if schema is not None:
                     made.write_text(_dump(schema).replace(schema.name, _SCHEMA_PLACEHOLDER))
             finally:
                 if schema is not None:
                     schema.drop()
-            (template / "complete").write_text("scanned by the test suite\n")
+            (folder / "complete").write_text("made by the test suite\n")
     return made
 
 
@@ -167,31 +176,18 @@ def _shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _empty_template(shared: Path, kind: str) -> Path:
-    """A database migrated to the newest revision and nothing else, once per run and backend
-    (shared by the workers): SQLite's file, or a dump of a PostgreSQL schema with its name left
-    as a placeholder. Made by the same migrations a server runs on a new data dir; the
-    migrations themselves are tested in tests/api/test_store.py."""
-    template = shared / f"empty-template-{kind}"
-    made = template / ("airwave.db" if kind == "sqlite" else "schema.sql")
-    with open(shared / f"empty-template-{kind}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (template / "complete").exists():
-            from airwave.store.db import Database
+    """A database migrated to the newest revision and nothing else, once per run and backend,
+    by the same migrations a server runs on a new data dir (they have their own tests:
+    tests/api/test_store.py)."""
 
-            shutil.rmtree(template, ignore_errors=True)
-            template.mkdir()
-            schema = PostgresSchema() if kind == "postgresql" else None
-            try:
-                database = Database(schema.url if schema else f"sqlite:///{made}")
-                database.migrate()
-                database.dispose()
-                if schema is not None:
-                    made.write_text(_dump(schema).replace(schema.name, _SCHEMA_PLACEHOLDER))
-            finally:
-                if schema is not None:
-                    schema.drop()
-            (template / "complete").write_text("migrated by the test suite\n")
-    return made
+    def migrate(folder: Path, schema: PostgresSchema | None) -> None:
+        from airwave.store.db import Database
+
+        database = Database(schema.url if schema else f"sqlite:///{folder / 'airwave.db'}")
+        database.migrate()
+        database.dispose()
+
+    return _template(shared / f"empty-template-{kind}", kind, migrate)
 
 
 def _from_empty_template(backend: Backend, shared: Path) -> None:
