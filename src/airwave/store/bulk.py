@@ -124,11 +124,16 @@ def insert_returning(
     if sql is None:
         quote = dialect.identifier_preparer
         columns = ", ".join(quote.quote(name) for name in form.names)
-        mark = "%s" if dialect.name == "postgresql" else "?"
-        row = "(" + ", ".join([mark] * len(form.names)) + ")"
+        width = len(form.names)
+        if dialect.name == "postgresql":  # numbered: see _cursor
+            marks = [f"${n + 1}" for n in range(width * len(rows))]
+        else:
+            marks = ["?"] * (width * len(rows))
         sql = (
             f"INSERT INTO {quote.format_table(table)} ({columns}) VALUES "
-            + ", ".join([row] * len(rows))
+            + ", ".join(
+                "(" + ", ".join(marks[i : i + width]) + ")" for i in range(0, len(marks), width)
+            )
             + " RETURNING "
             + ", ".join(quote.quote(name) for name in returning)
         )
@@ -140,7 +145,7 @@ def insert_returning(
         params += _values(form, row)
         params += form.defaults
     error = dialect.loaded_dbapi.Error
-    cursor = connection.connection.cursor()
+    cursor = _cursor(connection)
     try:
         cursor.execute(sql, params)
         return [tuple(r) for r in cursor.fetchall()]
@@ -148,3 +153,16 @@ def insert_returning(
         raise DBAPIError.instance(sql, params, exc, error) from exc
     finally:
         cursor.close()
+
+
+def _cursor(connection: Connection) -> Any:  # noqa: ANN401 - the driver's own cursor
+    """The driver's cursor for insert_returning's statement. On PostgreSQL a raw cursor, which
+    takes the statement's numbered parameters as they are: psycopg's ordinary cursor parses a
+    statement's placeholders out of its text on every execution once it has more than 50
+    parameters (its cache of parsed statements leaves those out), and a fragment's four spins
+    have some 70."""
+    if connection.dialect.name == "postgresql":
+        from psycopg import RawCursor  # loaded with the dialect: never on a SQLite server
+
+        return RawCursor(connection.connection.driver_connection)
+    return connection.connection.cursor()
