@@ -235,22 +235,25 @@ def create_station(
     return station, True
 
 
+_STATION_LOCKED = Prepared(  # a fragment's station, the listener's own only, its row locked
+    select(*_STATION_TABLE.columns)
+    .where(_STATIONS.id == bindparam("station_id"), _STATIONS.listener_id == bindparam("listener"))
+    .with_for_update()
+)
+
+
 def lock_station(db: Session, listener_id: int, station_id: str) -> Station:
     """get_station inside a write transaction (a fragment's), holding the row against concurrent
-    fragments (PostgreSQL). SQLite's writer already holds the database's lock: there the row is
-    read as read_station reads it (the fragment reads the station and changes nothing of it)."""
+    fragments (PostgreSQL), as a detached object for reading, as read_station gives it (the
+    fragment reads the station and changes nothing of it). SQLite's writer already holds the
+    database's lock: there the row is read as read_station reads it."""
     if db.get_bind().dialect.name == "sqlite":
         return read_station(db, listener_id, station_id)
     number = _station_number(station_id)
     if number is not None:  # read and locked in one statement, the listener's own only
-        station = db.scalar(
-            select(Station)
-            .where(Station.id == number, Station.listener_id == listener_id)
-            .with_for_update()
-            .execution_options(populate_existing=True)
-        )
-        if station is not None:
-            return station
+        row = _STATION_LOCKED.first(db, station_id=number, listener=listener_id)
+        if row is not None:
+            return _STATION_COLUMNS.detached(row)
     station = get_station(db, listener_id, station_id)  # the right error
     db.refresh(station, with_for_update=True)  # made a moment ago: it is there after all
     return station
