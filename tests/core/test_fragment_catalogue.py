@@ -296,6 +296,52 @@ def test_a_warm_fragment_runs_a_bounded_number_of_statements(
         assert len(seen) - 2 <= STATEMENT_BOUND[kind], (kind, seen)
 
 
+def test_a_served_fragment_reads_the_catalogue_stamp_only_to_choose(
+    database: Database, tmp_path: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """getFragment as the API serves it (playlist.serve_fragment: a plan on the read snapshot,
+    the write, the track objects read after it): the catalogue's stamp is read by the plan and
+    by the write, which checks the plan against it; the track objects are read under the
+    write's stamp, not after another read of it (on PostgreSQL a statement, where SQLite keeps
+    the stamp read between changes), and show the spins written."""
+    settings = Settings(data_dir=tmp_path / "data", engine_seed=7)
+    world = _world(database, settings, clock)
+    services = _services(database, tmp_path, clock)
+    for kind in ("AR", "TR", "GE"):
+        _fragment(services, world, kind)
+        clock.advance(15 * 60)
+    reads: list[Session] = []
+    read_stamp = stamps.catalog_stamp
+
+    def counted(db: Session) -> int | None:
+        reads.append(db)
+        return read_stamp(db)
+
+    monkeypatch.setattr(stamps, "catalog_stamp", counted)
+    for kind in ("AR", "TR", "GE"):
+        reads.clear()
+        with database.read() as read:
+            listener, session = _players(read, world)
+            served = playlist.serve_fragment(
+                read,
+                database.write,
+                services,
+                "http://radio.test",
+                listener,
+                session,
+                str(world.stations[kind]),
+                "Normal",
+                None,
+                services.clock.now(),
+            )
+        assert len(reads) == 2 and reads[0] is read and reads[1] is not read, kind
+        tracks = [i for i in served.items if isinstance(i, playlist.TrackItem)]
+        assert len(tracks) == playlist.FRAGMENT_SIZE
+        assert len({i.spin.token for i in tracks}) == len(tracks)
+        assert all(i.view.track.id == i.spin.track_id for i in tracks)
+        clock.advance(15 * 60)
+
+
 # statements of a warm fragment of a plus listener on SQLite (it took 25-30 before the engine kept
 # the catalogue): the station, the stamp, the listener's claim, limits, history, tired tracks,
 # thumbs, seeds, neighbours, the spins' insert, the claim's update, and for tracks not handed out

@@ -20,7 +20,7 @@ from airwave.core import bookmarks, collection, ids
 from airwave.core.catalog import catalog
 from airwave.core.plays import spin_by_token
 from airwave.core.radio import ads, delivery, listening, player, stations
-from airwave.core.radio.engine.known import Known
+from airwave.core.radio.engine.known import UNREAD, Known, Stamp, Unread
 from airwave.core.radio.engine.picker import Pick, Picker, Steering
 from airwave.core.radio.engine.rules import History, Played, Rules
 from airwave.core.services import Services
@@ -113,6 +113,9 @@ class Fragment:
     # seeds (None: not read) and each station's thumbs-up (shuffle: the stations it drew from)
     seeds: set[tuple[str, int]] | None = None
     liked: dict[int, set[int]] = field(default_factory=dict)
+    # the catalogue's stamp the spins were chosen under: the track objects' reads, after the
+    # write, come later still, so the stamp holds for them (one statement fewer a fragment)
+    stamp: Stamp | None | Unread = UNREAD
 
 
 @dataclass(frozen=True)
@@ -526,7 +529,9 @@ def fragment(
     breaks = ads.fragment_breaks(db, settings, listener, station.id, spins, rng, lengths)
     left = skips_left(db, policy, listener.id, station.id, now)
     metrics.FRAGMENTS.labels(listener.tier).inc()
-    return Fragment(station, spins, left is None or left > 0, left, breaks, seeds, liked)
+    return Fragment(
+        station, spins, left is None or left > 0, left, breaks, seeds, liked, known.stamp
+    )
 
 
 def track_started(
@@ -866,7 +871,7 @@ def fragment_items(
             result.spins,
             audio_format,
             result.allow_skip,
-            known,
+            known if known is not None else Known(db, result.stamp),
             result.seeds,
             result.liked,
         )

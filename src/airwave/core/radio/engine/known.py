@@ -6,7 +6,7 @@ instead of running a statement per lookup."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,12 +142,26 @@ _COVERS = Prepared(
 _SIZE: kept.Kept[str, tuple[int, int, int]] = kept.Kept(limit=1)
 
 
+Stamp = tuple[Hashable, int]  # kept.stamp()'s
+
+
+class Unread:
+    """Known's stamp not read yet."""
+
+
+UNREAD = Unread()
+
+
 class Known:
     """The catalogue as one call of the engine reads it, through what earlier calls kept."""
 
-    def __init__(self, db: Session) -> None:
+    def __init__(self, db: Session, stamp: Stamp | None | Unread = UNREAD) -> None:
+        """`stamp`: the catalogue's stamp as an earlier read of this call took it (read before
+        anything it reads here, as the stamp must be: see Kept.current); read now by default."""
         self.db = db
-        self.stamp = stamp = kept.stamp(db)  # before any catalogue read (see Kept.current)
+        if isinstance(stamp, Unread):
+            stamp = kept.stamp(db)  # before any catalogue read (see Kept.current)
+        self.stamp = stamp
         self._meta = _or_own(_META.at(stamp))
         self._artist_tracks = _or_own(_ARTIST_TRACKS.at(stamp))
         self._genre_bounds = _or_own(_GENRE_BOUNDS.at(stamp))
