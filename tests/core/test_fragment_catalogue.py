@@ -119,20 +119,16 @@ def _players(db: Session, world: World) -> tuple[Listener, AuthSession]:
     return listener, session
 
 
+def _asking(services: Services, world: World, kind: str, db: Session) -> tuple:
+    """What getFragment passes the engine after its session: services to the call's time."""
+    listener, session = _players(db, world)
+    station, now = str(world.stations[kind]), services.clock.now()
+    return services, "http://radio.test", listener, session, station, "Normal", None, now
+
+
 def _fragment(services: Services, world: World, kind: str) -> list[playlist.TrackItem]:
     with services.database.write() as db:
-        listener, session = _players(db, world)
-        result = playlist.next_fragment(
-            db,
-            services,
-            "http://radio.test",
-            listener,
-            session,
-            str(world.stations[kind]),
-            "Normal",
-            None,
-            services.clock.now(),
-        )
+        result = playlist.next_fragment(db, *_asking(services, world, kind, db))
     return [item for item in result.items if isinstance(item, playlist.TrackItem)]
 
 
@@ -321,19 +317,8 @@ def test_a_served_fragment_reads_the_catalogue_stamp_only_to_choose(
     for kind in ("AR", "TR", "GE"):
         reads.clear()
         with database.read() as read:
-            listener, session = _players(read, world)
-            served = playlist.serve_fragment(
-                read,
-                database.write,
-                services,
-                "http://radio.test",
-                listener,
-                session,
-                str(world.stations[kind]),
-                "Normal",
-                None,
-                services.clock.now(),
-            )
+            asking = _asking(services, world, kind, read)
+            served = playlist.serve_fragment(read, database.write, *asking)
         assert len(reads) == 2 and reads[0] is read and reads[1] is not read, kind
         tracks = [i for i in served.items if isinstance(i, playlist.TrackItem)]
         assert len(tracks) == playlist.FRAGMENT_SIZE
