@@ -160,7 +160,7 @@ def _cursor(connection: Connection) -> Any:  # noqa: ANN401 - the driver's own c
     takes the statement's numbered parameters as they are: psycopg's ordinary cursor parses a
     statement's placeholders out of its text on every execution once it has more than 50
     parameters (its cache of parsed statements leaves those out), and a fragment's four spins
-    have some 70."""
+    have 68."""
     if connection.dialect.name == "postgresql":
         from psycopg import RawCursor  # loaded with the dialect: never on a SQLite server
 
